@@ -1,0 +1,160 @@
+// registry.hpp — backends and workloads register themselves here; the driver reads it.
+//
+// A backend registers with one line in its own .cpp file:
+//
+//   COOPBENCH_REGISTER_BACKEND(PthreadsBackend, "pthreads",
+//                              "POSIX threads: pthread_mutex_t, pthread_cond_t, sem_t");
+//
+// which instantiates every workload of workloads/all.hpp for that backend (so the hot
+// paths are compiled for it) and records the (backend, workload) runners. Several names
+// may share one type with fixed options (variants), e.g. "boostfiber/work_stealing":
+//
+//   COOPBENCH_REGISTER_BACKEND_VARIANT(BoostFiber, "boostfiber/work_stealing", "...",
+//                                      {{"algorithm", "work_stealing"}}, {...options...});
+//
+// Adding a workload: one header under workloads/<area>/ and one entry in that area's
+// all.hpp list. Nothing in the driver names a backend or a workload.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/workload.hpp"
+#include "runtimes/concept.hpp"
+#include "workloads/all.hpp"
+
+namespace coopbench {
+
+// OptionSpec — a backend-specific option (--backend-opt key=value).
+struct OptionSpec {
+    std::string name;
+    std::string default_value;
+    std::string help;
+    std::vector<std::string> choices = {};  // empty: free-form
+};
+
+using RunFn = Outcome (*)(const Context&);
+
+struct BackendEntry {
+    std::string name;         // as users type it, e.g. "pthreads", "boostfiber/work_stealing"
+    std::string family;       // the part before '/', e.g. "boostfiber"
+    std::string description;  // one line
+    std::string origin;       // the file that registered it
+    bool preemptive = false;
+    std::map<std::string, std::string> fixed;  // options fixed by this variant
+    std::vector<OptionSpec> options;           // options users may set
+    std::function<std::optional<std::string>(const RuntimeOptions&, std::size_t)> capacity;
+    std::map<std::string, RunFn> runners;      // workload name -> runner
+};
+
+struct WorkloadEntry {
+    std::function<WorkloadInfo(const Machine&)> info;
+};
+
+class Registry {
+  public:
+    static Registry& instance() {
+        static Registry r;
+        return r;
+    }
+    void add_backend(BackendEntry e) { backends_.push_back(std::move(e)); }
+    void add_workload(const std::string& name, WorkloadEntry e) { workloads_.emplace(name, std::move(e)); }
+
+    const std::vector<BackendEntry>& backends() const { return backends_; }
+    const std::map<std::string, WorkloadEntry>& workloads() const { return workloads_; }
+    const BackendEntry* backend(const std::string& name) const {
+        for (auto& b : backends_)
+            if (b.name == name) return &b;
+        return nullptr;
+    }
+
+  private:
+    std::vector<BackendEntry> backends_;
+    std::map<std::string, WorkloadEntry> workloads_;
+};
+
+// run_point — construct B's runtime from the context's options, run the workload inside
+// it, tear the runtime down. Exceptions become failed outcomes.
+template <Backend B, class W>
+Outcome run_point(const Context& ctx) {
+    Outcome out = Outcome::failed("workload did not run");
+    try {
+        typename B::Runtime rt(ctx.options);
+        rt.run([&] {
+            try {
+                out = W::template run<B>(ctx);
+            } catch (const std::exception& e) {
+                out = Outcome::failed(e.what());
+            }
+        });
+    } catch (const std::exception& e) {
+        out = Outcome::failed(std::string("runtime: ") + e.what());
+    }
+    return out;
+}
+
+template <class W, class B>
+constexpr bool workload_supports() {
+    if constexpr (requires { W::template supports<B>(); }) return W::template supports<B>();
+    else return true;
+}
+
+namespace detail {
+template <Backend B, class... Ws>
+void add_runners(BackendEntry& e, TypeList<Ws...>) {
+    Machine m;
+    (
+        [&] {
+            if constexpr (workload_supports<Ws, B>()) e.runners[Ws::info(m).name] = &run_point<B, Ws>;
+        }(),
+        ...);
+}
+template <class... Ws>
+void add_workloads(TypeList<Ws...>) {
+    auto& r = Registry::instance();
+    Machine m;
+    ((r.workloads().count(Ws::info(m).name)
+          ? void()
+          : r.add_workload(Ws::info(m).name, WorkloadEntry{[](const Machine& mm) { return Ws::info(mm); }})),
+     ...);
+}
+}  // namespace detail
+
+// register_backend — what the macros expand to.
+template <Backend B>
+bool register_backend(std::string name, std::string description, std::string origin,
+                      std::map<std::string, std::string> fixed = {}, std::vector<OptionSpec> options = {}) {
+    detail::add_workloads(AllWorkloads{});
+    BackendEntry e;
+    e.family = name.substr(0, name.find('/'));
+    e.name = std::move(name);
+    e.description = std::move(description);
+    e.origin = std::move(origin);
+    e.preemptive = is_preemptive<B>();
+    e.fixed = std::move(fixed);
+    e.options = std::move(options);
+    e.capacity = [](const RuntimeOptions& o, std::size_t n) { return capacity_problem<B>(o, n); };
+    detail::add_runners<B>(e, AllWorkloads{});
+    Registry::instance().add_backend(std::move(e));
+    return true;
+}
+
+#define COOPBENCH_CAT2(a, b) a##b
+#define COOPBENCH_CAT(a, b) COOPBENCH_CAT2(a, b)
+
+// COOPBENCH_REGISTER_BACKEND(Type, "name", "description" [, options]) — one line per backend.
+#define COOPBENCH_REGISTER_BACKEND(Type, name, description, ...)                               \
+    static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");    \
+    [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =         \
+        ::coopbench::register_backend<Type>(name, description, __FILE__, {} __VA_OPT__(, ) __VA_ARGS__)
+
+// COOPBENCH_REGISTER_BACKEND_VARIANT(Type, "family/variant", "description", {fixed}, {options})
+#define COOPBENCH_REGISTER_BACKEND_VARIANT(Type, name, description, fixed, ...)                \
+    [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =         \
+        ::coopbench::register_backend<Type>(name, description, __FILE__, fixed __VA_OPT__(, ) __VA_ARGS__)
+
+}  // namespace coopbench

@@ -1,0 +1,118 @@
+// concept.hpp — the Backend concept: the one interface every workload is written against.
+//
+// A backend is a struct (a namespace-like type) with nested types and static functions:
+//
+//   struct MyBackend {
+//     static constexpr std::string_view name = "mine";
+//     class Runtime   { explicit Runtime(const coopbench::RuntimeOptions&);
+//                       template <class F> void run(F&& main); };   // runs main as a thread of
+//                                                                   // this backend; returns when
+//                                                                   // main has finished
+//     class Thread    { void join(); };                             // movable handle
+//     template <class F> static Thread spawn(F&& fn);               // throws SpawnError on failure
+//     static void yield();
+//     class Mutex     { void lock(); bool try_lock(); void unlock(); };
+//     class CondVar   { void wait(Mutex& held); void notify_one(); void notify_all(); };
+//     class Semaphore { explicit Semaphore(std::ptrdiff_t initial); void acquire(); void release(); };
+//   };
+//
+// Optional members, detected with `requires` (see below):
+//   static std::optional<std::string> capacity(const RuntimeOptions&, std::size_t threads);
+//       says in advance why `threads` live threads cannot fit (pid_max, memory, ...), so a
+//       point fails cleanly instead of taking the machine down.
+//   static constexpr bool preemptive;   // true for OS threads; spin-waiting workloads need it.
+//
+// Everything is resolved at compile time: a workload is a template over B and calls
+// B::spawn, B::Mutex::lock, ... directly; no virtual call sits on a hot path. The harness
+// picks a backend at run time from the registry (harness/registry.hpp), nowhere else.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace coopbench {
+
+// RuntimeOptions — the run's configuration, handed to every backend's Runtime.
+struct RuntimeOptions {
+    unsigned processors = 1;       // worker processors (cores) the backend may use; >= 1
+    bool pin = false;              // pin workers / restrict threads to `processors` cores
+    std::size_t stack_size = 0;    // bytes per thread stack; 0 = the backend's default
+    std::map<std::string, std::string> extra;  // backend-specific options (validated by the registry)
+
+    // option — an extra option's value, or `fallback` when it was not given.
+    std::string option(const std::string& key, std::string fallback = {}) const {
+        auto it = extra.find(key);
+        return it == extra.end() ? fallback : it->second;
+    }
+};
+
+// SpawnError — thrown by B::spawn when the system refuses a thread; what() says why
+// (e.g. "pthread_create: EAGAIN (Resource temporarily unavailable)").
+class SpawnError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+struct NopFn {
+    void operator()() const noexcept {}
+};
+}  // namespace detail
+
+template <class B>
+concept Backend =
+    requires {
+        typename B::Runtime;
+        typename B::Thread;
+        typename B::Mutex;
+        typename B::CondVar;
+        typename B::Semaphore;
+        { B::name } -> std::convertible_to<std::string_view>;
+    } &&
+    std::constructible_from<typename B::Runtime, const RuntimeOptions&> &&
+    std::movable<typename B::Thread> &&
+    std::default_initializable<typename B::Mutex> &&
+    std::default_initializable<typename B::CondVar> &&
+    std::constructible_from<typename B::Semaphore, std::ptrdiff_t> &&
+    requires(typename B::Runtime& rt, detail::NopFn fn, typename B::Thread& t,
+             typename B::Mutex& m, typename B::CondVar& cv, typename B::Semaphore& s) {
+        rt.run(fn);
+        { B::spawn(fn) } -> std::same_as<typename B::Thread>;
+        t.join();
+        B::yield();
+        m.lock();
+        { m.try_lock() } -> std::same_as<bool>;
+        m.unlock();
+        cv.wait(m);
+        cv.notify_one();
+        cv.notify_all();
+        s.acquire();
+        s.release();
+    };
+
+// has_capacity — does B say in advance how many threads fit?
+template <class B>
+concept HasCapacity = requires(const RuntimeOptions& o, std::size_t n) {
+    { B::capacity(o, n) } -> std::same_as<std::optional<std::string>>;
+};
+
+// is_preemptive — B's threads are preempted by the OS (spin-waiting on them is safe).
+template <class B>
+constexpr bool is_preemptive() {
+    if constexpr (requires { B::preemptive; }) return B::preemptive;
+    else return false;
+}
+
+// capacity_problem — why `threads` live threads of B cannot fit, or nothing.
+template <Backend B>
+std::optional<std::string> capacity_problem(const RuntimeOptions& o, std::size_t threads) {
+    if constexpr (HasCapacity<B>) return B::capacity(o, threads);
+    else return std::nullopt;
+}
+
+}  // namespace coopbench

@@ -1,0 +1,5 @@
+#include "harness/registry.hpp"
+#include "runtimes/stdthread/stdthread.hpp"
+
+COOPBENCH_REGISTER_BACKEND(coopbench::StdThreadBackend, "stdthread",
+                           "C++ std::thread, std::mutex, std::condition_variable, std::counting_semaphore");

@@ -1,0 +1,10 @@
+// all.hpp — the workloads of this area, in the order `coopbench list` shows them.
+#pragma once
+
+#include "harness/typelist.hpp"
+
+namespace coopbench {
+
+using LockWorkloads = TypeList<>;
+
+}  // namespace coopbench

@@ -1,0 +1,60 @@
+// switch.hpp — context switch (Negele et al. 2017, section 6, Fig. 8).
+//
+// T threads each call yield() K times in a loop that does nothing else. Value: wall ns per
+// switch = elapsed / (T*K), from opening the start gate to the last join. Self-check: the
+// per-thread yield counts add up to T*K.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/workload.hpp"
+#include "workloads/common.hpp"
+
+namespace coopbench {
+
+struct Switch {
+    static WorkloadInfo info(const Machine&) {
+        WorkloadInfo w;
+        w.name = "switch";
+        w.origin = "Negele et al. 2017, Fig. 8";
+        w.description = "T threads each yield K times";
+        w.unit = "ns/switch";
+        w.params = {{"T", "2", "threads"}, {"K", "10000", "yields per thread"}};
+        w.plans["quick"] = {{{"T", values({1, 2, 10, 100, 1000})}, {"K", values({2000})}}};
+        w.plans["paper"] = {{{"T", values({1, 2, 10, 100, 1000, 10000})}, {"K", values({10000})}}};
+        return w;
+    }
+
+    template <Backend B>
+    static Outcome run(const Context& ctx) {
+        const std::size_t t = ctx.size("T");
+        const std::int64_t k = ctx.i64("K");
+        Group<B> group(t);
+        if (!group.check_capacity(ctx, t)) return Outcome::failed(group.error());
+        std::vector<Padded<std::int64_t>> yields(t);
+        Gate<B> gate;
+        for (std::size_t i = 0; i < t; ++i) {
+            auto* mine = &yields[i].value;
+            if (!group.spawn([&gate, mine, k] {
+                    gate.wait();
+                    for (std::int64_t j = 0; j < k; ++j) {
+                        B::yield();
+                        ++*mine;
+                    }
+                }))
+                return Outcome::failed(group.error());
+        }
+        Stopwatch clock;
+        gate.open();
+        group.join_all();
+        const double secs = clock.seconds();
+        std::int64_t total = 0;
+        for (auto& y : yields) total += y.value;
+        if (ctx.inject_fault) total -= 1;
+        if (auto bad = expect("yields", total, static_cast<std::int64_t>(t) * k)) return Outcome::failed(*bad);
+        return Outcome::measured(secs, secs * 1e9 / (static_cast<double>(t) * static_cast<double>(k)));
+    }
+};
+
+}  // namespace coopbench

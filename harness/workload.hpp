@@ -56,7 +56,8 @@ struct WorkloadInfo {
     std::string description;  // one sentence
     std::string unit;         // unit of the primary value, e.g. "ns/thread", "ms"
     std::vector<ParamSpec> params;
-    std::map<std::string, std::vector<Grid>> plans;  // plan name -> grids ("quick", "paper", ...)
+    std::map<std::string, std::vector<Grid>> plans;  // plan name -> grids: every workload has "tiny"
+                                                     // (CI: well under a second), "quick", "paper"
 };
 
 // Outcome — one measured point.

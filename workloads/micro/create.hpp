@@ -23,6 +23,7 @@ struct Create {
         w.description = "spawn N threads with an empty body, then join them all";
         w.unit = "ns/thread";
         w.params = {{"N", "1000", "threads created (all alive until joined)"}};
+        w.plans["tiny"] = {{{"N", values({1, 100})}}};
         w.plans["quick"] = {{{"N", pow10_values(1, 100000)}}};
         w.plans["paper"] = {{{"N", pow10_values(1, 10000000)}}};
         return w;

@@ -70,6 +70,7 @@ struct LockLocal {
         w.description = "T threads each lock and unlock their own mutex K times";
         w.unit = "ns/lock";
         w.params = {{"T", "2", "threads"}, {"K", "100000", "lock+unlock pairs per thread"}};
+        w.plans["tiny"] = {{{"T", values({1, 4})}, {"K", values({1000})}}};
         w.plans["quick"] = {{{"T", detail::lock_threads(m.cores, 64)}, {"K", values({20000})}}};
         w.plans["paper"] = {{{"T", detail::lock_threads(m.cores, 64)}, {"K", values({100000})}}};
         return w;

@@ -21,6 +21,7 @@ struct Switch {
         w.description = "T threads each yield K times";
         w.unit = "ns/switch";
         w.params = {{"T", "2", "threads"}, {"K", "10000", "yields per thread"}};
+        w.plans["tiny"] = {{{"T", values({1, 4})}, {"K", values({100})}}};
         w.plans["quick"] = {{{"T", values({1, 2, 10, 100, 1000})}, {"K", values({2000})}}};
         w.plans["paper"] = {{{"T", values({1, 2, 10, 100, 1000, 10000})}, {"K", values({10000})}}};
         return w;

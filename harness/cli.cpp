@@ -1,0 +1,237 @@
+#include "harness/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness/machine.hpp"
+#include "harness/plan.hpp"
+#include "harness/sweep.hpp"
+
+namespace coopbench {
+
+namespace {
+
+// relative_origin — a registering file's path relative to the source tree.
+std::string relative_origin(const std::string& origin) {
+#ifdef COOPBENCH_SOURCE_DIR
+    const std::string root = std::string(COOPBENCH_SOURCE_DIR) + "/";
+    if (origin.rfind(root, 0) == 0) return origin.substr(root.size());
+#endif
+    return origin;
+}
+
+std::string utc_stamp() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+    return buf;
+}
+
+void print_list(bool as_json) {
+    const Machine m = detect_machine();
+    const auto& reg = Registry::instance();
+    if (as_json) {
+        nlohmann::json j;
+        for (auto& b : reg.backends()) {
+            nlohmann::json jb = {{"name", b.name},       {"family", b.family},         {"description", b.description},
+                                 {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed}};
+            for (auto& o : b.options)
+                jb["options"].push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help},
+                                         {"choices", o.choices}});
+            for (auto& [w, fn] : b.runners) jb["workloads"].push_back(w);
+            j["backends"].push_back(jb);
+        }
+        for (auto& [n, w] : reg.workloads()) {
+            auto info = w.info(m);
+            nlohmann::json jw = {{"name", info.name}, {"origin", info.origin}, {"description", info.description},
+                                 {"unit", info.unit}};
+            for (auto& p : info.params)
+                jw["params"].push_back({{"name", p.name}, {"default", p.default_value}, {"help", p.help},
+                                        {"min", p.min}, {"choices", p.choices}});
+            for (auto& [plan, g] : info.plans) jw["plans"].push_back(plan);
+            j["workloads"].push_back(jw);
+        }
+        std::cout << j.dump(2) << "\n";
+        return;
+    }
+    std::cout << "Backends (" << reg.backends().size() << "):\n";
+    for (auto& b : reg.backends()) {
+        std::cout << "  " << b.name << "  — " << b.description << "\n";
+        std::cout << "      from " << relative_origin(b.origin) << (b.preemptive ? "; preemptive OS threads" : "; cooperative") << "\n";
+        for (auto& [k, v] : b.fixed) std::cout << "      fixed option " << k << "=" << v << "\n";
+        for (auto& o : b.options) {
+            std::cout << "      --backend-opt " << o.name << "=" << (o.default_value.empty() ? "..." : o.default_value)
+                      << "  " << o.help;
+            if (!o.choices.empty()) {
+                std::cout << " (";
+                for (std::size_t i = 0; i < o.choices.size(); ++i) std::cout << (i ? "|" : "") << o.choices[i];
+                std::cout << ")";
+            }
+            std::cout << "\n";
+        }
+    }
+    std::cout << "\nWorkloads (" << reg.workloads().size() << "):\n";
+    for (auto& [n, w] : reg.workloads()) {
+        auto info = w.info(m);
+        std::cout << "  " << info.name << "  — " << info.description << " [" << info.unit << "]\n";
+        std::cout << "      " << info.origin << "\n";
+        for (auto& p : info.params) {
+            std::cout << "      --param " << p.name << "=" << p.default_value << "  " << p.help;
+            if (!p.choices.empty()) {
+                std::cout << " (";
+                for (std::size_t i = 0; i < p.choices.size(); ++i) std::cout << (i ? "|" : "") << p.choices[i];
+                std::cout << ")";
+            } else {
+                std::cout << " (integer >= " << p.min << ")";
+            }
+            std::cout << "\n";
+        }
+        std::cout << "      plans:";
+        for (auto& [plan, g] : info.plans) std::cout << " " << plan;
+        std::cout << "\n";
+    }
+    std::cout << "\nPlans:";
+    for (auto& p : plan_names(m)) std::cout << " " << p;
+    std::cout << "\nThis machine: " << m.cores << " processors available.\n";
+}
+
+void print_points(const std::vector<Point>& points) {
+    for (auto& p : points) {
+        std::cout << p.id();
+        for (auto& [k, v] : p.options.extra) std::cout << " " << k << "=" << v;
+        std::cout << "\n";
+    }
+    std::cout << points.size() << " points\n";
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+    CLI::App app{"coopbench — run the lock-free scheduler paper's workloads on pluggable threading backends"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "coopbench 0.1");
+
+    auto* list = app.add_subcommand("list", "list backends (with options and origin), workloads (with parameters) and plans");
+    bool list_json = false;
+    list->add_flag("--json", list_json, "print as JSON");
+
+    auto* run = app.add_subcommand("run", "run a sweep: every selected backend x workload x parameter point");
+    std::string backends, workloads, plan, processors, out, resume, isolation = "process";
+    std::vector<std::string> params, backend_opts;
+    int repetitions = 1;
+    double timeout = 600;
+    std::size_t stack_size = 0, memory_limit_mb = 0;
+    bool pin = false, quiet = false, dry_run = false, inject_fault = false;
+    run->add_option("--backends,-b", backends, "comma-separated backends or families (default: all)");
+    run->add_option("--workloads,-w", workloads, "comma-separated workloads (default: all of the plan)");
+    run->add_option("--plan", plan, "a named sweep plan: tiny, quick, paper, ... (see `coopbench list`)");
+    run->add_option("--param,-p", params, "NAME=v1,v2,... sweep a parameter (repeatable; 1e6 and 10^6 accepted)");
+    run->add_option("--processors,-P", processors, "comma-separated processor counts (default: the plan's, else all)");
+    run->add_option("--repetitions,-r", repetitions, "repetitions of every point (default 1)");
+    run->add_option("--out,-o", out, "result folder (default results/<host>-<UTC timestamp>)");
+    run->add_option("--resume", resume, "continue the interrupted sweep in this result folder");
+    run->add_option("--isolation", isolation, "process: each point in a child process (default); none: in-process")
+        ->check(CLI::IsMember({"process", "none"}));
+    run->add_option("--timeout", timeout, "seconds a point may take before it is killed and recorded as failed (0: none)");
+    run->add_option("--stack-size", stack_size, "bytes per thread stack (default: each backend's)");
+    run->add_option("--memory-limit-mb", memory_limit_mb, "address-space limit of each point's process (default: none)");
+    run->add_option("--backend-opt", backend_opts, "KEY=VALUE backend option (repeatable; see `coopbench list`)");
+    run->add_flag("--pin", pin, "pin threads / workers to the chosen cores");
+    run->add_flag("--quiet,-q", quiet, "no progress on stderr");
+    run->add_flag("--dry-run", dry_run, "print the points and exit");
+    run->add_flag("--inject-fault", inject_fault, "tests: perturb every result so the self-checks must fail")
+        ->group("");
+    run->allow_extras();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "coopbench: %s (see coopbench --help)\n", e.what());
+        return 2;
+    }
+
+    try {
+        if (list->parsed()) {
+            print_list(list_json);
+            return 0;
+        }
+        SweepOptions o;
+        for (auto& extra : run->remaining()) {
+            if (extra.rfind("--benchmark_", 0) == 0) {
+                if (extra.rfind("--benchmark_repetitions=", 0) == 0) repetitions = std::stoi(extra.substr(24));
+                else o.benchmark_args.push_back(extra);
+            } else {
+                throw UsageError("unknown argument '" + extra + "' (see coopbench run --help)");
+            }
+        }
+        if (!resume.empty()) {
+            std::ifstream in(std::filesystem::path(resume) / "sweep.json");
+            if (!in) throw UsageError("cannot resume: " + resume + "/sweep.json not found");
+            std::stringstream ss;
+            ss << in.rdbuf();
+            auto saved = request_from_json(ss.str());
+            saved.benchmark_args = o.benchmark_args;
+            o = saved;
+            o.resume = true;
+            o.out = resume;
+        } else {
+            SweepRequest& r = o.request;
+            r.backends = split_list(backends);
+            r.workloads = split_list(workloads);
+            r.plan = plan;
+            for (auto& p : params) {
+                auto eq = p.find('=');
+                if (eq == std::string::npos || eq == 0)
+                    throw UsageError("--param takes NAME=v1,v2,... , got '" + p + "'");
+                r.params[p.substr(0, eq)] = split_list(p.substr(eq + 1));
+            }
+            for (auto& p : split_list(processors)) {
+                char* end = nullptr;
+                long v = std::strtol(p.c_str(), &end, 10);
+                if (*end || v < 1) throw UsageError("--processors takes positive integers, got '" + p + "'");
+                r.processors.push_back(static_cast<unsigned>(v));
+            }
+            for (auto& kv : backend_opts) {
+                auto eq = kv.find('=');
+                if (eq == std::string::npos || eq == 0)
+                    throw UsageError("--backend-opt takes KEY=VALUE, got '" + kv + "'");
+                r.backend_options[kv.substr(0, eq)] = kv.substr(eq + 1);
+            }
+            r.stack_size = stack_size;
+            r.pin = pin;
+            r.repetitions = repetitions;
+            o.runner.isolation = isolation == "none" ? Isolation::none : Isolation::process;
+            o.runner.timeout_seconds = timeout;
+            o.runner.memory_limit_bytes = memory_limit_mb << 20;
+            if (timeout < 0) throw UsageError("--timeout must be >= 0");
+            o.out = out.empty() ? std::filesystem::path("results") / (hostname() + "-" + utc_stamp()) : std::filesystem::path(out);
+        }
+        o.quiet = quiet;
+        o.runner.inject_fault = inject_fault;
+        auto points = expand(o.request, detect_machine());
+        if (dry_run) {
+            print_points(points);
+            return 0;
+        }
+        return run_sweep(o, points);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "coopbench: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace coopbench

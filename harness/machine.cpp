@@ -1,0 +1,92 @@
+#include "harness/machine.hpp"
+
+#include <hwloc.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "runtimes/os/os_threads.hpp"
+
+#ifndef COOPBENCH_COMPILER
+#define COOPBENCH_COMPILER "unknown"
+#endif
+#ifndef COOPBENCH_BUILD_TYPE
+#define COOPBENCH_BUILD_TYPE "unknown"
+#endif
+#ifndef COOPBENCH_BUILD_FLAGS
+#define COOPBENCH_BUILD_FLAGS ""
+#endif
+#ifndef COOPBENCH_SOURCE_DIR
+#define COOPBENCH_SOURCE_DIR "."
+#endif
+
+namespace coopbench {
+
+Machine detect_machine() {
+    Machine m;
+    m.cores = static_cast<unsigned>(os::available_cpus().size());
+    if (m.cores == 0) m.cores = 1;
+    return m;
+}
+
+std::string hostname() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "host";
+    std::string h(buf);
+    return h.substr(0, h.find('.'));
+}
+
+namespace {
+std::string command_output(const std::string& cmd) {
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        std::array<char, 256> buf{};
+        while (fgets(buf.data(), static_cast<int>(buf.size()), p)) out += buf.data();
+        pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            auto c = line.find(':');
+            if (c != std::string::npos) return line.substr(line.find_first_not_of(' ', c + 1));
+        }
+    return "unknown";
+}
+}  // namespace
+
+nlohmann::json machine_context() {
+    nlohmann::json c;
+    c["host"] = hostname();
+    c["cpu_model"] = cpu_model();
+    c["cores_available"] = std::to_string(detect_machine().cores);
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
+        c["physical_cores"] = std::to_string(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
+        c["logical_cpus"] = std::to_string(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU));
+        c["sockets"] = std::to_string(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE));
+        c["numa_nodes"] = std::to_string(std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE)));
+        hwloc_topology_destroy(topo);
+    }
+    utsname u{};
+    if (uname(&u) == 0) c["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+    c["compiler"] = COOPBENCH_COMPILER;
+    c["build_type"] = COOPBENCH_BUILD_TYPE;
+    c["build_flags"] = COOPBENCH_BUILD_FLAGS;
+    std::string src = COOPBENCH_SOURCE_DIR;
+    std::string commit = command_output("git -C '" + src + "' rev-parse --short=12 HEAD 2>/dev/null");
+    if (!commit.empty() && !command_output("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null").empty())
+        commit += "-dirty";
+    c["git_commit"] = commit.empty() ? "unknown" : commit;
+    return c;
+}
+
+}  // namespace coopbench

@@ -1,0 +1,265 @@
+#include "harness/plan.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace coopbench {
+
+std::vector<std::string> split_list(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    std::istringstream in(s);
+    while (std::getline(in, cur, sep))
+        if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+namespace {
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j)
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+    std::string s;
+    for (auto& x : v) s += (s.empty() ? "" : sep) + x;
+    return s;
+}
+
+bool is_integer(const std::string& s) {
+    if (s.empty()) return false;
+    std::size_t i = (s[0] == '-') ? 1 : 0;
+    if (i == s.size()) return false;
+    return std::all_of(s.begin() + static_cast<long>(i), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// normalise_value — validates one value of a parameter; accepts 1e6 / 10^6 style too.
+std::string normalise_value(const std::string& workload, const ParamSpec& spec, const std::string& raw) {
+    if (!spec.choices.empty()) {
+        if (std::find(spec.choices.begin(), spec.choices.end(), raw) == spec.choices.end())
+            throw UsageError("parameter " + spec.name + " of " + workload + ": '" + raw + "' is not one of " +
+                             join(spec.choices) + closest(raw, spec.choices));
+        return raw;
+    }
+    std::string v = raw;
+    std::int64_t x = 0;
+    auto e = v.find_first_of("eE");
+    auto caret = v.find('^');
+    try {
+        if (is_integer(v)) {
+            x = std::stoll(v);
+        } else if (e != std::string::npos && is_integer(v.substr(0, e)) && is_integer(v.substr(e + 1))) {
+            x = std::stoll(v.substr(0, e));
+            for (int k = std::stoi(v.substr(e + 1)); k > 0; --k) x *= 10;
+        } else if (caret != std::string::npos && v.substr(0, caret) == "10" && is_integer(v.substr(caret + 1))) {
+            x = 1;
+            for (int k = std::stoi(v.substr(caret + 1)); k > 0; --k) x *= 10;
+        } else {
+            throw UsageError("parameter " + spec.name + " of " + workload + ": '" + raw + "' is not an integer");
+        }
+    } catch (const std::out_of_range&) {
+        throw UsageError("parameter " + spec.name + " of " + workload + ": '" + raw + "' is out of range");
+    }
+    if (x < spec.min)
+        throw UsageError("parameter " + spec.name + " of " + workload + " must be >= " + std::to_string(spec.min) +
+                         ", got " + raw);
+    return std::to_string(x);
+}
+
+const ParamSpec* find_param(const WorkloadInfo& w, const std::string& name) {
+    for (auto& p : w.params)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+std::vector<Params> expand_grid(const Grid& g) {
+    std::vector<Params> out{Params{}};
+    for (auto& [k, vs] : g) {
+        std::vector<Params> next;
+        for (auto& p : out)
+            for (auto& v : vs) {
+                Params q = p;
+                q[k] = v;
+                next.push_back(q);
+            }
+        out = std::move(next);
+    }
+    return out;
+}
+}  // namespace
+
+std::string closest(const std::string& name, const std::vector<std::string>& candidates) {
+    std::vector<std::pair<std::size_t, std::string>> scored;
+    for (auto& c : candidates) scored.emplace_back(edit_distance(name, c), c);
+    std::sort(scored.begin(), scored.end());
+    std::vector<std::string> best;
+    for (auto& [d, c] : scored)
+        if (d <= std::max<std::size_t>(1, name.size() / 3) && d < name.size() && best.size() < 3) best.push_back(c);
+    if (best.empty()) return "";
+    return " (did you mean " + join(best, " or ") + "?)";
+}
+
+std::string Point::id() const {
+    std::string s = backend + "/" + workload;
+    for (auto& [k, v] : params) s += "/" + k + "=" + v;
+    return s + "/P=" + std::to_string(options.processors);
+}
+
+std::vector<std::string> plan_names(const Machine& machine) {
+    std::set<std::string> names;
+    for (auto& [n, w] : Registry::instance().workloads())
+        for (auto& [plan, grids] : w.info(machine).plans) names.insert(plan);
+    return {names.begin(), names.end()};
+}
+
+std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
+    const auto& reg = Registry::instance();
+    if (req.repetitions < 1) throw UsageError("--repetitions must be >= 1, got " + std::to_string(req.repetitions));
+
+    // Backends: exact names or families.
+    std::vector<const BackendEntry*> backends;
+    std::vector<std::string> all_backend_names;
+    for (auto& b : reg.backends()) all_backend_names.push_back(b.name);
+    for (auto& b : reg.backends())
+        if (b.family != b.name &&
+            std::find(all_backend_names.begin(), all_backend_names.end(), b.family) == all_backend_names.end())
+            all_backend_names.push_back(b.family);
+    if (req.backends.empty()) {
+        for (auto& b : reg.backends()) backends.push_back(&b);
+    } else {
+        for (auto& name : req.backends) {
+            bool found = false;
+            for (auto& b : reg.backends())
+                if (b.name == name || b.family == name) {
+                    if (std::find(backends.begin(), backends.end(), &b) == backends.end()) backends.push_back(&b);
+                    found = true;
+                }
+            if (!found) throw UsageError("unknown backend '" + name + "'" + closest(name, all_backend_names));
+        }
+    }
+
+    // Workloads.
+    std::map<std::string, WorkloadInfo> infos;
+    std::vector<std::string> all_workloads;
+    for (auto& [n, w] : reg.workloads()) {
+        infos.emplace(n, w.info(machine));
+        all_workloads.push_back(n);
+    }
+    std::vector<std::string> workloads;
+    if (!req.plan.empty()) {
+        auto plans = plan_names(machine);
+        if (std::find(plans.begin(), plans.end(), req.plan) == plans.end())
+            throw UsageError("unknown plan '" + req.plan + "'" + closest(req.plan, plans) + "; plans: " + join(plans));
+    }
+    if (req.workloads.empty()) {
+        for (auto& n : all_workloads)
+            if (req.plan.empty() || infos.at(n).plans.count(req.plan)) workloads.push_back(n);
+    } else {
+        for (auto& n : req.workloads) {
+            if (!infos.count(n)) throw UsageError("unknown workload '" + n + "'" + closest(n, all_workloads));
+            if (!req.plan.empty() && !infos.at(n).plans.count(req.plan))
+                throw UsageError("workload '" + n + "' has no plan '" + req.plan + "'");
+            if (std::find(workloads.begin(), workloads.end(), n) == workloads.end()) workloads.push_back(n);
+        }
+    }
+
+    // --param names must belong to at least one selected workload.
+    for (auto& [name, vals] : req.params) {
+        bool any = false;
+        std::vector<std::string> known;
+        for (auto& w : workloads) {
+            if (find_param(infos.at(w), name)) any = true;
+            for (auto& p : infos.at(w).params) known.push_back(p.name);
+        }
+        if (!any) {
+            std::sort(known.begin(), known.end());
+            known.erase(std::unique(known.begin(), known.end()), known.end());
+            throw UsageError("no selected workload has a parameter '" + name + "'" + closest(name, known) +
+                             (known.empty() ? std::string() : "; parameters: " + join(known)));
+        }
+        if (vals.empty()) throw UsageError("--param " + name + " has no values");
+    }
+
+    // Backend options: each must be declared by at least one selected backend.
+    for (auto& [k, v] : req.backend_options) {
+        bool any = false;
+        for (auto* b : backends)
+            for (auto& o : b->options)
+                if (o.name == k) {
+                    any = true;
+                    if (!o.choices.empty() && std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end())
+                        throw UsageError("backend option " + k + " of " + b->name + ": '" + v + "' is not one of " +
+                                         join(o.choices));
+                }
+        if (!any) throw UsageError("no selected backend has an option '" + k + "'");
+    }
+
+    for (unsigned p : req.processors)
+        if (p < 1) throw UsageError("--processors must be >= 1");
+
+    std::vector<Point> points;
+    for (auto& wname : workloads) {
+        const WorkloadInfo& info = infos.at(wname);
+        std::vector<Grid> grids;
+        if (req.plan.empty()) grids.push_back({});
+        else grids = info.plans.at(req.plan);
+        for (Grid g : grids) {
+            // Start from the defaults, then the plan's grid, then the user's overrides.
+            Grid full;
+            for (auto& p : info.params) full[p.name] = {p.default_value};
+            std::vector<std::string> procs;
+            for (auto& [k, vs] : g) {
+                if (k == "processors") procs = vs;
+                else full[k] = vs;
+            }
+            for (auto& [k, vs] : req.params)
+                if (find_param(info, k)) full[k] = vs;
+            for (auto& [k, vs] : full) {
+                const ParamSpec* spec = find_param(info, k);
+                if (!spec) throw UsageError("plan of workload " + wname + " names unknown parameter " + k);
+                for (auto& v : vs) v = normalise_value(wname, *spec, v);
+            }
+            std::vector<unsigned> ps;
+            if (!req.processors.empty()) ps = req.processors;
+            else if (!procs.empty())
+                for (auto& v : procs) ps.push_back(static_cast<unsigned>(std::stoul(v)));
+            else ps = {machine.cores};
+            for (auto& params : expand_grid(full))
+                for (unsigned p : ps)
+                    for (auto* b : backends) {
+                        if (!b->runners.count(wname)) continue;  // the workload does not support it
+                        Point pt;
+                        pt.backend = b->name;
+                        pt.workload = wname;
+                        pt.params = params;
+                        pt.options.processors = p;
+                        pt.options.pin = req.pin;
+                        pt.options.stack_size = req.stack_size;
+                        pt.options.extra = b->fixed;
+                        for (auto& [k, v] : req.backend_options)
+                            for (auto& o : b->options)
+                                if (o.name == k) pt.options.extra[k] = v;
+                        points.push_back(std::move(pt));
+                    }
+        }
+    }
+    // Drop duplicates (overlapping grids), keeping the first.
+    std::set<std::string> seen;
+    std::vector<Point> unique;
+    for (auto& p : points)
+        if (seen.insert(p.id()).second) unique.push_back(std::move(p));
+    if (unique.empty())
+        throw UsageError("the sweep has no points: no selected backend runs the selected workloads"
+                         " (some workloads need a preemptive backend)");
+    return unique;
+}
+
+}  // namespace coopbench

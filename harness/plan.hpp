@@ -1,0 +1,56 @@
+// plan.hpp — from what the user asked (backends, workloads, plan, --param overrides) to
+// the list of points to measure, with every bad input rejected by a UsageError.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/registry.hpp"
+
+namespace coopbench {
+
+// UsageError — bad input; the driver prints what() on one line and exits with code 2.
+class UsageError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// SweepRequest — what the user asked for (all lists may be empty: "all" / "default").
+struct SweepRequest {
+    std::vector<std::string> backends;   // registered names or families ("boostfiber")
+    std::vector<std::string> workloads;  // registered names
+    std::string plan;                    // a plan name, or empty: each workload's defaults
+    std::map<std::string, std::vector<std::string>> params;  // --param NAME=v1,v2
+    std::vector<unsigned> processors;    // --processors; empty: the plan's, else all cores
+    std::map<std::string, std::string> backend_options;     // --backend-opt key=value
+    std::size_t stack_size = 0;
+    bool pin = false;
+    int repetitions = 1;
+};
+
+// Point — one (backend, workload, parameters, processors) to measure.
+struct Point {
+    std::string backend;
+    std::string workload;
+    Params params;  // complete: defaults filled in
+    RuntimeOptions options;
+
+    // id — "backend/workload/K=v/.../P=processors", parameters sorted by name.
+    std::string id() const;
+};
+
+// expand — the points of a request, in measuring order (workload, grid, backend).
+std::vector<Point> expand(const SweepRequest& req, const Machine& machine);
+
+// plan_names — every plan any workload defines, sorted.
+std::vector<std::string> plan_names(const Machine& machine);
+
+// closest — the candidates nearest to `name` by edit distance (for "did you mean").
+std::string closest(const std::string& name, const std::vector<std::string>& candidates);
+
+// split_list — "a,b,,c" -> {"a","b","c"}.
+std::vector<std::string> split_list(const std::string& s, char sep = ',');
+
+}  // namespace coopbench

@@ -1,0 +1,190 @@
+#include "harness/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace coopbench {
+
+std::string outcome_to_json(const Outcome& o) {
+    nlohmann::json j;
+    j["ok"] = o.ok;
+    j["reason"] = o.reason;
+    j["seconds"] = o.seconds;
+    j["value"] = o.value;
+    j["counters"] = o.counters;
+    return j.dump();
+}
+
+Outcome outcome_from_json(const std::string& s) {
+    auto j = nlohmann::json::parse(s);
+    Outcome o;
+    o.ok = j.at("ok").get<bool>();
+    o.reason = j.at("reason").get<std::string>();
+    o.seconds = j.at("seconds").get<double>();
+    o.value = j.at("value").get<double>();
+    o.counters = j.at("counters").get<std::map<std::string, double>>();
+    return o;
+}
+
+namespace {
+
+Outcome run_inline(const Point& point, bool inject_fault) {
+    const BackendEntry* b = Registry::instance().backend(point.backend);
+    if (!b || !b->runners.count(point.workload))
+        return Outcome::failed("backend " + point.backend + " does not run workload " + point.workload);
+    Context ctx;
+    ctx.params = point.params;
+    ctx.options = point.options;
+    ctx.inject_fault = inject_fault;
+    Outcome o = b->runners.at(point.workload)(ctx);
+    if (o.ok && !(o.seconds >= 0)) return Outcome::failed("workload reported a negative time");
+    return o;
+}
+
+double tv_seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+
+std::string signal_text(int sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    const char* desc = sigdescr_np(sig);
+    return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" + (desc ? desc : "?") + ")";
+}
+
+std::string last_line(const std::string& text) {
+    std::size_t end = text.find_last_not_of(" \n\r\t");
+    if (end == std::string::npos) return "";
+    std::size_t start = text.rfind('\n', end);
+    start = (start == std::string::npos) ? 0 : start + 1;
+    std::string line = text.substr(start, end - start + 1);
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    return line;
+}
+
+}  // namespace
+
+Measurement measure(const Point& point, const RunnerOptions& opts) {
+    Measurement m;
+    if (opts.isolation == Isolation::none) {
+        rusage before{}, after{};
+        getrusage(RUSAGE_SELF, &before);
+        m.outcome = run_inline(point, opts.inject_fault);
+        getrusage(RUSAGE_SELF, &after);
+        m.cpu_seconds = tv_seconds(after.ru_utime) + tv_seconds(after.ru_stime) - tv_seconds(before.ru_utime) -
+                        tv_seconds(before.ru_stime);
+        return m;
+    }
+
+    int out_pipe[2], err_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+        m.outcome = Outcome::failed(std::string("pipe: ") + std::strerror(errno));
+        return m;
+    }
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        m.outcome = Outcome::failed(std::string("fork: ") + std::strerror(errno));
+        return m;
+    }
+    if (pid == 0) {
+        // Child: run the point, write the outcome, leave without running exit handlers.
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        dup2(err_pipe[1], STDERR_FILENO);
+        if (opts.memory_limit_bytes) {
+            rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
+            setrlimit(RLIMIT_AS, &lim);
+        }
+        Outcome o;
+        try {
+            o = run_inline(point, opts.inject_fault);
+        } catch (const std::bad_alloc&) {
+            o = Outcome::failed("out of memory (std::bad_alloc)");
+        } catch (const std::exception& e) {
+            o = Outcome::failed(e.what());
+        }
+        std::string s = outcome_to_json(o);
+        const char* p = s.data();
+        std::size_t left = s.size();
+        while (left > 0) {
+            ssize_t n = write(out_pipe[1], p, left);
+            if (n <= 0) break;
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+        close(out_pipe[1]);
+        std::fflush(nullptr);
+        _exit(0);
+    }
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+
+    std::string out, err;
+    bool out_open = true, err_open = true, timed_out = false;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<long>(opts.timeout_seconds * 1000));
+    char buf[4096];
+    while (out_open || err_open) {
+        int wait_ms = -1;
+        if (opts.timeout_seconds > 0) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                timed_out = true;
+                break;
+            }
+            wait_ms = static_cast<int>(std::min<long>(left.count(), 1000));
+        }
+        pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
+        int r = poll(fds, 2, wait_ms);
+        if (r < 0 && errno == EINTR) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                if (i == 0) out.append(buf, static_cast<std::size_t>(n));
+                else {
+                    err.append(buf, static_cast<std::size_t>(n));
+                    if (err.size() > 65536) err.erase(0, err.size() - 65536);
+                }
+            } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                (i == 0 ? out_open : err_open) = false;
+            }
+        }
+    }
+    if (timed_out) kill(pid, SIGKILL);
+    int status = 0;
+    rusage ru{};
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    m.peak_rss_kib = static_cast<double>(ru.ru_maxrss);
+    m.cpu_seconds = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
+
+    const std::string tail = last_line(err);
+    if (timed_out) {
+        m.outcome = Outcome::failed("timeout after " + std::to_string(static_cast<long>(opts.timeout_seconds)) + " s");
+    } else if (WIFSIGNALED(status)) {
+        m.outcome = Outcome::failed("crashed: " + signal_text(WTERMSIG(status)) + (tail.empty() ? "" : "; " + tail));
+    } else if (!out.empty()) {
+        try {
+            m.outcome = outcome_from_json(out);
+        } catch (const std::exception& e) {
+            m.outcome = Outcome::failed(std::string("unreadable result from the point's process: ") + e.what());
+        }
+    } else {
+        m.outcome = Outcome::failed("exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result" +
+                                    (tail.empty() ? "" : "; " + tail));
+    }
+    return m;
+}
+
+}  // namespace coopbench

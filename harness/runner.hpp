@@ -1,0 +1,34 @@
+// runner.hpp — measure one point, isolated in a child process (as JMH forks) or inline.
+#pragma once
+
+#include <string>
+
+#include "harness/plan.hpp"
+
+namespace coopbench {
+
+enum class Isolation { process, none };
+
+// Measurement — an outcome plus what the parent saw of the child process.
+struct Measurement {
+    Outcome outcome;
+    double peak_rss_kib = -1;  // from wait4's rusage (-1: not measured)
+    double cpu_seconds = -1;   // user + system time of the child (-1: not measured)
+};
+
+struct RunnerOptions {
+    Isolation isolation = Isolation::process;
+    double timeout_seconds = 300;  // per point; 0 = none
+    std::size_t memory_limit_bytes = 0;  // RLIMIT_AS of the child; 0 = none
+    bool inject_fault = false;
+};
+
+// measure — run `point` once. Never throws for a failing point: a crash, a timeout, a
+// wrong answer or a refused thread is a failed Measurement with the reason.
+Measurement measure(const Point& point, const RunnerOptions& opts);
+
+// outcome_to_json / outcome_from_json — the child-to-parent wire format.
+std::string outcome_to_json(const Outcome& o);
+Outcome outcome_from_json(const std::string& s);
+
+}  // namespace coopbench

@@ -1,0 +1,31 @@
+// sweep.hpp — run a list of points through Google Benchmark (one registered benchmark per
+// point, manual timing, one iteration per repetition), writing the result folder as it goes.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/plan.hpp"
+#include "harness/runner.hpp"
+
+namespace coopbench {
+
+struct SweepOptions {
+    SweepRequest request;
+    RunnerOptions runner;
+    std::filesystem::path out;                // the result folder
+    bool resume = false;                      // continue the sweep in `out`
+    bool quiet = false;                       // no progress on stderr
+    std::vector<std::string> benchmark_args;  // --benchmark_* flags, passed to Google Benchmark
+};
+
+// run_sweep — measure every point (skipping those `out` already holds when resuming);
+// returns the process exit code (0 even when points failed: failures are results).
+int run_sweep(const SweepOptions& opts, const std::vector<Point>& points);
+
+// request_to_json / request_from_json — sweep.json, so --resume can rebuild the sweep.
+std::string request_to_json(const SweepOptions& opts);
+SweepOptions request_from_json(const std::string& text);
+
+}  // namespace coopbench

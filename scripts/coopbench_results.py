@@ -275,3 +275,162 @@ def summarize(df: pd.DataFrame, x: str) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Line figures in the paper's style (shared by fig07/fig08/fig09 and any module that wants it)
+# ---------------------------------------------------------------------------------------
+
+_P_LINESTYLES = ["-", "--", ":", "-."]
+
+
+def compact_number(v, _pos=None) -> str:
+    """compact_number — 1, 10, 100, 1k, 10k, 1M, ... for tick labels (a matplotlib FuncFormatter)."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if v == 0:
+        return "0"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return f"{v / div:g}{suffix}"
+    return f"{v:g}"
+
+
+def series_labels(df: pd.DataFrame, x: str) -> list:
+    """series_labels — the columns that split a workload's rows into lines, besides x.
+
+    Always `backend`; `processors` when more than one P is present; and every other
+    `param.*` column that takes more than one value in df (e.g. K), so that no line
+    mixes points with different parameters.
+    """
+    cols = ["backend"]
+    if df["processors"].nunique(dropna=True) > 1:
+        cols.append("processors")
+    for c in sorted(c for c in df.columns if c.startswith("param.") and c != x):
+        vals = df[c]
+        vals = vals[vals.notna() & (vals.astype(str) != "")]
+        if vals.nunique() > 1:
+            cols.append(c)
+    return cols
+
+
+def _series_name(cols, key) -> str:
+    parts = []
+    for c, v in zip(cols, key):
+        if c == "backend":
+            parts.append(str(v))
+        elif c == "processors":
+            parts.append(f"P={compact_number(v)}")
+        else:
+            parts.append(f"{c[len('param.'):]}={compact_number(v) if isinstance(v, (int, float)) else v}")
+    return " ".join(parts)
+
+
+def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale: str = "auto", title: str = "",
+               legend: bool = True):
+    """plot_lines — draw one workload's points on ax: one line per series (see series_labels).
+
+    Each line is the median over repetitions, with a min–max band; a point with no ok
+    repetition is drawn as an 'x' in the series' colour at the height of the series'
+    nearest ok median (or near the bottom of the axis when the series has none), so the
+    place where a backend stopped is visible. x is always logarithmic; yscale "log",
+    "linear" or "auto" (log when the medians span a factor of 10 or more). legend: draw
+    the legend outside, right of the axes (False: leave it to the caller, e.g. one
+    legend for several panels via legend_entries). Returns the number of failed points.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    d = df.copy()
+    d[x] = pd.to_numeric(d[x], errors="coerce")
+    d = d.dropna(subset=[x])
+    cols = series_labels(d, x)
+    procs = sorted(d["processors"].dropna().unique())
+    pending_failed = []  # (x, series key, style) — placed once the y range is known
+    all_medians = []
+    for key, g in d.groupby(cols, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        style = backend_style(key[0])
+        if "processors" in cols:
+            p = key[cols.index("processors")]
+            style["linestyle"] = _P_LINESTYLES[procs.index(p) % len(_P_LINESTYLES)]
+        s = summarize(g, x).sort_values(x)
+        ok = s[s["n_ok"] > 0]
+        name = _series_name(cols, key)
+        if len(ok):
+            ax.plot(ok[x], ok["median"], label=name, markersize=5, linewidth=1.5, **style)
+            if (ok["max"] > ok["min"]).any():
+                ax.fill_between(ok[x], ok["min"], ok["max"], color=style["color"], alpha=0.18, linewidth=0)
+            all_medians.extend(ok["median"].tolist())
+        else:
+            ax.plot([], [], label=name, **style)
+        for xv in s[s["n_ok"] == 0][x]:
+            pending_failed.append((xv, ok, style))
+    if yscale == "auto":
+        pos = [m for m in all_medians if m > 0]
+        yscale = "log" if pos and max(pos) / min(pos) >= 10 else "linear"
+    ax.set_xscale("log")
+    ax.set_yscale(yscale)
+    if all_medians:
+        ax.relim()
+        ax.autoscale_view()
+    lo, hi = ax.get_ylim()
+    for xv, ok, style in pending_failed:
+        if len(ok):
+            before = ok[ok[x] <= xv]
+            yv = before["median"].iloc[-1] if len(before) else ok["median"].iloc[0]
+        else:
+            yv = (lo * (hi / lo) ** 0.08) if yscale == "log" and lo > 0 else lo + 0.08 * (hi - lo)
+        ax.plot([xv], [yv], linestyle="none", marker="x", markersize=10, markeredgewidth=2.2, color=style["color"])
+    xs = sorted(d[x].unique())
+    if 0 < len(xs) <= 12:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(compact_number))
+    if yscale == "log":
+        ax.yaxis.set_major_formatter(FuncFormatter(compact_number))
+    ax.set_xlabel(xlabel + " (log)")
+    ax.set_ylabel(ylabel + (" (log)" if yscale == "log" else ""))
+    if title:
+        ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+    if legend:
+        handles, labels = legend_entries([ax], failed=bool(pending_failed))
+        if handles:
+            ax.legend(handles, labels, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return len(pending_failed)
+
+
+def legend_entries(axes, failed: bool = False):
+    """legend_entries — (handles, labels) of the series on axes, without duplicates; plus the failed marker."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if failed:
+        handles.append(Line2D([], [], linestyle="none", marker="x", color="black", markersize=8, markeredgewidth=2))
+        labels.append("failed (reason in report.md)")
+    return handles, labels
+
+
+def figure_note(df: pd.DataFrame) -> str:
+    """figure_note — how to read a line figure: repetitions per point, band and marker meaning."""
+    reps = df.groupby("point")["repetition"].nunique()
+    r = int(reps.max()) if len(reps) else 0
+    if r > 1:
+        return f"median of up to {r} repetitions, band: min–max; × marks a failed point"
+    return "one repetition per point; × marks a failed point"
+
+
+def add_caption(fig, context: dict, df: pd.DataFrame | None = None) -> None:
+    """add_caption — the machine/commit caption (and the reading note) under a figure."""
+    text = caption(context)
+    if df is not None:
+        text += "\n" + figure_note(df)
+    fig.text(0.5, -0.01, text, ha="center", va="top", fontsize=7.5, color="#444444", wrap=True)

@@ -1,0 +1,28 @@
+"""fig08_switch — Negele et al. 2017, Fig. 8: context-switch time.
+
+Workload `switch` (params T threads, K yields each). Threads (log) vs. wall ns per
+switch; the y axis is logarithmic when the medians span a factor of 10 or more (a
+kernel thread's yield and a user-level switch often do), else linear. One line per
+backend (per P when several; per K when several), median with a min–max band, failed
+points marked with ×. Writes figures/fig8_context_switch.{png,svg}.
+"""
+
+import matplotlib.pyplot as plt
+
+import coopbench_results as cr
+
+WORKLOAD = "switch"
+NAME = "fig8_context_switch"
+
+
+def make(res, outdir):
+    """make — the Fig. 8 item, or [] when the results hold no `switch` rows."""
+    df = res.workload(WORKLOAD)
+    if df.empty or "param.T" not in df.columns:
+        return []
+    unit = next((u for u in df["unit"] if u), "ns/switch")
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    cr.plot_lines(ax, df, "param.T", xlabel="threads (T)", ylabel=f"time per switch [{unit}]",
+                  yscale="auto", title="Fig. 8 — context switch")
+    cr.add_caption(fig, res.context, df)
+    return [{"title": "Fig. 8 — context-switch time (switch)", "files": cr.save_figure(fig, outdir, NAME)}]

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""plot.py — draw every figure and table of a coopbench results folder and write its report.md.
+
+Usage: plot.py RESULTS_DIR [--modules DIR]
+
+Reads RESULTS_DIR/results.csv and context.json only (never console output). Imports
+every module under scripts/figures/ (or --modules DIR) in name order — files starting
+with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each returns []
+(no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables).
+Then writes RESULTS_DIR/report.md: the run's context, every figure (relative links),
+every table, a table of every workload's medians (backends as columns; so workloads
+without a figure module are still shown) and the failed points with their reasons.
+
+A module that fails to import or raises is reported on stderr and in report.md; the
+other modules still run, and plot.py exits 1. Exit 2: RESULTS_DIR is not a results
+folder (no readable results.csv). Runs with /usr/bin/python3 (Debian's pandas and
+matplotlib), Agg backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(SCRIPTS))
+
+import coopbench_results as cr  # noqa: E402
+
+# Context keys shown first in report.md, in this order (others follow alphabetically).
+_CONTEXT_ORDER = [
+    "host", "host_name", "hostname", "machine", "cpu", "cpu_model", "cores", "num_cpus", "numa", "numa_nodes",
+    "kernel", "os", "compiler", "cxx_compiler", "flags", "cxx_flags", "build_type", "library_build_type",
+    "commit", "git_commit", "dirty", "date", "timestamp", "options", "backend_options", "plan", "sweep",
+]
+_BULKY = ("sweep", "points", "caches", "plans")
+
+
+def md_escape(s) -> str:
+    """md_escape — a value made safe for one markdown table cell."""
+    return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
+
+
+def _flatten(prefix: str, v, out: dict) -> None:
+    if isinstance(v, dict) and v and not any(b in prefix for b in _BULKY):
+        for k in v:
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v[k], out)
+    else:
+        out[prefix] = v
+
+
+def _fmt_ctx_value(v) -> str:
+    if isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v):
+        return ", ".join(str(x) for x in v)
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(", ", ": "))
+    return str(v)
+
+
+def context_section(res) -> str:
+    """context_section — the run's context as a key/value table; bulky values (sweep) in a details block."""
+    ctx = res.context
+    lines = ["## Context", ""]
+    if not ctx:
+        lines += ["_No context.json in this folder._", ""]
+    else:
+        flat: dict = {}
+        for k in ctx:
+            _flatten(str(k), ctx[k], flat)
+        order = {k: i for i, k in enumerate(_CONTEXT_ORDER)}
+        keys = sorted(flat, key=lambda k: (order.get(k.split(".")[0], len(order)), k))
+        bulky = [k for k in keys if isinstance(flat[k], (dict, list)) and len(_fmt_ctx_value(flat[k])) > 160]
+        lines += ["| key | value |", "|---|---|"]
+        for k in keys:
+            if k not in bulky:
+                lines.append(f"| {md_escape(k)} | {md_escape(_fmt_ctx_value(flat[k]))} |")
+        lines.append("")
+        for k in bulky:
+            lines += [f"<details><summary>{k}</summary>", "", "```json", json.dumps(flat[k], indent=1), "```",
+                      "", "</details>", ""]
+    df = res.df
+    n_points = df["point"].nunique()
+    failed = df[df["status"] != "ok"]
+    reps = int(df["repetition"].max()) + 1 if len(df) else 0
+    lines += [
+        f"Rows: {len(df)} ({n_points} points, up to {reps} repetition(s)); "
+        f"ok: {int((df['status'] == 'ok').sum())}, failed: {len(failed)}.",
+        "",
+        "Backends: " + ", ".join(f"`{b}`" for b in sorted(df["backend"].unique())) + ".  ",
+        "Workloads: " + ", ".join(f"`{w}`" for w in sorted(df["workload"].unique())) + ".  ",
+        "Processors (P): " + ", ".join(cr.compact_number(p) for p in sorted(df["processors"].dropna().unique())) + ".",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _fmt_value(v) -> str:
+    if v != v:  # NaN
+        return "–"
+    if abs(v) >= 1e5 or (0 < abs(v) < 1e-2):
+        return f"{v:.3g}"
+    return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _param_cols(df) -> list:
+    cols = []
+    for c in sorted(c for c in df.columns if c.startswith("param.")):
+        v = df[c]
+        if (v.notna() & (v.astype(str) != "")).any():
+            cols.append(c)
+    return cols
+
+
+def median_tables(res) -> str:
+    """median_tables — per workload: rows = parameter values, columns = backend (× P when several), median."""
+    df = res.df
+    out = ["## Median values", "",
+           "Median of the ok repetitions of each point; `failed`: no ok repetition "
+           "(reasons below); –: not measured.", ""]
+    for w in sorted(df["workload"].unique()):
+        d = df[df["workload"] == w].copy()
+        params = _param_cols(d)
+        multi_p = d["processors"].nunique() > 1
+        d["_col"] = d["backend"] + (" P=" + d["processors"].map(cr.compact_number) if multi_p else "")
+        col_order = sorted(d["_col"].unique(), key=lambda c: (c.split(" P=")[0], float(d[d["_col"] == c]["processors"].iloc[0])))
+        if not multi_p:
+            col_order = sorted(d["_col"].unique())
+        keys = params if params else []
+        units = sorted({u for u in d["unit"] if u})
+        out += [f"### {w}" + (f" ({', '.join(units)})" if units else ""), ""]
+        rows = {}
+        for key, g in d.groupby(keys + ["_col"], sort=False, dropna=False) if keys else d.groupby(["_col"], sort=False):
+            key = key if isinstance(key, tuple) else (key,)
+            rk, col = key[:-1], key[-1]
+            ok = g[(g["status"] == "ok") & g["value"].notna()]["value"]
+            rows.setdefault(rk, {})[col] = _fmt_value(ok.median()) if len(ok) else "failed"
+
+        def sort_key(rk):
+            return tuple((0, float(v), "") if isinstance(v, (int, float)) and v == v else (1, 0.0, str(v)) for v in rk)
+
+        header = [c[len("param."):] for c in keys] + col_order
+        out.append("| " + " | ".join(md_escape(h) for h in header) + " |")
+        out.append("|" + "---|" * len(keys) + "---:|" * len(col_order))
+        for rk in sorted(rows, key=sort_key):
+            cells = [cr.compact_number(v) if isinstance(v, (int, float)) and v == v else str(v) for v in rk]
+            cells = [c if c != "nan" else "" for c in cells]
+            cells += [rows[rk].get(c, "–") for c in col_order]
+            out.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def failed_section(res) -> str:
+    """failed_section — every failed point: its failed repetitions and reason (one row per point and reason)."""
+    f = res.df[res.df["status"] != "ok"].copy()
+    out = ["## Failed points", ""]
+    if f.empty:
+        return "\n".join(out + ["None.", ""])
+    f["reason"] = f["reason"].where(f["reason"] != "", "(no reason given)")
+    out += ["| point | failed repetitions | reason |", "|---|---|---|"]
+    for (_, _, point, reason), g in f.groupby(["workload", "backend", "point", "reason"], sort=True):
+        reps = ", ".join(str(int(r)) for r in sorted(g["repetition"].dropna().unique()))
+        out.append(f"| `{md_escape(point)}` | {reps} | {md_escape(reason)} |")
+    out.append("")
+    return "\n".join(out)
+
+
+def load_module(path: Path):
+    """load_module — import one figure module from its file, under a private name."""
+    spec = importlib.util.spec_from_file_location(f"coopbench_figure_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_modules(res, modules_dir: Path, figdir: Path):
+    """run_modules — (items, errors): items as (module, item) in module order; errors as (module, text)."""
+    items, errors = [], []
+    for path in sorted(modules_dir.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            mod = load_module(path)
+            if not hasattr(mod, "make"):
+                raise AttributeError(f"{path.name} defines no make(res, outdir)")
+            got = mod.make(res, figdir)
+            if got is None:
+                got = []
+            if not isinstance(got, list) or not all(
+                    isinstance(i, dict) and "title" in i and ("files" in i or "markdown" in i) for i in got):
+                raise TypeError(f"{path.name}: make() must return a list of items "
+                                "{'title', 'files'} or {'title', 'markdown'}")
+            items += [(path.stem, i) for i in got]
+        except Exception:  # noqa: BLE001 — one broken module must not stop the others
+            tb = traceback.format_exc()
+            print(f"plot.py: figure module {path.name} failed:\n{tb}", file=sys.stderr)
+            errors.append((path.name, tb))
+    return items, errors
+
+
+def item_markdown(item: dict, results_dir: Path) -> str:
+    """item_markdown — one figure (PNG shown, every file linked) or table item."""
+    out = [f"### {item['title']}", ""]
+    if "files" in item:
+        files = [Path(f) for f in item["files"]]
+        rel = [os.path.relpath(f.resolve(), results_dir.resolve()).replace(os.sep, "/") for f in files]
+        pngs = [r for r in rel if r.endswith(".png")]
+        for r in pngs:
+            out += [f"![{item['title']}]({r})", ""]
+        others = [r for r in rel if not r.endswith(".png")]
+        if others:
+            out += ["Files: " + ", ".join(f"[{Path(r).name}]({r})" for r in rel), ""]
+    if "markdown" in item:
+        out += [str(item["markdown"]).rstrip(), ""]
+    return "\n".join(out)
+
+
+def write_report(res, items, errors) -> Path:
+    """write_report — RESULTS_DIR/report.md from the context, items, medians, failures and errors."""
+    d = res.dir
+    parts = [f"# coopbench results — {d.resolve().name}", "", f"_{cr.caption(res.context)}_", ""]
+    if errors:
+        parts += [f"**Warning: {len(errors)} figure module(s) failed — see [Errors](#errors).**", ""]
+    parts.append(context_section(res))
+    figs = [i for _, i in items if "files" in i]
+    tables = [i for _, i in items if "files" not in i]
+    parts += ["## Figures", ""]
+    parts += [item_markdown(i, d) for i in figs] if figs else ["_No figure for these results._", ""]
+    if tables:
+        parts += ["## Tables", ""] + [item_markdown(i, d) for i in tables]
+    parts.append(median_tables(res))
+    parts.append(failed_section(res))
+    if errors:
+        parts += ["## Errors", ""]
+        for name, tb in errors:
+            parts += [f"### {name}", "", "```", tb.rstrip(), "```", ""]
+    out = d / "report.md"
+    out.write_text("\n".join(parts).rstrip() + "\n")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Draw the figures and report.md of a coopbench results folder.")
+    ap.add_argument("results_dir", type=Path)
+    ap.add_argument("--modules", type=Path, default=SCRIPTS / "figures",
+                    help="folder of figure/table modules (default: scripts/figures)")
+    a = ap.parse_args(argv)
+    try:
+        res = cr.load(a.results_dir)
+    except cr.ResultsError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 2
+    figdir = a.results_dir / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    items, errors = run_modules(res, a.modules, figdir)
+    report = write_report(res, items, errors)
+    n_files = sum(len(i.get("files", [])) for _, i in items)
+    print(f"plot.py: {len(items)} item(s), {n_files} file(s) in {figdir}; wrote {report}"
+          + (f"; {len(errors)} module(s) FAILED" if errors else ""))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

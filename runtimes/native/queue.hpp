@@ -1,28 +1,259 @@
-// queue.hpp — CONTRACT (to be implemented): the paper's unbounded lock-free queue.
-// Negele et al. 2017, Figs. 4-6, with the errata of shared/papers/negele-errata.md.
+// queue.hpp — coop's unbounded lock-free FIFO queue with per-processor hazard pointers.
 //
-// The API below is fixed (the scheduler is written against it); the implementation
-// replaces this comment block with the citation, design summary, ownership rules, example.
+// Citation: F. Negele, F. Friedrich, S. Oh, B. Egger, "On the Design and Implementation of
+// an Efficient Lock-Free Scheduler", Sect. 4.3, Fig. 6 (ENQUEUE/DEQUEUE), with the errata of
+// shared/papers/negele-errata.md: (1) hp1 is cleared *after* ENQUEUE's last CAS, (2) line 40's
+// `first` is the old head, (3) hazard pointers are published with a full fence. The list
+// shape is Michael and Scott's queue (PODC 1996); hazard pointers and node reuse: hazard.hpp.
+//
+// Design summary
+// - A singly linked list with a dummy node at the head. `head_` is the dummy; `tail_` is the
+//   last node or its predecessor (it may lag by one; whoever sees the lag helps it forward).
+//   `tail_` is never behind `head_`: a dequeue first moves a lagging tail past the node it
+//   retires.
+// - An item carries the node it is enqueued with (QueueItem::node; hazard.hpp acquire()
+//   checks it is not hazardous), and a dequeue hands the retired dummy to the returned item.
+//   No allocation happens in steady state; nodes <= items + queues + 2N (N processors).
+// - Protection: enqueue protects the tail with hp1 while it links behind it and swings
+//   `tail_`; dequeue protects the head with hp1 and its successor with hp2. Each hazard is
+//   validated by re-reading the queue pointer it came from *after* the publishing exchange.
+//   For hp2 we re-read `head_` (Michael's queue), not `head->next` as Fig. 6 line 30 does:
+//   head->next never changes while head is protected, so that re-check is always true and
+//   would not stop us from reading `next->item` after `next` was dequeued and freed.
+//
+// Locked instructions per enqueue+dequeue pair (x86-64), uncontended: 6 (the paper's: 7).
+//   enqueue: xchg hp1 <- tail (publication needs store->load ordering before the re-read)
+//            CAS tail->next (links the node; the linearisation point)
+//            CAS tail_ (swings the tail; without it the tail would lag without bound)
+//   dequeue: xchg hp1 <- head, xchg hp2 <- next (publications, as above)
+//            CAS head_ (unlinks the dummy; the linearisation point)
+//   Saved versus Fig. 6: line 35's CAS(queue.tail, head, next) is issued only when the tail
+//   is seen to lag (tail_ == head), which needs a plain load; clearing a hazard pointer is a
+//   release store (a plain mov): a late clear only delays reuse, it never breaks safety.
+//   All other loads (seq_cst or acquire) are plain movs on x86.
+//
+// Ownership rules
+// - enqueue(item): the caller owns the item (in no queue) and its node; the queue owns both
+//   until a dequeue returns the item; that caller then owns the item and, through
+//   item->node, the retired dummy.
+// - A thread calls bind_processor() before its first operation, and no context switch to
+//   another activity on the same processor happens during an operation (both are the
+//   scheduler's guarantee in coop: the operations run "uncooperatively").
+// - The item handover (dequeue result to its next user) carries the ordering of the plain
+//   QueueItem::node field: a dequeue reads the link with acquire that the enqueue wrote
+//   with a release CAS after writing item->node.
+//
+// Example
+//   struct Job : coop::QueueItem { int id; };
+//   coop::bind_processor(0);
+//   coop::Queue<Job> q;
+//   Job a{.id = 1};
+//   q.enqueue(&a);
+//   Job* j = q.dequeue();        // &a; a.node now holds the old dummy
+//   coop::release(j);            // before `a` is destroyed
 #pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <type_traits>
+
+#include "runtimes/native/hazard.hpp"
 
 namespace coop {
 
-struct Node;
-
-// QueueItem — base of anything that is enqueued (activities, waiters). An item is in at
-// most one queue at a time; it carries the node it will use for its next enqueue.
-struct QueueItem {
-    Node* node = nullptr;
+// Fig6Corrected — the default Queue policy: Fig. 6 with the errata applied, no hooks.
+struct Fig6Corrected {
+    static constexpr bool kClearHp1BeforeTailCas = false;
+    static void before_tail_cas() noexcept {}
 };
 
-// bind_processor — the calling OS thread is processor `index` (< kMaxProcessors) for the
-// hazard pointers and node pools; every thread that touches a queue calls it once first.
-// unsigned processor_index();   // the calling thread's processor
+// Fig6TestPolicy — test-only policies: `ClearEarly` selects the printed Fig. 6 (hp1 cleared
+// at line 18, before line 19's CAS) and `hook`, when not null, runs between the point where
+// the printed figure clears hp1 and ENQUEUE's final CAS(queue.tail, tail, node).
+template <bool ClearEarly>
+struct Fig6TestPolicy {
+    static constexpr bool kClearHp1BeforeTailCas = ClearEarly;
+    static inline void (*hook)() = nullptr;
+    static void before_tail_cas() {
+        if (hook != nullptr)
+            hook();
+    }
+};
 
-// template <class T> class Queue {   // T derives from QueueItem
-//   void enqueue(T* item);    // FIFO; no switch may happen during the call
-//   T* dequeue();             // nullptr when empty
-// };
-// void release(QueueItem* item);   // Fig. 5 RELEASE: the item gives its node back
+// PrintedFig6 — Fig. 6 exactly as printed (ABA bug, errata item 1); for tests only.
+using PrintedFig6 = Fig6TestPolicy<true>;
+// HookedFig6 — the corrected Fig. 6 with the same test hook as PrintedFig6.
+using HookedFig6 = Fig6TestPolicy<false>;
+
+// Queue — unbounded lock-free FIFO of T* (T derives from QueueItem). Operations are
+// lock-free; node reuse is wait-free (hazard.hpp). `Policy` is for tests (see PrintedFig6).
+template <class T, class Policy = Fig6Corrected>
+class Queue {
+    static_assert(std::is_base_of_v<QueueItem, T>, "coop::Queue<T>: T must derive from QueueItem");
+
+public:
+    // Queue — an empty queue (allocates its dummy node).
+    Queue() {
+        Node* dummy = detail::allocate_node();
+        // relaxed: the queue is published to other threads by whatever publishes `this`.
+        head_.store(dummy, std::memory_order_relaxed);
+        tail_.store(dummy, std::memory_order_relaxed);
+    }
+
+    // ~Queue — frees the dummy node. Precondition: the queue is empty and no operation on it
+    // is in flight.
+    ~Queue() {
+        Node* dummy = head_.load(std::memory_order_relaxed);
+        assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "~Queue: not empty");
+        QueueItem holder;
+        holder.node = dummy;
+        release(&holder);  // frees it, or a pooled node if a stale hazard still names it
+    }
+
+    Queue(const Queue&) = delete;
+    Queue& operator=(const Queue&) = delete;
+
+    // enqueue — appends `item` (Fig. 6 ENQUEUE). Precondition: the caller owns `item` (it is
+    // in no queue), the thread is bound, no context switch happens during the call.
+    void enqueue(T* item) {
+        QueueItem* const qi = item;
+        Node* node = detail::acquire(qi->node);
+        qi->node = nullptr;
+        if (node == nullptr) [[unlikely]]
+            node = detail::allocate_node();
+        // relaxed: both are published by the release CAS that links the node below.
+        node->item.store(qi, std::memory_order_relaxed);
+        node->next.store(nullptr, std::memory_order_relaxed);
+
+        detail::ProcessorSlot& self = detail::slot();
+        Node* tail = protect(tail_, self.hp1);
+        for (;;) {
+            Node* expected = nullptr;
+            // success seq_cst (at least release): publishes node->item/next and the item's
+            // own fields to the dequeuer that reads this link with acquire. Failure relaxed:
+            // `expected` (the existing successor) is only used as a value for the CAS below,
+            // never dereferenced.
+            if (tail->next.compare_exchange_strong(expected, node, std::memory_order_seq_cst,
+                                                   std::memory_order_relaxed))
+                break;
+            // The tail lags: help it forward (Fig. 6 line 15), then protect the new tail.
+            // seq_cst: a tail CAS is part of the order the hazard validation relies on.
+            tail_.compare_exchange_strong(tail, expected, std::memory_order_seq_cst,
+                                          std::memory_order_relaxed);
+            tail = protect(tail_, self.hp1);
+        }
+        if constexpr (Policy::kClearHp1BeforeTailCas)
+            self.hp1.store(nullptr, std::memory_order_release);  // the printed line 18 (bug)
+        Policy::before_tail_cas();
+        // seq_cst: the tail moving past `tail` must precede (in the seq_cst order) the dequeue
+        // that later unlinks `tail`, which validation in other processors relies on. It may
+        // fail: another processor already helped the tail forward.
+        tail_.compare_exchange_strong(tail, node, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed);
+        if constexpr (!Policy::kClearHp1BeforeTailCas)
+            // release: our reads of `tail` happen-before a reuse of it by the processor that
+            // sees the cleared slot (its seq_cst load acquires). Errata 1: only now, after the
+            // CAS above can no longer act on a recycled `tail`.
+            self.hp1.store(nullptr, std::memory_order_release);
+    }
+
+    // dequeue — removes and returns the first item, or nullptr when empty (Fig. 6 DEQUEUE).
+    // The returned item carries the retired dummy node in item->node. Precondition: the
+    // thread is bound, no context switch happens during the call.
+    T* dequeue() {
+        detail::ProcessorSlot& self = detail::slot();
+        for (;;) {
+            Node* head = protect(head_, self.hp1);
+            // acquire: pairs with the linking CAS (release), so next->item and the item's
+            // fields written before the enqueue are visible.
+            Node* next = head->next.load(std::memory_order_acquire);
+            if (next == nullptr) {
+                // release: as in enqueue (our read of head->next precedes a reuse of head).
+                self.hp1.store(nullptr, std::memory_order_release);
+                return nullptr;
+            }
+            // seq_cst exchange: publication needs store->load order before the validation.
+            self.hp2.exchange(next, std::memory_order_seq_cst);
+            // seq_cst: the validation load of the Dekker pair (hazard.hpp acquire). If head_
+            // is still `head`, `next` has not been unlinked yet (it can be unlinked only after
+            // head_ moves past `head`, and `head` cannot return: hp1 keeps it from reuse), so
+            // from here on no processor can reuse or free `next`.
+            if (head_.load(std::memory_order_seq_cst) != head)
+                continue;
+            // Fig. 6 line 35, only when needed: the tail must not stay on the node we unlink.
+            // relaxed: only a hint for whether to CAS; the CAS itself is the synchronisation.
+            Node* tail = tail_.load(std::memory_order_relaxed);
+            if (tail == head)
+                tail_.compare_exchange_strong(tail, next, std::memory_order_seq_cst,
+                                              std::memory_order_relaxed);
+            // relaxed: next->item was published by the link we read with acquire above, and
+            // next cannot be reused while hp2 protects it.
+            QueueItem* item = next->item.load(std::memory_order_relaxed);
+            // seq_cst: the unlinking CAS that acquire()'s argument orders hazard scans after.
+            if (head_.compare_exchange_strong(head, next, std::memory_order_seq_cst,
+                                              std::memory_order_relaxed)) {
+                // release: our reads of head and next precede their reuse (see enqueue).
+                self.hp1.store(nullptr, std::memory_order_release);
+                self.hp2.store(nullptr, std::memory_order_release);
+                item->node = head;  // errata 2: the old head (the dummy we retired)
+                return static_cast<T*>(item);
+            }
+        }
+    }
+
+    // empty — whether the queue looked empty (a hint: it may be stale when it returns).
+    // Exact when no operation is in flight. No hazard pointer is needed: nothing is read
+    // through the pointers.
+    bool empty() const noexcept {
+        // acquire: a non-empty answer may be followed by a dequeue; no data is read here.
+        return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
+    }
+
+    // check_quiescent — test helper: walks the list from the head (at most `limit` nodes)
+    // and returns the number of items, or -1 if the list is corrupt (a cycle or longer than
+    // `limit`, the tail not on the list, the tail not the last node). Precondition: no
+    // operation on this queue is in flight.
+    long check_quiescent(long limit = 1L << 40) const noexcept {
+        Node* tail = tail_.load(std::memory_order_acquire);
+        Node* node = head_.load(std::memory_order_acquire);
+        bool tail_seen = false;
+        long items = 0;
+        for (;;) {
+            if (node == tail)
+                tail_seen = true;
+            Node* next = node->next.load(std::memory_order_acquire);
+            if (next == nullptr)
+                break;
+            if (++items > limit)
+                return -1;
+            node = next;
+        }
+        return tail_seen && node == tail ? items : -1;
+    }
+
+private:
+    // protect — reads `from`, publishes the value in `hp` and returns it once a re-read of
+    // `from` confirms it (Fig. 6 lines 9-12 and 23-26).
+    static Node* protect(const std::atomic<Node*>& from, std::atomic<Node*>& hp) noexcept {
+        // relaxed: the value is only a candidate; the seq_cst re-read validates it.
+        Node* node = from.load(std::memory_order_relaxed);
+        for (;;) {
+            // seq_cst exchange (xchg on x86, errata 3): the hazard store must be ordered
+            // before the re-read below; a plain or release store may be reordered after it
+            // (store buffering), and a concurrent acquire() could then miss it.
+            hp.exchange(node, std::memory_order_seq_cst);
+            // seq_cst: the other half of the pairing (see hazard.hpp acquire).
+            Node* again = from.load(std::memory_order_seq_cst);
+            if (again == node)
+                return node;
+            node = again;
+        }
+    }
+
+    alignas(kCacheLine) std::atomic<Node*> head_{nullptr};  // the dummy; dequeuers' line
+    alignas(kCacheLine) std::atomic<Node*> tail_{nullptr};  // last node or its predecessor
+    char pad_[kCacheLine - sizeof(std::atomic<Node*>)] = {};  // keeps neighbours off tail_'s line
+};
 
 }  // namespace coop

@@ -1,0 +1,161 @@
+// test_queue_basic.cpp — single-thread behaviour of coop::Queue (runtimes/native/queue.hpp):
+// FIFO order, empty behaviour, node reuse (bounded node count), release(), pools.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "runtimes/native/queue.hpp"
+
+namespace {
+
+struct Job : coop::QueueItem {
+    int id = 0;
+};
+
+// Fixture: binds processor 0, and checks that the test leaves no node allocated.
+class QueueBasic : public ::testing::Test {
+protected:
+    void SetUp() override {
+        coop::bind_processor(0);
+        coop::drain_pools();
+        base_ = coop::nodes_live();
+    }
+    void TearDown() override {
+        coop::drain_pools();
+        EXPECT_EQ(coop::nodes_live(), base_) << "a test leaked queue nodes";
+    }
+    std::size_t base_ = 0;
+};
+
+TEST_F(QueueBasic, EmptyQueueDequeuesNull) {
+    coop::Queue<Job> q;
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(q.dequeue(), nullptr);
+    EXPECT_EQ(q.dequeue(), nullptr);
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(q.check_quiescent(), 0);
+    EXPECT_EQ(coop::nodes_live(), base_ + 1);  // the dummy
+}
+
+TEST_F(QueueBasic, FifoOrder) {
+    coop::Queue<Job> q;
+    std::vector<Job> jobs(100);
+    for (int i = 0; i < 100; ++i) {
+        jobs[i].id = i;
+        q.enqueue(&jobs[i]);
+        EXPECT_FALSE(q.empty());
+    }
+    EXPECT_EQ(q.check_quiescent(), 100);
+    for (int i = 0; i < 100; ++i) {
+        Job* j = q.dequeue();
+        ASSERT_NE(j, nullptr);
+        EXPECT_EQ(j->id, i);
+        EXPECT_NE(j->node, nullptr) << "a dequeued item carries the retired dummy";
+    }
+    EXPECT_EQ(q.dequeue(), nullptr);
+    EXPECT_TRUE(q.empty());
+    // 100 items carry a node each, plus the queue's dummy.
+    EXPECT_EQ(coop::nodes_live(), base_ + 101);
+    for (auto& j : jobs)
+        coop::release(&j);
+    EXPECT_EQ(coop::nodes_live(), base_ + 1);
+}
+
+TEST_F(QueueBasic, InterleavedFifo) {
+    coop::Queue<Job> q;
+    std::vector<Job> jobs(8);
+    for (int i = 0; i < 8; ++i)
+        jobs[i].id = i;
+    int next_in = 0, next_out = 0;
+    for (int round = 0; round < 1000; ++round) {
+        // enqueue 3, dequeue 2, in a ring of 8 items (never more than 8 queued)
+        for (int k = 0; k < 3 && next_in - next_out < 8; ++k, ++next_in)
+            q.enqueue(&jobs[next_in % 8]);
+        for (int k = 0; k < 2 && next_out < next_in; ++k, ++next_out) {
+            Job* j = q.dequeue();
+            ASSERT_NE(j, nullptr);
+            EXPECT_EQ(j->id, next_out % 8);
+        }
+    }
+    while (next_out < next_in) {
+        Job* j = q.dequeue();
+        ASSERT_NE(j, nullptr);
+        EXPECT_EQ(j->id, next_out++ % 8);
+    }
+    EXPECT_EQ(q.dequeue(), nullptr);
+    for (auto& j : jobs)
+        coop::release(&j);
+}
+
+TEST_F(QueueBasic, NodeReuseKeepsCountBounded) {
+    // 10^6 enqueue/dequeue pairs over two queues and 4 items allocate no node beyond the
+    // first use: every item brings back the node its dequeue retired.
+    coop::Queue<Job> a, b;
+    Job jobs[4];
+    for (int i = 0; i < 4; ++i) {
+        jobs[i].id = i;
+        a.enqueue(&jobs[i]);
+    }
+    const std::size_t after_setup = coop::nodes_live();
+    EXPECT_EQ(after_setup, base_ + 2 + 4);
+    for (int i = 0; i < 500'000; ++i) {
+        Job* j = a.dequeue();
+        ASSERT_NE(j, nullptr);
+        b.enqueue(j);
+        j = b.dequeue();
+        ASSERT_NE(j, nullptr);
+        a.enqueue(j);
+        if (i % 4096 == 0) {
+            ASSERT_EQ(coop::nodes_live(), after_setup) << "at pair " << i;
+        }
+    }
+    EXPECT_EQ(coop::nodes_live(), after_setup);
+    EXPECT_EQ(a.check_quiescent(), 4);
+    EXPECT_EQ(b.check_quiescent(), 0);
+    for (int i = 0; i < 4; ++i) {
+        Job* j = a.dequeue();
+        ASSERT_NE(j, nullptr);
+        EXPECT_EQ(j->id, i);  // 500'000 rotations of 4 items: back to the start order
+        coop::release(j);
+    }
+}
+
+TEST_F(QueueBasic, ReleaseOfHazardousNodeSwapsWithPool) {
+    // A node still named by some processor's hazard pointer is not freed by release(): it is
+    // exchanged into that processor's pool, and release() frees what the pool held.
+    Job job;
+    job.node = coop::detail::allocate_node();
+    coop::Node* const n = job.node;
+    coop::bind_processor(1);
+    coop::detail::g_processors[1].hp2.store(n);  // processor 1 "protects" n
+    coop::bind_processor(0);
+    const std::size_t before = coop::nodes_live();
+    coop::release(&job);
+    EXPECT_EQ(job.node, nullptr);
+    EXPECT_EQ(coop::detail::g_processors[1].pool2.load(), n) << "hazardous node pooled";
+    EXPECT_EQ(coop::nodes_live(), before) << "pool was empty: nothing to free";
+    // Once the hazard is gone, drain_pools() frees it.
+    coop::detail::g_processors[1].hp2.store(nullptr);
+    coop::drain_pools();
+    EXPECT_EQ(coop::nodes_live(), before - 1);
+}
+
+TEST_F(QueueBasic, EnqueueSkipsHazardousNode) {
+    // enqueue() must not reuse the item's node while another processor protects it.
+    coop::Queue<Job> q;
+    Job job;
+    q.enqueue(&job);
+    ASSERT_EQ(q.dequeue(), &job);
+    coop::Node* const retired = job.node;
+    ASSERT_NE(retired, nullptr);
+    coop::detail::g_processors[1].hp1.store(retired);
+    q.enqueue(&job);
+    EXPECT_EQ(coop::detail::g_processors[1].pool1.load(), retired);
+    EXPECT_EQ(q.check_quiescent(), 1);
+    EXPECT_EQ(q.dequeue(), &job);
+    EXPECT_NE(job.node, retired);
+    coop::detail::g_processors[1].hp1.store(nullptr);
+    coop::release(&job);
+}
+
+}  // namespace

@@ -1,0 +1,377 @@
+// boostfiber.hpp — backend `boostfiber`: Boost.Fiber (1.74) fibers on P worker threads
+// that share one fiber scheduler, as a peer of the native runtime.
+//
+// Variants (register.cpp), one per Boost.Fiber scheduling algorithm, option `algorithm`:
+//   boostfiber/round_robin     one thread's own queue (boost::fibers::algo::round_robin); P = 1 only
+//   boostfiber/shared_work     one global queue shared by P threads (algo::shared_work)
+//   boostfiber/work_stealing   a queue per thread, idle threads steal (algo::work_stealing(P))
+// The shared algorithms are wrapped (scheduling.hpp) so idle threads sleep and are woken
+// when another thread queues work (boostorg/fiber issues 203 and 327).
+//
+// Options users may set (--backend-opt key=value), recorded with each result:
+//   stack      pooled | fixed | protected   (stacks.hpp); default pooled
+//   stack_kib  KiB per stack, for every allocator; default kDefaultStackKib (Boost's own
+//              default is 128: stack=fixed stack_kib=128 is Boost.Fiber out of the box).
+//              RuntimeOptions::stack_size, when non-zero, wins over stack_kib.
+//
+// Runtime::run(main) starts P fresh OS threads (restricted to the run's P cores, one core
+// each with RuntimeOptions::pin), each installs the algorithm; thread 0 runs `main` as a
+// fiber, the others park their own main fiber on a fiber condition variable until main has
+// finished. The calling thread never gets a fiber scheduler, so each run starts from clean
+// per-thread state. Exception: Boost's work_stealing keeps static state (a barrier sized
+// by the first run's thread count and a scheduler table indexed by a global counter,
+// boostorg/fiber issue 217), so it runs once per process: a second work_stealing Runtime
+// throws std::runtime_error saying so. The driver runs each point in its own process.
+//
+// Primitives: boost::fibers::mutex and condition_variable; Boost.Fiber has no semaphore,
+// so Semaphore is a counter under a fiber mutex with a fiber condition variable.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <fstream>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/fiber/algo/round_robin.hpp>
+#include <boost/fiber/algo/shared_work.hpp>
+#include <boost/fiber/algo/work_stealing.hpp>
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/mutex.hpp>
+#include <boost/fiber/operations.hpp>
+
+#include "runtimes/boostfiber/scheduling.hpp"
+#include "runtimes/boostfiber/stacks.hpp"
+#include "runtimes/concept.hpp"
+#include "runtimes/os/os_threads.hpp"
+
+namespace coopbench {
+
+namespace boostfiber {
+
+// kDefaultStackKib — the default stack size (KiB) of the pooled allocator: small enough that
+// creating a fiber is a pool pop plus one touched page (16 KiB: ~0.8 us vs ~6 us for Boost's
+// default 128 KiB malloc'd stack on the reference machine), large enough for the workloads'
+// bodies including library calls and exception unwinding. Sanitizers inflate frames.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr std::size_t kDefaultStackKib = 256;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr std::size_t kDefaultStackKib = 256;
+#else
+inline constexpr std::size_t kDefaultStackKib = 32;
+#endif
+#else
+inline constexpr std::size_t kDefaultStackKib = 32;
+#endif
+
+// Algorithm — Boost.Fiber's scheduling algorithm of a run.
+enum class Algorithm { round_robin, shared_work, work_stealing };
+
+// parse_algorithm — "round_robin" | "shared_work" | "work_stealing".
+inline Algorithm parse_algorithm(const std::string& s) {
+    if (s == "round_robin") return Algorithm::round_robin;
+    if (s == "shared_work") return Algorithm::shared_work;
+    if (s == "work_stealing") return Algorithm::work_stealing;
+    throw std::invalid_argument("boostfiber: unknown algorithm '" + s +
+                                "' (round_robin, shared_work, work_stealing)");
+}
+
+// Config — a run's effective configuration, from RuntimeOptions.
+struct Config {
+    Algorithm algorithm = Algorithm::work_stealing;
+    StackKind stack = StackKind::pooled;
+    std::size_t stack_bytes = kDefaultStackKib * 1024;
+    unsigned processors = 1;
+    bool pin = false;
+
+    // from — parse the options; throws std::invalid_argument on a bad value.
+    static Config from(const RuntimeOptions& o) {
+        Config c;
+        c.algorithm = parse_algorithm(o.option("algorithm", "work_stealing"));
+        c.stack = parse_stack_kind(o.option("stack", "pooled"));
+        const std::string kib = o.option("stack_kib", "");
+        if (o.stack_size != 0) {
+            c.stack_bytes = o.stack_size;
+        } else if (!kib.empty()) {
+            std::size_t used = 0;
+            const unsigned long long v = std::stoull(kib, &used);
+            if (used != kib.size() || v == 0) throw std::invalid_argument("boostfiber: bad stack_kib '" + kib + "'");
+            c.stack_bytes = static_cast<std::size_t>(v) * 1024;
+        }
+        if (c.stack_bytes < boost::context::stack_traits::minimum_size())
+            c.stack_bytes = boost::context::stack_traits::minimum_size();
+        c.processors = o.processors == 0 ? 1 : o.processors;
+        c.pin = o.pin;
+        return c;
+    }
+};
+
+// read_meminfo_kib — a /proc/meminfo field in KiB, or -1.
+inline long long read_meminfo_kib(const std::string& field) {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    long long v;
+    std::string unit;
+    while (in >> key >> v) {
+        std::getline(in, unit);
+        if (key == field + ":") return v;
+    }
+    return -1;
+}
+
+}  // namespace boostfiber
+
+struct BoostFiberBackend {
+    static constexpr std::string_view name = "boostfiber";
+
+    // stacks — the running Runtime's stack source (null outside a run: Boost's default).
+    static inline std::shared_ptr<boostfiber::StackSource> stacks;
+
+    // Thread — a joinable fiber; joins on destruction and before being assigned over.
+    class Thread {
+      public:
+        Thread() = default;
+        explicit Thread(boost::fibers::fiber f) : f_(std::move(f)) {}
+        Thread(Thread&&) noexcept = default;
+        Thread& operator=(Thread&& o) noexcept {
+            if (this != &o) {
+                join();
+                f_ = std::move(o.f_);
+            }
+            return *this;
+        }
+        ~Thread() { join(); }
+        void join() {
+            if (f_.joinable()) f_.join();
+        }
+
+      private:
+        boost::fibers::fiber f_;
+    };
+
+    // spawn — a fiber running fn, queued (launch::post) on the calling thread's scheduler.
+    template <class F>
+    static Thread spawn(F&& fn) {
+        try {
+            if (stacks)
+                return Thread(boost::fibers::fiber(boost::fibers::launch::post, std::allocator_arg,
+                                                   boostfiber::StackHandle(stacks), std::forward<F>(fn)));
+            return Thread(boost::fibers::fiber(boost::fibers::launch::post, std::forward<F>(fn)));
+        } catch (const std::bad_alloc&) {
+            throw SpawnError("boost::fibers::fiber: out of memory for a stack");
+        } catch (const std::system_error& e) {
+            throw SpawnError(std::string("boost::fibers::fiber: ") + e.what());
+        }
+    }
+
+    static void yield() { boost::this_fiber::yield(); }
+
+    class Mutex {
+      public:
+        void lock() { m_.lock(); }
+        bool try_lock() { return m_.try_lock(); }
+        void unlock() { m_.unlock(); }
+        boost::fibers::mutex& native() { return m_; }
+
+      private:
+        boost::fibers::mutex m_;
+    };
+
+    class CondVar {
+      public:
+        void wait(Mutex& m) {
+            std::unique_lock<boost::fibers::mutex> lk(m.native(), std::adopt_lock);
+            c_.wait(lk);
+            lk.release();  // the caller still holds m
+        }
+        void notify_one() { c_.notify_one(); }
+        void notify_all() { c_.notify_all(); }
+
+      private:
+        boost::fibers::condition_variable c_;
+    };
+
+    // Semaphore — a counter under a fiber mutex; acquire waits on a fiber condition variable
+    // while the count is zero (the predicate is re-checked under the mutex: no lost wake-up).
+    class Semaphore {
+      public:
+        explicit Semaphore(std::ptrdiff_t initial) : count_(initial) {}
+        void acquire() {
+            std::unique_lock<boost::fibers::mutex> lk(m_);
+            c_.wait(lk, [this] { return count_ > 0; });
+            --count_;
+        }
+        void release() {
+            {
+                std::lock_guard<boost::fibers::mutex> g(m_);
+                ++count_;
+            }
+            c_.notify_one();
+        }
+
+      private:
+        boost::fibers::mutex m_;
+        boost::fibers::condition_variable c_;
+        std::ptrdiff_t count_;
+    };
+
+    // work_stealing_used — set by the first work_stealing Runtime of the process (issue 217).
+    static inline std::atomic<bool> work_stealing_used{false};
+
+    class Runtime {
+      public:
+        // Runtime — validate the options; throws std::invalid_argument on a bad option and
+        // std::runtime_error for round_robin with P > 1 or a second work_stealing runtime.
+        explicit Runtime(const RuntimeOptions& o) : cfg_(boostfiber::Config::from(o)) {
+            using boostfiber::Algorithm;
+            if (cfg_.algorithm == Algorithm::round_robin && cfg_.processors != 1)
+                throw std::runtime_error("boostfiber/round_robin schedules the fibers of one thread only: it runs with "
+                                         "processors=1 (got " + std::to_string(cfg_.processors) + ")");
+            if (cfg_.algorithm == Algorithm::work_stealing && work_stealing_used.exchange(true))
+                throw std::runtime_error(
+                    "boostfiber/work_stealing can run once per process: Boost.Fiber's work_stealing keeps static "
+                    "state (boostorg/fiber issue 217); run each point in its own process (--isolation process)");
+            stacks_ = std::make_shared<boostfiber::StackSource>(cfg_.stack, cfg_.stack_bytes);
+        }
+        Runtime(const Runtime&) = delete;
+        Runtime& operator=(const Runtime&) = delete;
+
+        const boostfiber::Config& config() const { return cfg_; }
+
+        // run — main as a fiber on worker 0 of P; returns when main has returned (its
+        // exception, if any, is rethrown here).
+        template <class F>
+        void run(F&& main) {
+            const unsigned p = cfg_.processors;
+            const std::vector<int> cpus = os::choose_cpus(p);
+            boostfiber::Peers peers(p);
+            std::latch installed(p);
+            bool aborted = false;  // written before count_down, read after wait: ordered by the latch
+            boost::fibers::mutex stop_mutex;
+            boost::fibers::condition_variable stop_cv;
+            bool stop = false;
+            std::exception_ptr error;
+            stacks = stacks_;
+
+            auto worker = [&](unsigned i) {
+                if (cfg_.pin)
+                    os::pin_current_thread({cpus[i % cpus.size()]});
+                else
+                    os::pin_current_thread(cpus);
+                install(peers, i);
+                installed.arrive_and_wait();
+                if (aborted) return;
+                if (i == 0) {
+                    {
+                        boost::fibers::fiber m(boost::fibers::launch::post, std::allocator_arg,
+                                               boostfiber::StackHandle(stacks_), [&] {
+                                                   try {
+                                                       main();
+                                                   } catch (...) {
+                                                       error = std::current_exception();
+                                                   }
+                                               });
+                        m.join();
+                    }
+                    {
+                        std::lock_guard<boost::fibers::mutex> g(stop_mutex);
+                        stop = true;
+                    }
+                    stop_cv.notify_all();
+                } else {
+                    std::unique_lock<boost::fibers::mutex> lk(stop_mutex);
+                    stop_cv.wait(lk, [&] { return stop; });
+                }
+            };
+
+            std::vector<std::thread> threads;
+            threads.reserve(p);
+            std::string spawn_error;
+            for (unsigned i = 0; i < p; ++i) {
+                try {
+                    threads.emplace_back(worker, i);
+                } catch (const std::system_error& e) {
+                    // The started workers are released without running anything. (Boost's
+                    // work_stealing constructor waits for all P threads itself: a failure
+                    // here would hang it, which is why capacity() is checked first.)
+                    spawn_error = e.what();
+                    aborted = true;
+                    installed.count_down(static_cast<std::ptrdiff_t>(p - i));
+                    break;
+                }
+            }
+            for (auto& t : threads) t.join();
+            stacks = nullptr;
+            if (!spawn_error.empty()) throw std::runtime_error("boostfiber: starting worker threads: " + spawn_error);
+            if (error) std::rethrow_exception(error);
+        }
+
+      private:
+        void install(boostfiber::Peers& peers, unsigned i) {
+            using boostfiber::Algorithm;
+            using boostfiber::Waking;
+            namespace algo = boost::fibers::algo;
+            switch (cfg_.algorithm) {
+                case Algorithm::round_robin:
+                    boost::fibers::use_scheduling_algorithm<algo::round_robin>();
+                    break;
+                case Algorithm::shared_work:
+                    // suspend=true: an idle thread sleeps instead of spinning (issue 203).
+                    boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
+                    break;
+                case Algorithm::work_stealing:
+                    boost::fibers::use_scheduling_algorithm<Waking<algo::work_stealing, true>>(
+                        peers, i, static_cast<std::uint32_t>(peers.count()), true);
+                    break;
+            }
+        }
+
+        boostfiber::Config cfg_;
+        std::shared_ptr<boostfiber::StackSource> stacks_;
+    };
+
+    // capacity — whether `threads` live fibers fit: each started fiber touches at least the
+    // top page of its stack plus its control block (counted as 2 pages resident), and the
+    // fixed/protected allocators cost one/two memory mappings per fiber (vm.max_map_count).
+    static std::optional<std::string> capacity(const RuntimeOptions& o, std::size_t threads) {
+        boostfiber::Config c;
+        try {
+            c = boostfiber::Config::from(o);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        const long long avail_kib = boostfiber::read_meminfo_kib("MemAvailable");
+        const long double need_kib = static_cast<long double>(threads) * 8.0L;
+        if (avail_kib > 0 && need_kib > static_cast<long double>(avail_kib) * 0.8L)
+            return std::to_string(threads) + " fibers need about " +
+                   std::to_string(static_cast<long long>(need_kib / 1024)) + " MiB resident (2 pages each), " +
+                   "MemAvailable is " + std::to_string(avail_kib / 1024) + " MiB";
+        const bool mmap_each = c.stack == boostfiber::StackKind::protected_ ||
+                               (c.stack == boostfiber::StackKind::fixed && c.stack_bytes >= (128u << 10));
+        if (mmap_each) {
+            std::ifstream in("/proc/sys/vm/max_map_count");
+            long long maps = 0;
+            const long long per = c.stack == boostfiber::StackKind::protected_ ? 2 : 1;
+            if (in >> maps && static_cast<long double>(threads) * per > static_cast<long double>(maps) * 0.9L)
+                return std::to_string(threads) + " fibers with " +
+                       (c.stack == boostfiber::StackKind::fixed ? "fixed" : "protected") + " stacks need " +
+                       std::to_string(per) + " memory mapping(s) each; vm.max_map_count is " + std::to_string(maps);
+        }
+        return std::nullopt;
+    }
+};
+
+}  // namespace coopbench

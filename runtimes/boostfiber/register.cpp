@@ -1,0 +1,34 @@
+// register.cpp — the boostfiber variants: one name per Boost.Fiber scheduling algorithm,
+// sharing one type and the stack options.
+#include <string>
+#include <vector>
+
+#include "harness/registry.hpp"
+#include "runtimes/boostfiber/boostfiber.hpp"
+
+static_assert(coopbench::Backend<coopbench::BoostFiberBackend>,
+              "coopbench::BoostFiberBackend does not satisfy coopbench::Backend");
+
+namespace {
+std::vector<coopbench::OptionSpec> boostfiber_options() {
+    return {
+        coopbench::OptionSpec{"stack", "pooled",
+                              "fiber stack allocator: pooled (pooled_fixedsize_stack, recycled), fixed (Boost's "
+                              "default fixedsize_stack, malloc), protected (mmap + guard page)",
+                              {"pooled", "fixed", "protected"}},
+        coopbench::OptionSpec{"stack_kib", std::to_string(coopbench::boostfiber::kDefaultStackKib),
+                              "KiB per fiber stack (a non-zero --stack-size wins)"},
+    };
+}
+}  // namespace
+
+COOPBENCH_REGISTER_BACKEND_VARIANT(coopbench::BoostFiberBackend, "boostfiber/round_robin",
+                                   "Boost.Fiber, round_robin: one thread's own ready queue (processors=1 only)",
+                                   {{"algorithm", "round_robin"}}, boostfiber_options());
+COOPBENCH_REGISTER_BACKEND_VARIANT(coopbench::BoostFiberBackend, "boostfiber/shared_work",
+                                   "Boost.Fiber, shared_work: P threads share one global ready queue",
+                                   {{"algorithm", "shared_work"}}, boostfiber_options());
+COOPBENCH_REGISTER_BACKEND_VARIANT(coopbench::BoostFiberBackend, "boostfiber/work_stealing",
+                                   "Boost.Fiber, work_stealing: a ready queue per thread, idle threads steal "
+                                   "(once per process: point isolation required)",
+                                   {{"algorithm", "work_stealing"}}, boostfiber_options());

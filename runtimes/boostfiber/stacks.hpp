@@ -1,0 +1,98 @@
+// stacks.hpp — the fiber stack allocators the boostfiber backend offers, behind one
+// copyable handle that Boost.Fiber stores with each fiber (the StackAllocator concept:
+// allocate() -> stack_context, deallocate(stack_context&)).
+//
+//   pooled    boost::context::pooled_fixedsize_stack (a boost::pool of fixed-size chunks,
+//             recycled, never returned to the system while the run lasts). Boost's pool is
+//             not thread-safe, and with P > 1 a fiber's stack is freed on whichever thread
+//             released the fiber last, so the pool sits behind a mutex here.
+//   fixed     boost::context::fixedsize_stack — Boost.Fiber's default_stack: one malloc per
+//             fiber (128 KiB by default: above glibc's mmap threshold, so an mmap+munmap).
+//   protected boost::context::protected_fixedsize_stack — mmap with a guard page.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <boost/context/fixedsize_stack.hpp>
+#include <boost/context/pooled_fixedsize_stack.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <boost/context/stack_context.hpp>
+
+namespace coopbench::boostfiber {
+
+// StackKind — which allocator a run uses.
+enum class StackKind { pooled, fixed, protected_ };
+
+// parse_stack_kind — "pooled" | "fixed" | "protected"; throws std::invalid_argument otherwise.
+inline StackKind parse_stack_kind(const std::string& s) {
+    if (s == "pooled") return StackKind::pooled;
+    if (s == "fixed") return StackKind::fixed;
+    if (s == "protected") return StackKind::protected_;
+    throw std::invalid_argument("boostfiber: unknown stack allocator '" + s + "' (pooled, fixed, protected)");
+}
+
+// StackSource — one run's stacks: the allocator kind, the size, and the pool if pooled.
+class StackSource {
+  public:
+    // StackSource — `bytes` per stack (at least Boost's minimum); `pool_block` stacks per
+    // pool growth step at most (caps the pool's doubling so one block stays reasonable).
+    StackSource(StackKind kind, std::size_t bytes, std::size_t pool_block = 1024)
+        : kind_(kind), bytes_(bytes), fixed_(bytes), protected_(bytes), pool_(bytes, 32, pool_block) {}
+
+    boost::context::stack_context allocate() {
+        switch (kind_) {
+            case StackKind::fixed:
+                return fixed_.allocate();
+            case StackKind::protected_:
+                return protected_.allocate();
+            case StackKind::pooled:
+                break;
+        }
+        std::lock_guard<std::mutex> g(pool_mutex_);
+        return pool_.allocate();
+    }
+
+    void deallocate(boost::context::stack_context& sctx) noexcept {
+        switch (kind_) {
+            case StackKind::fixed:
+                fixed_.deallocate(sctx);
+                return;
+            case StackKind::protected_:
+                protected_.deallocate(sctx);
+                return;
+            case StackKind::pooled:
+                break;
+        }
+        std::lock_guard<std::mutex> g(pool_mutex_);
+        pool_.deallocate(sctx);
+    }
+
+    StackKind kind() const { return kind_; }
+    std::size_t bytes() const { return bytes_; }
+
+  private:
+    StackKind kind_;
+    std::size_t bytes_;
+    boost::context::fixedsize_stack fixed_;
+    boost::context::protected_fixedsize_stack protected_;
+    std::mutex pool_mutex_;
+    boost::context::pooled_fixedsize_stack pool_;
+};
+
+// StackHandle — what each fiber keeps (Boost copies the allocator into the fiber's
+// control block); shares ownership of the source so the pool outlives every stack.
+class StackHandle {
+  public:
+    explicit StackHandle(std::shared_ptr<StackSource> s) : source_(std::move(s)) {}
+    boost::context::stack_context allocate() { return source_->allocate(); }
+    void deallocate(boost::context::stack_context& sctx) noexcept { source_->deallocate(sctx); }
+
+  private:
+    std::shared_ptr<StackSource> source_;
+};
+
+}  // namespace coopbench::boostfiber

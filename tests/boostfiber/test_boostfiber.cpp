@@ -1,0 +1,437 @@
+// Tests of the boostfiber backend: every workload on every algorithm (work_stealing in a
+// child process per runtime: Boost allows one per process), the primitives under
+// contention across P threads, the wake-up of sleeping schedulers (boostorg/fiber #327),
+// no spinning when idle (#203), and the clear error of a second work_stealing runtime (#217).
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <atomic>
+#include <boost/fiber/operations.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/registry.hpp"
+#include "runtimes/boostfiber/boostfiber.hpp"
+#include "tests/boostfiber/child.hpp"
+
+using coopbench::BoostFiberBackend;
+using B = coopbench::BoostFiberBackend;
+using coopbench::test::in_child;
+using coopbench::test::Watchdog;
+
+static_assert(coopbench::Backend<BoostFiberBackend>);
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kScale = 4;  // sanitizers: smaller stress sizes
+#else
+constexpr int kScale = 1;
+#endif
+
+unsigned processors() { return std::max(2u, std::thread::hardware_concurrency()); }
+
+coopbench::RuntimeOptions options(const std::string& algorithm, unsigned p) {
+    coopbench::RuntimeOptions o;
+    o.processors = p;
+    o.extra["algorithm"] = algorithm;
+    return o;
+}
+
+// Point — one (params, processors) of a workload's tiny plan.
+struct Point {
+    coopbench::Params params;
+    unsigned processors = 1;
+};
+
+std::vector<Point> expand(const coopbench::Grid& g) {
+    std::vector<Point> out{Point{}};
+    for (const auto& [key, vals] : g) {
+        std::vector<Point> next;
+        for (const auto& p : out)
+            for (const auto& v : vals) {
+                Point q = p;
+                if (key == "processors")
+                    q.processors = static_cast<unsigned>(std::stoul(v));
+                else
+                    q.params[key] = v;
+                next.push_back(q);
+            }
+        out = std::move(next);
+    }
+    return out;
+}
+
+// TinyCase — one runnable point: workload name, runner, context.
+struct TinyCase {
+    std::string name;
+    coopbench::RunFn run;
+    coopbench::Context ctx;
+};
+
+template <class... Ws>
+void collect(std::vector<TinyCase>& out, coopbench::TypeList<Ws...>) {
+    coopbench::Machine m;
+    m.cores = 2;
+    (
+        [&] {
+            const auto info = Ws::info(m);
+            for (const auto& grid : info.plans.at("tiny"))
+                for (const auto& pt : expand(grid)) {
+                    TinyCase c{info.name, &coopbench::run_point<B, Ws>, {}};
+                    c.ctx.params = pt.params;
+                    for (const auto& ps : info.params)
+                        if (!c.ctx.params.count(ps.name)) c.ctx.params[ps.name] = ps.default_value;
+                    c.ctx.options.processors = pt.processors;
+                    out.push_back(c);
+                }
+        }(),
+        ...);
+}
+
+std::vector<TinyCase> tiny_cases() {
+    std::vector<TinyCase> v;
+    collect(v, coopbench::AllWorkloads{});
+    return v;
+}
+
+std::string describe(const TinyCase& c) {
+    std::string s = c.name;
+    for (const auto& [k, v] : c.ctx.params) s += " " + k + "=" + v;
+    return s + " P=" + std::to_string(c.ctx.options.processors);
+}
+
+// run_all_tiny — every workload's tiny points on `algorithm` with P processors, and each
+// once more with a fault injected (its self-check must then fail).
+void run_all_tiny(const std::string& algorithm, unsigned p) {
+    auto cases = tiny_cases();
+    ASSERT_FALSE(cases.empty());
+    for (auto c : cases) {
+        c.ctx.options.processors = p;
+        c.ctx.options.extra["algorithm"] = algorithm;
+        Watchdog dog("tiny point", 60);
+        auto o = c.run(c.ctx);
+        EXPECT_TRUE(o.ok) << describe(c) << ": " << o.reason;
+        c.ctx.inject_fault = true;
+        auto f = c.run(c.ctx);
+        EXPECT_FALSE(f.ok) << describe(c) << ": an injected fault went unnoticed";
+    }
+}
+
+// --- stress bodies, written once, run on every algorithm -----------------------------
+
+// mutex_stress — fibers increment a plain counter under B::Mutex, yielding inside the
+// critical section; `inside` catches two holders at once. Returns "" or what went wrong.
+std::string mutex_stress(const coopbench::RuntimeOptions& o) {
+    const int fibers = 16, rounds = 2000 / kScale;
+    std::int64_t counter = 0;
+    std::atomic<int> inside{0};
+    std::atomic<int> overlaps{0};
+    std::atomic<int> try_ok{0};
+    B::Runtime rt(o);
+    rt.run([&] {
+        B::Mutex m;
+        std::vector<B::Thread> ts;
+        for (int f = 0; f < fibers; ++f)
+            ts.push_back(B::spawn([&, f] {
+                for (int r = 0; r < rounds; ++r) {
+                    const bool via_try = (r + f) % 7 == 0 && m.try_lock();
+                    if (via_try)
+                        try_ok.fetch_add(1, std::memory_order_relaxed);
+                    else
+                        m.lock();
+                    if (inside.fetch_add(1, std::memory_order_relaxed) != 0) overlaps.fetch_add(1);
+                    const std::int64_t seen = counter;
+                    if (r % 3 == 0) B::yield();
+                    counter = seen + 1;
+                    inside.fetch_sub(1, std::memory_order_relaxed);
+                    m.unlock();
+                }
+            }));
+        for (auto& t : ts) t.join();
+    });
+    if (overlaps.load() != 0) return "mutual exclusion violated " + std::to_string(overlaps.load()) + " times";
+    if (counter != std::int64_t{fibers} * rounds)
+        return "counter " + std::to_string(counter) + " != " + std::to_string(fibers * rounds);
+    if (try_ok.load() == 0) return "try_lock never succeeded";
+    return "";
+}
+
+// condvar_stress — producers and consumers through a bounded buffer guarded by B::Mutex
+// and two B::CondVar; every item is consumed exactly once (sum and count), none is lost
+// (a lost wake-up hangs: the watchdog or the child's timeout turns that into a failure).
+std::string condvar_stress(const coopbench::RuntimeOptions& o) {
+    const int producers = 4, consumers = 4, items = 4000 / kScale;  // items per producer
+    std::int64_t consumed_sum = 0, consumed_count = 0;
+    B::Runtime rt(o);
+    rt.run([&] {
+        B::Mutex m;
+        B::CondVar not_empty, not_full;
+        std::vector<std::int64_t> buf;
+        const std::size_t cap = 3;
+        int producers_left = producers;
+        std::vector<B::Thread> ts;
+        for (int p = 0; p < producers; ++p)
+            ts.push_back(B::spawn([&, p] {
+                for (int i = 0; i < items; ++i) {
+                    m.lock();
+                    while (buf.size() == cap) not_full.wait(m);
+                    buf.push_back(std::int64_t{p} * items + i + 1);
+                    not_empty.notify_one();
+                    m.unlock();
+                }
+                m.lock();
+                if (--producers_left == 0) not_empty.notify_all();
+                m.unlock();
+            }));
+        for (int c = 0; c < consumers; ++c)
+            ts.push_back(B::spawn([&] {
+                for (;;) {
+                    m.lock();
+                    while (buf.empty() && producers_left > 0) not_empty.wait(m);
+                    if (buf.empty()) {
+                        m.unlock();
+                        return;
+                    }
+                    consumed_sum += buf.back();
+                    ++consumed_count;
+                    buf.pop_back();
+                    not_full.notify_one();
+                    m.unlock();
+                }
+            }));
+        for (auto& t : ts) t.join();
+    });
+    const std::int64_t n = std::int64_t{producers} * items;
+    if (consumed_count != n) return "consumed " + std::to_string(consumed_count) + " of " + std::to_string(n);
+    if (consumed_sum != n * (n + 1) / 2) return "items duplicated or altered (sum mismatch)";
+    return "";
+}
+
+// semaphore_stress — at most `permits` fibers hold the semaphore at once; all finish.
+std::string semaphore_stress(const coopbench::RuntimeOptions& o) {
+    const int fibers = 12, rounds = 1000 / kScale, permits = 3;
+    std::atomic<int> holders{0}, max_holders{0};
+    std::atomic<std::int64_t> done{0};
+    B::Runtime rt(o);
+    rt.run([&] {
+        B::Semaphore s(permits);
+        std::vector<B::Thread> ts;
+        for (int f = 0; f < fibers; ++f)
+            ts.push_back(B::spawn([&] {
+                for (int r = 0; r < rounds; ++r) {
+                    s.acquire();
+                    const int h = holders.fetch_add(1) + 1;
+                    int seen = max_holders.load();
+                    while (h > seen && !max_holders.compare_exchange_weak(seen, h)) {
+                    }
+                    B::yield();
+                    holders.fetch_sub(1);
+                    s.release();
+                    done.fetch_add(1);
+                }
+            }));
+        for (auto& t : ts) t.join();
+    });
+    if (max_holders.load() > permits) return "semaphore let " + std::to_string(max_holders.load()) + " in";
+    if (done.load() != std::int64_t{fibers} * rounds) return "lost acquisitions";
+    return "";
+}
+
+// wakeup_rendezvous — two fibers that must run on two threads at once: each announces
+// itself, then spins (never yielding) until the other has announced itself. main's
+// thread runs one of them, so the other must be taken by a worker that was asleep when
+// it was queued (#327). Gives up after 20 s and reports a lost wake-up.
+std::string wakeup_rendezvous(const coopbench::RuntimeOptions& o) {
+    std::atomic<int> arrived{0};
+    std::atomic<bool> gave_up{false};
+    std::thread::id ids[2];
+    B::Runtime rt(o);
+    rt.run([&] {
+        // Let the other workers reach their idle sleep first.
+        boost::this_fiber::sleep_for(std::chrono::milliseconds(50));
+        std::vector<B::Thread> ts;
+        for (int i = 0; i < 2; ++i)
+            ts.push_back(B::spawn([&, i] {
+                ids[i] = std::this_thread::get_id();
+                arrived.fetch_add(1);
+                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                while (arrived.load() < 2)
+                    if (std::chrono::steady_clock::now() > until) {
+                        gave_up = true;
+                        return;
+                    }
+            }));
+        for (auto& t : ts) t.join();
+    });
+    if (gave_up) return "a sleeping scheduler was not woken: the second fiber never ran in parallel";
+    if (ids[0] == ids[1]) return "both fibers ran on the same thread";
+    return "";
+}
+
+// idle_cpu — while main sleeps 300 ms, the runtime's P threads must be asleep: process
+// CPU time stays well below the elapsed time (a spinning worker would burn all of it).
+std::string idle_cpu(const coopbench::RuntimeOptions& o) {
+    double cpu = 0, wall = 0;
+    auto cpu_now = [] {
+        timespec ts;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+    };
+    B::Runtime rt(o);
+    rt.run([&] {
+        boost::this_fiber::sleep_for(std::chrono::milliseconds(50));  // start-up settles
+        const double c0 = cpu_now();
+        const auto w0 = std::chrono::steady_clock::now();
+        boost::this_fiber::sleep_for(std::chrono::milliseconds(300));
+        cpu = cpu_now() - c0;
+        wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    });
+    if (cpu > 0.25 * wall)
+        return "idle runtime used " + std::to_string(cpu) + " s CPU in " + std::to_string(wall) + " s";
+    return "";
+}
+
+}  // namespace
+
+// --- round_robin and shared_work: in this process -------------------------------------
+
+TEST(BoostFiber, RoundRobinRunsEveryWorkload) { run_all_tiny("round_robin", 1); }
+TEST(BoostFiber, SharedWorkRunsEveryWorkloadP1) { run_all_tiny("shared_work", 1); }
+TEST(BoostFiber, SharedWorkRunsEveryWorkloadP) { run_all_tiny("shared_work", processors()); }
+
+TEST(BoostFiber, RoundRobinRejectsSeveralProcessors) {
+    try {
+        B::Runtime rt(options("round_robin", 2));
+        FAIL() << "round_robin accepted processors=2";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("processors=1"), std::string::npos) << e.what();
+    }
+}
+
+TEST(BoostFiber, BadOptionsAreRejected) {
+    auto o = options("shared_work", 1);
+    o.extra["stack"] = "huge";
+    EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+    o = options("fifo", 1);
+    EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+    o = options("shared_work", 1);
+    o.extra["stack_kib"] = "12abc";
+    EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+}
+
+TEST(BoostFiber, EveryStackAllocatorWorks) {
+    for (const char* kind : {"pooled", "fixed", "protected"}) {
+        auto o = options("shared_work", processors());
+        o.extra["stack"] = kind;
+        o.extra["stack_kib"] = "64";
+        coopbench::Context ctx;
+        ctx.options = o;
+        ctx.params = {{"N", "200"}};
+        Watchdog dog("stack allocator", 60);
+        auto r = coopbench::run_point<B, coopbench::Create>(ctx);
+        EXPECT_TRUE(r.ok) << kind << ": " << r.reason;
+    }
+}
+
+TEST(BoostFiber, CapacityRefusesTooManyFibers) {
+    auto o = options("shared_work", 1);
+    EXPECT_FALSE(B::capacity(o, 1000).has_value());
+    auto why = B::capacity(o, std::size_t{1} << 40);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("MemAvailable"), std::string::npos) << *why;
+}
+
+TEST(BoostFiber, ExceptionInMainIsRethrown) {
+    B::Runtime rt(options("shared_work", 2));
+    EXPECT_THROW(rt.run([] { throw std::logic_error("from main"); }), std::logic_error);
+}
+
+TEST(BoostFiber, MutexStress) {
+    Watchdog dog("mutex stress", 120);
+    EXPECT_EQ(mutex_stress(options("round_robin", 1)), "");
+    EXPECT_EQ(mutex_stress(options("shared_work", processors())), "");
+}
+
+TEST(BoostFiber, CondVarStress) {
+    Watchdog dog("condvar stress", 120);
+    EXPECT_EQ(condvar_stress(options("round_robin", 1)), "");
+    EXPECT_EQ(condvar_stress(options("shared_work", processors())), "");
+}
+
+TEST(BoostFiber, SemaphoreStress) {
+    Watchdog dog("semaphore stress", 120);
+    EXPECT_EQ(semaphore_stress(options("round_robin", 1)), "");
+    EXPECT_EQ(semaphore_stress(options("shared_work", processors())), "");
+}
+
+TEST(BoostFiber, SharedWorkWakesSleepingWorker) {
+    Watchdog dog("wake-up", 60);
+    EXPECT_EQ(wakeup_rendezvous(options("shared_work", 2)), "");
+}
+
+TEST(BoostFiber, SharedWorkIdleDoesNotSpin) { EXPECT_EQ(idle_cpu(options("shared_work", processors())), ""); }
+
+// --- work_stealing: one runtime per child process --------------------------------------
+
+TEST(BoostFiberWorkStealing, RunsEveryWorkload) {
+    for (auto c : tiny_cases()) {
+        for (bool fault : {false, true}) {
+            c.ctx.options.processors = processors();
+            c.ctx.options.extra["algorithm"] = "work_stealing";
+            c.ctx.inject_fault = fault;
+            const std::string r = in_child([&] {
+                auto o = c.run(c.ctx);
+                return o.ok ? std::string() : "failed: " + o.reason;
+            });
+            if (fault)
+                EXPECT_NE(r, "") << describe(c) << ": an injected fault went unnoticed";
+            else
+                EXPECT_EQ(r, "") << describe(c);
+        }
+    }
+}
+
+TEST(BoostFiberWorkStealing, SecondRuntimeFailsClearly) {
+    const std::string r = in_child([] {
+        {
+            B::Runtime first(options("work_stealing", 2));
+            bool ran = false;
+            first.run([&] { ran = true; });
+            if (!ran) return std::string("first runtime did not run main");
+        }
+        try {
+            B::Runtime second(options("work_stealing", 2));
+            return std::string("a second work_stealing runtime was accepted");
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            if (what.find("once per process") == std::string::npos || what.find("217") == std::string::npos)
+                return "unclear message: " + what;
+        }
+        // Other algorithms still work in the same process.
+        B::Runtime other(options("shared_work", 2));
+        bool ran = false;
+        other.run([&] { ran = true; });
+        return ran ? std::string() : std::string("shared_work after work_stealing did not run");
+    });
+    EXPECT_EQ(r, "");
+}
+
+TEST(BoostFiberWorkStealing, MutexStress) {
+    EXPECT_EQ(in_child([] { return mutex_stress(options("work_stealing", processors())); }), "");
+}
+TEST(BoostFiberWorkStealing, CondVarStress) {
+    EXPECT_EQ(in_child([] { return condvar_stress(options("work_stealing", processors())); }), "");
+}
+TEST(BoostFiberWorkStealing, SemaphoreStress) {
+    EXPECT_EQ(in_child([] { return semaphore_stress(options("work_stealing", processors())); }), "");
+}
+TEST(BoostFiberWorkStealing, WakesSleepingWorker) {
+    EXPECT_EQ(in_child([] { return wakeup_rendezvous(options("work_stealing", 2)); }, 60), "");
+}
+TEST(BoostFiberWorkStealing, IdleDoesNotSpin) {
+    EXPECT_EQ(in_child([] { return idle_cpu(options("work_stealing", processors())); }), "");
+}

@@ -1,0 +1,134 @@
+// test_queue_aba.cpp — the ABA bug of the printed Fig. 6 (negele-errata.md item 1),
+// reproduced deterministically on one thread, and the corrected queue surviving the very
+// same interleaving.
+//
+// The interleaving. Processor 0 enqueues A behind X: it has protected the tail nX (hp1),
+// linked nA behind it, and is about to swing the tail with CAS(tail_, nX, nA). At that
+// point the test hook acts as processor 1 (the thread re-binds its index, so processor 0's
+// hazard pointers stay as they are) and runs:
+//   dequeue -> X (X now carries the old dummy D)
+//   dequeue -> A (the tail is helped to nA; A carries nX)
+//   enqueue X (reuses D), dequeue -> X (X carries nA)
+//   enqueue A (wants to reuse nX: the printed figure already cleared hp1, so nX is reused
+//             and becomes the tail again; the corrected figure still protects nX, so
+//             acquire() swaps it into processor 0's pool1 and A gets a fresh node)
+// Back on processor 0: in the printed figure CAS(tail_, nX, nA) succeeds on the recycled
+// nX, and the tail now names nA, a node that X owns and that is on no list: the tail moved
+// back off the list. X's next enqueue then reuses nA and links it behind itself (the tail):
+// a cycle, and X is lost. In the corrected figure the CAS fails and nothing is lost.
+#include <gtest/gtest.h>
+
+#include "runtimes/native/queue.hpp"
+
+namespace {
+
+struct Job : coop::QueueItem {
+    int id = 0;
+};
+
+// Scenario — the cast of the interleaving above, for one queue policy.
+template <class Policy>
+struct Scenario {
+    static inline coop::Queue<Job, Policy>* q = nullptr;
+    static inline Job* x = nullptr;
+    static inline Job* a = nullptr;
+    static inline coop::Node* nx = nullptr;  // X's node: the tail processor 0 protects
+    static inline coop::Node* na = nullptr;  // A's node: the one processor 0 swings to
+    static inline int steps = 0;             // hook steps that went as scripted
+
+    // hook — runs once, as processor 1, at the hook point of processor 0's enqueue of A.
+    static void hook() {
+        Policy::hook = nullptr;  // the hook's own enqueues must not re-enter it
+        coop::bind_processor(1);
+        if (q->dequeue() == x && x->node != nullptr) ++steps;
+        if (q->dequeue() == a && a->node == nx) ++steps;  // A now carries nX
+        q->enqueue(x);
+        if (q->dequeue() == x && x->node == na) ++steps;  // X now carries nA
+        q->enqueue(a);  // the critical reuse of nX
+        coop::bind_processor(0);
+    }
+
+    // run — enqueues X, then A with the hook armed.
+    static void run(coop::Queue<Job, Policy>& queue, Job& jx, Job& ja) {
+        q = &queue;
+        x = &jx;
+        a = &ja;
+        steps = 0;
+        coop::bind_processor(0);
+        // Give X and A their nodes up front, so that the test knows them (acquire() keeps an
+        // item's own node when nothing protects it).
+        nx = x->node = coop::detail::allocate_node();
+        na = a->node = coop::detail::allocate_node();
+        queue.enqueue(x);
+        ASSERT_EQ(queue.check_quiescent(), 1);
+        Policy::hook = &hook;
+        queue.enqueue(a);
+        Policy::hook = nullptr;
+        ASSERT_EQ(steps, 3) << "the interleaving did not run as scripted";
+    }
+};
+
+class QueueAba : public ::testing::Test {
+protected:
+    void SetUp() override {
+        coop::bind_processor(0);
+        coop::drain_pools();  // processor 0's pool1 must start empty for the script
+        base_ = coop::nodes_live();
+    }
+    void TearDown() override {
+        coop::drain_pools();
+        EXPECT_EQ(coop::nodes_live(), base_) << "a test leaked queue nodes";
+    }
+    std::size_t base_ = 0;
+};
+
+TEST_F(QueueAba, PrintedFig6LosesAnItem) {
+    Job x, a;
+    x.id = 1, a.id = 2;
+    {
+        coop::Queue<Job, coop::PrintedFig6> q;
+        using S = Scenario<coop::PrintedFig6>;
+        S::run(q, x, a);
+        // A was enqueued with the recycled nX: the ABA precondition happened.
+        EXPECT_EQ(coop::detail::g_processors[0].pool1.load(), nullptr)
+            << "nX was not protected, so nothing should have been pooled";
+        // The tail moved back to nA, which X owns and which is on no list.
+        EXPECT_EQ(x.node, S::na);
+        EXPECT_EQ(q.check_quiescent(), -1) << "printed Fig. 6: the tail should be off the list";
+        // X's next enqueue reuses nA, which is still the queue's tail: nA is linked behind
+        // itself (a cycle), off the list from the head, and X is lost.
+        q.enqueue(&x);
+        EXPECT_EQ(S::na->next.load(), S::na) << "printed Fig. 6: expected the cycle nA -> nA";
+        EXPECT_EQ(q.dequeue(), &a);
+        EXPECT_EQ(q.dequeue(), nullptr) << "printed Fig. 6: X should have been lost";
+        // Clean up the wreck: nA is reachable from nowhere but the tail.
+        EXPECT_EQ(x.node, nullptr);
+        coop::detail::free_node(S::na);
+    }
+    coop::release(&x);
+    coop::release(&a);
+}
+
+TEST_F(QueueAba, CorrectedFig6KeepsTheQueue) {
+    Job x, a, z;
+    x.id = 1, a.id = 2, z.id = 3;
+    {
+        coop::Queue<Job, coop::HookedFig6> q;
+        using S = Scenario<coop::HookedFig6>;
+        S::run(q, x, a);
+        // hp1 still protected nX: the reuse swapped it into processor 0's pool1.
+        EXPECT_EQ(coop::detail::g_processors[0].pool1.load(), S::nx)
+            << "acquire() should have swapped the protected node into the pool";
+        EXPECT_EQ(q.check_quiescent(), 1) << "corrected Fig. 6: the queue holds A";
+        q.enqueue(&z);
+        EXPECT_EQ(q.check_quiescent(), 2);
+        EXPECT_EQ(q.dequeue(), &a);
+        EXPECT_EQ(q.dequeue(), &z);
+        EXPECT_EQ(q.dequeue(), nullptr);
+    }
+    coop::release(&x);
+    coop::release(&a);
+    coop::release(&z);
+}
+
+}  // namespace

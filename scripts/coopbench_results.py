@@ -189,10 +189,10 @@ def caption(context: dict) -> str:
     """caption — one line for a figure: machine (CPU, cores), compiler, commit. Tolerates missing keys."""
     cpu = context_get(context, "cpu", "cpu_model", "machine.cpu", "machine.cpu_model", "cpu_name")
     host = context_get(context, "host", "host_name", "hostname", "machine.host")
-    cores = context_get(context, "cores", "num_cpus", "machine.cores", "machine.num_cpus")
+    cores = context_get(context, "cores_available", "cores", "logical_cpus", "num_cpus", "machine.cores")
     compiler = context_get(context, "compiler", "build.compiler", "cxx_compiler")
     build = context_get(context, "build_type", "library_build_type", "build.type")
-    commit = context_get(context, "commit", "git_commit", "git.commit", "build.commit")
+    commit = context_get(context, "git_commit", "commit", "git.commit", "build.commit")
     parts = []
     machine = " ".join(str(x) for x in (host, f"({cpu})" if cpu else None) if x)
     if machine:

@@ -34,9 +34,10 @@ import coopbench_results as cr  # noqa: E402
 
 # Context keys shown first in report.md, in this order (others follow alphabetically).
 _CONTEXT_ORDER = [
-    "host", "host_name", "hostname", "machine", "cpu", "cpu_model", "cores", "num_cpus", "numa", "numa_nodes",
-    "kernel", "os", "compiler", "cxx_compiler", "flags", "cxx_flags", "build_type", "library_build_type",
-    "commit", "git_commit", "dirty", "date", "timestamp", "options", "backend_options", "plan", "sweep",
+    "host", "host_name", "hostname", "machine", "cpu_model", "cpu", "cores_available", "cores", "physical_cores",
+    "logical_cpus", "num_cpus", "sockets", "numa_nodes", "numa", "kernel", "os", "compiler", "cxx_compiler",
+    "build_type", "library_build_type", "build_flags", "flags", "git_commit", "commit", "date", "timestamp",
+    "coopbench_command", "plan", "points", "repetitions", "isolation", "options", "backend_options", "sweep",
 ]
 _BULKY = ("sweep", "points", "caches", "plans")
 

@@ -1,0 +1,100 @@
+"""synthetic — write a synthetic coopbench results folder (docs/results-format.md) for the script tests.
+
+make_results(folder, scale=1.0, backends=..., processors=(1, 2), repetitions=3, seed=1)
+writes results.csv and context.json with: the four microbenchmarks (create, switch,
+lock-local, lock-global) and an unknown workload (`mystery`, param M and a choice
+param `mode`); several backends and P values; repetitions; failed points (pthreads
+and stdthread cannot create N >= 100000 threads: every repetition fails; one
+repetition of native switch T=10 P=1 fails its self-check) and counters. Values are
+deterministic: value = base(backend, workload, x) * scale * (1 + small jitter per rep),
+so a folder written with scale=2 has every ok median exactly twice the scale=1 one.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+COLUMNS = ["point", "backend", "family", "workload", "param.K", "param.M", "param.N", "param.T", "param.mode",
+           "processors", "repetition", "status", "value", "unit", "seconds", "peak_rss_kib", "cpu_seconds",
+           "reason", "counters"]
+
+BACKENDS = ("pthreads", "stdthread", "native", "boostfiber/work_stealing")
+BASE = {"pthreads": 9000.0, "stdthread": 9500.0, "native": 60.0, "boostfiber/work_stealing": 400.0}
+# The failure reason used for a backend that cannot create that many threads.
+CREATE_FAIL_REASON = "spawn failed at thread 32750: Resource temporarily unavailable (EAGAIN)"
+SELFCHECK_FAIL_REASON = "self-check: yields = 19999, expected 20000"
+
+
+def point_id(backend, workload, params, p):
+    """point_id — the canonical id: backend/workload/K=v/.../P=p, parameters sorted by name."""
+    return "/".join([backend, workload] + [f"{k}={params[k]}" for k in sorted(params)] + [f"P={p}"])
+
+
+def _rows(backends, processors, repetitions, scale):
+    grid = {
+        "create": ("ns/thread", [{"N": n} for n in (1, 10, 100, 1000, 10000, 100000, 1000000)]),
+        "switch": ("ns/switch", [{"T": t, "K": 2000} for t in (1, 2, 10, 100, 1000)]),
+        "lock-local": ("ns/lock", [{"T": t, "K": 20000} for t in (1, 2, 4, 8)]),
+        "lock-global": ("ns/lock", [{"T": t, "K": 20000} for t in (1, 2, 4, 8)]),
+        "mystery": ("ms", [{"M": m, "mode": mode} for m in (1, 2) for mode in ("a", "b")]),
+    }
+    factor = {"create": 1.0, "switch": 0.5, "lock-local": 0.05, "lock-global": 0.3, "mystery": 0.001}
+    for b in backends:
+        family = b.split("/")[0]
+        for w, (unit, pts) in grid.items():
+            for params in pts:
+                x = params.get("N", params.get("T", params.get("M", 1)))
+                for p in processors:
+                    for r in range(repetitions):
+                        failed, reason = False, ""
+                        if w == "create" and family in ("pthreads", "stdthread") and x >= 100000:
+                            failed, reason = True, CREATE_FAIL_REASON
+                        if w == "switch" and b == "native" and x == 10 and p == processors[0] and r == 1:
+                            failed, reason = True, SELFCHECK_FAIL_REASON
+                        growth = (1 + 0.1 * len(str(x))) if w != "lock-global" else x
+                        value = BASE[b] * factor[w] * growth / p * scale * (1 + 0.02 * ((r % 3) - 1))
+                        if r == repetitions // 2:
+                            value = BASE[b] * factor[w] * growth / p * scale  # the median is exact
+                        row = {c: "" for c in COLUMNS}
+                        row.update({
+                            "point": point_id(b, w, params, p), "backend": b, "family": family, "workload": w,
+                            "processors": p, "repetition": r, "unit": unit,
+                            "status": "failed" if failed else "ok", "reason": reason,
+                            "counters": json.dumps({"timeouts_pct": 1.5}) if w == "mystery" else "",
+                        })
+                        for k, v in params.items():
+                            row["param." + k] = v
+                        if not failed:
+                            row.update({"value": repr(value), "seconds": repr(value * 1e-6),
+                                        "peak_rss_kib": 2048 + r, "cpu_seconds": repr(value * 2e-6)})
+                        yield row
+
+
+def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repetitions=3, workloads=None):
+    """make_results — write results.csv and context.json into folder (created); returns the folder Path."""
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "results.csv", "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=COLUMNS)
+        wr.writeheader()
+        for row in _rows(backends, processors, repetitions, scale):
+            if workloads is None or row["workload"] in workloads:
+                wr.writerow(row)
+    # The keys the driver writes (harness/machine.cpp, harness/sweep.cpp): strings, sweep an object.
+    context = {
+        "host": "testhost", "cpu_model": "Synthetic CPU @ 2.0GHz", "cores_available": "2",
+        "physical_cores": "2", "logical_cpus": "2", "sockets": "1", "numa_nodes": "1",
+        "kernel": "Linux 6.1.0-test x86_64", "compiler": "GNU 12.2.0", "build_type": "Release",
+        "build_flags": "-O2 -Wall -Wextra", "git_commit": "0123456789ab",
+        "plan": "quick", "points": str(len(backends) * 24 * len(processors)), "repetitions": str(repetitions),
+        "isolation": "process", "coopbench_command": "coopbench run",
+        "sweep": {"plan": "quick", "backends": list(backends), "workloads": [], "repetitions": repetitions,
+                  "processors": list(processors), "isolation": "process", "timeout_seconds": 60},
+    }
+    (d / "context.json").write_text(json.dumps(context, indent=2))
+    return d
+
+
+if __name__ == "__main__":
+    import sys
+    make_results(sys.argv[1], scale=float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)

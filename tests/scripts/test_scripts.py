@@ -1,0 +1,278 @@
+"""test_scripts — behaviour of scripts/plot.py, scripts/compare.py and scripts/coopbench_results.py.
+
+Each test writes its own synthetic results folder (tests/scripts/synthetic.py, following
+docs/results-format.md: ok and failed points, several backends and P values,
+repetitions, an unknown workload), runs the scripts as a user would (a subprocess with
+this interpreter, /usr/bin/python3 under CTest) and checks files, report.md, printed
+ratios and exit codes. Run: /usr/bin/python3 -m unittest -v tests/scripts/test_scripts.py
+"""
+
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SCRIPTS = ROOT / "scripts"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(SCRIPTS))
+
+import synthetic  # noqa: E402
+
+FIGURES = ("fig7_thread_creation", "fig8_context_switch", "fig9_locking")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def read_rows(folder):
+    """read_rows — results.csv of a folder as a list of dicts."""
+    with open(Path(folder) / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_rows(folder, rows):
+    """write_rows — replace results.csv of a folder."""
+    with open(Path(folder) / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def run(script, *args):
+    """run — a script from scripts/ in a subprocess; returns CompletedProcess (text)."""
+    env = dict(os.environ, MPLCONFIGDIR=tempfile.mkdtemp(prefix="mpl-"))
+    return subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+class TempDirCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="coopbench-scripts-test-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class PlotTest(TempDirCase):
+    def test_full_folder_gives_every_figure_and_report(self):
+        d = synthetic.make_results(self.tmp / "run")
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in FIGURES:
+            png, svg = d / "figures" / f"{name}.png", d / "figures" / f"{name}.svg"
+            self.assertTrue(png.is_file(), png)
+            self.assertEqual(png.read_bytes()[:8], PNG_MAGIC, png)
+            self.assertIn("<svg", svg.read_text(), svg)
+        report = (d / "report.md").read_text()
+        # Context: machine, NUMA, kernel, compiler, flags, build type, commit, sweep.
+        for needle in ("testhost", "Synthetic CPU", "numa_nodes", "Linux 6.1.0-test", "GNU 12.2.0",
+                       "-O2 -Wall -Wextra", "Release", "0123456789ab", "sweep"):
+            self.assertIn(needle, report)
+        # Every figure linked with a relative path that exists.
+        links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
+        for name in FIGURES:
+            self.assertIn(f"figures/{name}.png", links)
+        for link in links:
+            self.assertFalse(Path(link).is_absolute(), link)
+            self.assertTrue((d / link).is_file(), link)
+        # The failed points with their reasons, including a single failed repetition.
+        failed = report[report.index("## Failed points"):]
+        self.assertIn("`pthreads/create/N=100000/P=1`", failed)
+        self.assertIn(synthetic.CREATE_FAIL_REASON, failed)
+        self.assertIn("`native/switch/K=2000/T=10/P=1` | 1 | " + synthetic.SELFCHECK_FAIL_REASON, failed)
+        self.assertNotIn("native/create", failed)
+        # Median tables: every workload, including the one without a figure module; backends as columns.
+        medians = report[report.index("## Median values"):report.index("## Failed points")]
+        for w in ("create", "switch", "lock-local", "lock-global", "mystery"):
+            self.assertIn(f"### {w}", medians)
+        self.assertIn("| N | boostfiber/work_stealing P=1 | boostfiber/work_stealing P=2 | native P=1 |", medians)
+        # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition); pthreads fails at 100k.
+        self.assertRegex(medians, r"\| 1 \| 440 \| 220 \| 66 \| 33 \| 9,900 \|")
+        self.assertRegex(medians, r"\| 100k \| 640 \| 320 \| 96 \| 48 \| failed \| failed \| failed \| failed \|")
+        self.assertNotIn("## Errors", report)
+
+    def test_subset_single_p_single_repetition(self):
+        d = synthetic.make_results(self.tmp / "run", backends=("pthreads", "native"), processors=(1,),
+                                   repetitions=1, workloads={"create"})
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue((d / "figures" / "fig7_thread_creation.png").is_file())
+        self.assertTrue((d / "figures" / "fig7_thread_creation.svg").is_file())
+        for name in FIGURES[1:]:
+            self.assertFalse((d / "figures" / f"{name}.png").exists(), name)
+        report = (d / "report.md").read_text()
+        self.assertIn("| N | native | pthreads |", report)  # one P: no "P=" in the columns
+        self.assertIn("`pthreads/create/N=1000000/P=1`", report)
+
+    def test_backend_that_fails_everywhere_still_plots(self):
+        d = self.tmp / "run"
+        synthetic.make_results(d, backends=("pthreads", "native"), workloads={"create", "switch"})
+        rows = read_rows(d)
+        for r in rows:
+            if r["backend"] == "pthreads":
+                r.update(status="failed", value="", reason="boom")
+        write_rows(d, rows)
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue((d / "figures" / "fig8_context_switch.png").is_file())
+        self.assertIn("| `pthreads/switch/K=2000/T=1/P=1` | 0, 1, 2 | boom |", (d / "report.md").read_text())
+
+    def test_raising_module_is_reported_and_others_still_run(self):
+        d = synthetic.make_results(self.tmp / "run")
+        mods = self.tmp / "modules"
+        shutil.copytree(SCRIPTS / "figures", mods, ignore=shutil.ignore_patterns("__pycache__"))
+        (mods / "aa_broken.py").write_text("def make(res, outdir):\n    raise RuntimeError('deliberately broken')\n")
+        (mods / "ab_table.py").write_text(
+            "def make(res, outdir):\n    return [{'title': 'A test table', 'markdown': '| a |\\n|---|\\n| 42 |'}]\n")
+        p = run("plot.py", d, "--modules", mods)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("aa_broken.py", p.stderr)
+        self.assertIn("deliberately broken", p.stderr)
+        for name in FIGURES:
+            self.assertTrue((d / "figures" / f"{name}.png").is_file(), name)
+        report = (d / "report.md").read_text()
+        self.assertIn("## Errors", report)
+        self.assertIn("deliberately broken", report)
+        self.assertIn("### A test table", report)
+        self.assertIn("| 42 |", report)
+
+    def test_module_without_make_or_bad_return_is_an_error(self):
+        d = synthetic.make_results(self.tmp / "run", workloads={"create"})
+        mods = self.tmp / "modules"
+        mods.mkdir()
+        (mods / "no_make.py").write_text("X = 1\n")
+        (mods / "bad_return.py").write_text("def make(res, outdir):\n    return [{'files': []}]\n")
+        (mods / "_private.py").write_text("raise RuntimeError('must not be imported')\n")
+        p = run("plot.py", d, "--modules", mods)
+        self.assertEqual(p.returncode, 1)
+        report = (d / "report.md").read_text()
+        self.assertIn("no_make.py", report)
+        self.assertIn("bad_return.py", report)
+        self.assertNotIn("must not be imported", report + p.stderr)
+
+    def test_not_a_results_folder_exits_2(self):
+        p = run("plot.py", self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("results.csv", p.stderr)
+        self.assertFalse((self.tmp / "report.md").exists())
+
+
+def parse_compare_csv(text):
+    return {r["point"]: r for r in csv.DictReader(io.StringIO(text))}
+
+
+class CompareTest(TempDirCase):
+    def test_ratios_and_geomeans(self):
+        a = synthetic.make_results(self.tmp / "a", scale=1.0)
+        b = synthetic.make_results(self.tmp / "b", scale=2.5, backends=("pthreads", "native", "stdthread"))
+        p = run("compare.py", a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout
+        # Every point measured in both: B/A = 2.5; the per-workload and overall geometric means too.
+        self.assertRegex(out, r"native/create/N=1000/P=2 +42 +105 +2\.500\n")
+        self.assertRegex(out, r"pthreads/lock-global/K=20000/T=8/P=1 +21,600 +54,000 +2\.500\n")
+        for w in ("create", "switch", "lock-local", "lock-global", "mystery"):
+            self.assertRegex(out, rf"geomean B/A {w}: 2\.500 \(\d+ of \d+ points matched\)")
+        self.assertRegex(out, r"geomean B/A all: 2\.500")
+        self.assertRegex(out, r"pthreads/create/N=100000/P=1 +- +- +failed in A and B")
+        self.assertRegex(out, r"boostfiber/work_stealing/create/N=1/P=1 +440 +- +only in A")
+
+    def test_csv_format_and_uneven_ratios(self):
+        a = synthetic.make_results(self.tmp / "a", scale=1.0, backends=("native",), workloads={"switch"})
+        b = synthetic.make_results(self.tmp / "b", scale=1.0, backends=("native",), workloads={"switch"})
+        # B: native switch T=1 P=1 four times slower, T=2 P=1 failed in every repetition.
+        rows = read_rows(b)
+        for r in rows:
+            if r["point"] == "native/switch/K=2000/T=1/P=1":
+                r["value"] = repr(float(r["value"]) * 4)
+            if r["point"] == "native/switch/K=2000/T=2/P=1":
+                r.update(status="failed", value="", reason="timeout")
+        write_rows(b, rows)
+        p = run("compare.py", a, b, "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = parse_compare_csv(p.stdout)
+        self.assertAlmostEqual(float(got["native/switch/K=2000/T=1/P=1"]["ratio"]), 4.0, places=9)
+        self.assertAlmostEqual(float(got["native/switch/K=2000/T=100/P=2"]["ratio"]), 1.0, places=9)
+        self.assertEqual(got["native/switch/K=2000/T=2/P=1"]["state"], "failed in B")
+        # T=10 P=1 has one failed repetition in both (synthetic): the median of the two ok ones still matches.
+        self.assertAlmostEqual(float(got["native/switch/K=2000/T=10/P=1"]["ratio"]), 1.0, places=9)
+        # Text: geomean over the 9 matched points = 4 ** (1/9).
+        t = run("compare.py", a, b)
+        self.assertIn(f"geomean B/A switch: {4 ** (1 / 9):.3f} (9 of 10 points matched)", t.stdout)
+
+    def test_bad_folder_exits_2(self):
+        a = synthetic.make_results(self.tmp / "a", workloads={"create"})
+        empty = self.tmp / "empty"
+        empty.mkdir()
+        for args in ((a, empty), (empty, a), (a, self.tmp / "missing")):
+            p = run("compare.py", *args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("results.csv", p.stderr)
+        (empty / "results.csv").write_text("")
+        self.assertEqual(run("compare.py", a, empty).returncode, 2)
+
+    def test_nothing_in_common_exits_1(self):
+        a = synthetic.make_results(self.tmp / "a", backends=("native",), workloads={"create"})
+        b = synthetic.make_results(self.tmp / "b", backends=("pthreads",), workloads={"switch"})
+        p = run("compare.py", a, b)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("only in A", p.stdout)
+        self.assertIn("only in B", p.stdout)
+
+
+class LoadTest(TempDirCase):
+    def test_types_params_and_counters(self):
+        import coopbench_results as cr
+
+        d = synthetic.make_results(self.tmp / "run", processors=(1, 2))
+        res = cr.load(d)
+        df = res.df
+        self.assertEqual(res.dir, d)
+        self.assertEqual(res.context["git_commit"], "0123456789ab")
+        self.assertTrue(str(df["value"].dtype).startswith("float"))
+        self.assertTrue(str(df["param.N"].dtype).startswith(("float", "int")))
+        self.assertEqual(set(df["param.mode"].unique()), {"", "a", "b"})
+        self.assertIn("counter.timeouts_pct", df.columns)
+        self.assertEqual(df[df["workload"] == "mystery"]["counter.timeouts_pct"].unique().tolist(), [1.5])
+        self.assertTrue(df[df["workload"] != "mystery"]["counter.timeouts_pct"].isna().all())
+        self.assertEqual(sorted(df["processors"].unique().tolist()), [1, 2])
+        self.assertTrue(df[df["status"] == "failed"]["value"].isna().all())
+
+    def test_caption_style_and_save(self):
+        import matplotlib.pyplot as plt
+
+        import coopbench_results as cr
+
+        c = cr.caption({"host": "h", "cpu_model": "X", "cores_available": "4", "compiler": "GNU 12",
+                        "build_type": "Release", "git_commit": "abc"})
+        for needle in ("h", "X", "4 cores", "GNU 12", "Release", "abc"):
+            self.assertIn(needle, c)
+        self.assertEqual(cr.caption({}), "(no context.json)")
+        self.assertEqual(cr.backend_style("native"), cr.backend_style("native"))
+        self.assertNotEqual(cr.backend_style("native")["color"], cr.backend_style("pthreads")["color"])
+        self.assertEqual(cr.backend_style("boostfiber/a")["color"], cr.backend_style("boostfiber")["color"])
+        self.assertEqual(cr.backend_style("someday")["color"], cr.backend_style("someday")["color"])
+        fig, _ = plt.subplots()
+        paths = cr.save_figure(fig, self.tmp / "out", "f")
+        self.assertEqual([p.name for p in paths], ["f.png", "f.svg"])
+        self.assertTrue(all(p.is_file() for p in paths))
+        self.assertFalse(plt.get_fignums())  # closed
+
+    def test_missing_or_broken(self):
+        import coopbench_results as cr
+
+        with self.assertRaises(cr.ResultsError):
+            cr.load(self.tmp)
+        (self.tmp / "results.csv").write_text("a,b\n1,2\n")
+        with self.assertRaises(cr.ResultsError):
+            cr.load(self.tmp)
+
+
+if __name__ == "__main__":
+    unittest.main()

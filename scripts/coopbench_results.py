@@ -344,7 +344,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
 
     d = df.copy()
     d[x] = pd.to_numeric(d[x], errors="coerce")
-    d = d.dropna(subset=[x])
+    d = d[d[x] > 0]  # log x: a non-positive x cannot be drawn (it still appears in report.md's tables)
     cols = series_labels(d, x)
     procs = sorted(d["processors"].dropna().unique())
     pending_failed = []  # (x, series key, style) — placed once the y range is known

@@ -264,6 +264,29 @@ class LoadTest(TempDirCase):
         self.assertTrue(all(p.is_file() for p in paths))
         self.assertFalse(plt.get_fignums())  # closed
 
+    def test_lines_split_by_varying_params_and_processors(self):
+        import matplotlib.pyplot as plt
+
+        import coopbench_results as cr
+
+        d = synthetic.make_results(self.tmp / "run", backends=("native",), workloads={"switch"})
+        rows = read_rows(d)
+        extra = [dict(r, **{"param.K": "500", "point": r["point"].replace("K=2000", "K=500")}) for r in rows]
+        write_rows(d, rows + extra)
+        df = cr.load(d).workload("switch")
+        self.assertEqual(cr.series_labels(df, "param.T"), ["backend", "processors", "param.K"])
+        fig, ax = plt.subplots()
+        failed = cr.plot_lines(ax, df, "param.T", xlabel="T", ylabel="ns")
+        labels = ax.get_legend_handles_labels()[1]
+        self.assertEqual(sorted(labels), ["native P=1 K=2000", "native P=1 K=500", "native P=2 K=2000",
+                                          "native P=2 K=500"])
+        self.assertEqual(failed, 0)  # T=10 P=1 has a failed repetition, but two ok ones
+        self.assertEqual(ax.get_xscale(), "log")
+        plt.close(fig)
+        # One P, one K: the label is the backend alone.
+        one = df[(df["processors"] == 1) & (df["param.K"] == 2000)]
+        self.assertEqual(cr.series_labels(one, "param.T"), ["backend"])
+
     def test_missing_or_broken(self):
         import coopbench_results as cr
 

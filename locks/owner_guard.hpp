@@ -1,0 +1,215 @@
+// owner_guard.hpp — `owner-guard` and `owner-guard-asym`: mostly lock-free access to a
+// resource that one owner thread uses most of the time.
+//
+// Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
+// 24 Sep 2012 (papers/parasail-work-stealing-owner-access.txt), and the comments under it
+// (plain atomics are not barriers: the flag protocol needs store–load ordering).
+//
+// Design (the blog's protocol exactly): two flags, owner_wants and nonowner_wants, one
+// mutex, and a FIFO queue of waiting non-owners protected by that mutex.
+//   Owner:    set owner_wants; if nonowner_wants: lock; use; clear owner_wants;
+//             Check_Queue; unlock.  Else: use; clear owner_wants; re-check nonowner_wants
+//             and if set: lock; Check_Queue; unlock.
+//   Nonowner: lock; set nonowner_wants; while owner_wants: join the queue, release the
+//             mutex and sleep until woken with the mutex handed over; use; Check_Queue;
+//             unlock.
+//   Check_Queue (mutex held): queue empty -> clear nonowner_wants and unlock; else pop
+//             one waiter and hand it the mutex (its semaphore is released, the mutex is
+//             not: the lock hand-off the blog suggests).
+// Mutual exclusion: each side sets its flag before reading the other's (store–load
+// order), so the owner can skip the mutex only while no non-owner can pass its check.
+// No lost waiter: the owner re-reads nonowner_wants after clearing owner_wants (again
+// store–load), so it cannot miss a non-owner that queued itself meanwhile.
+//
+// Where the store–load order comes from:
+//   OwnerGuard      seq_cst stores and loads of both flags (on x86 each owner store is an
+//                   XCHG: two full barriers per owner access, ~2 x 10-20 cycles);
+//   OwnerGuardAsym  an asymmetric fence (locks/asymmetric_fence.hpp): the owner's path is
+//                   plain loads/stores and a compiler fence; each non-owner entry calls
+//                   membarrier instead. Where membarrier is missing it says so once on
+//                   stderr and behaves as OwnerGuard (`using_membarrier()` tells which).
+// The resource's data is ordered (happens-before, also for TSan) by release/acquire on
+// the flags and by the mutex: a non-owner that reads owner_wants == false reads the
+// owner's release clear; an owner that reads nonowner_wants == false reads Check_Queue's
+// release clear.
+//
+// Ownership rules: exactly one thread — the owner — calls owner_lock/owner_unlock, never
+// concurrently with itself; any number of other threads call nonowner_lock/unlock. A
+// waiter record lives on its non-owner's stack while it is queued. No allocation.
+//
+// Example:
+//   locks::OwnerGuard g;
+//   bool slow = g.owner_lock(); use(); g.owner_unlock(slow);   // owner
+//   g.nonowner_lock(); use(); g.nonowner_unlock();             // any other thread
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <semaphore>
+#include <string_view>
+
+#include "locks/asymmetric_fence.hpp"
+
+namespace locks {
+
+// OwnerGuardT — the protocol; Asym selects the asymmetric fence (see file comment).
+template <bool Asym>
+class OwnerGuardT {
+  public:
+    static constexpr std::string_view name = Asym ? "owner-guard-asym" : "owner-guard";
+
+    OwnerGuardT() {
+        if constexpr (Asym) {
+            asym_ = asymmetric_fence_heavy_available();
+            static std::once_flag said;
+            if (!asym_)
+                std::call_once(said, [] {
+                    std::fprintf(stderr, "owner-guard-asym: %s; falling back to owner-guard (seq_cst flags)\n",
+                                 asymmetric_fence_unavailable_reason().c_str());
+                });
+        }
+    }
+    OwnerGuardT(const OwnerGuardT&) = delete;
+    OwnerGuardT& operator=(const OwnerGuardT&) = delete;
+
+    // using_membarrier — does this guard use the asymmetric fence (false: seq_cst flags)?
+    bool using_membarrier() const { return asym(); }
+
+    // owner_lock — the owner's entry; returns whether it took the mutex (pass it to
+    // owner_unlock). Precondition: called by the owner only, not already inside.
+    bool owner_lock() {
+        if (asym()) {
+            // relaxed + light fence: the store–load order comes from the non-owners'
+            // membarrier (see asymmetric_fence.hpp); the signal fence keeps the compiler
+            // from moving the load above the store.
+            owner_wants_.store(true, std::memory_order_relaxed);
+            asymmetric_fence_light();
+            // acquire: pairs with Check_Queue's release clear (the last non-owner's use
+            // happens-before ours).
+            if (!nonowner_wants_.load(std::memory_order_acquire)) return false;
+        } else {
+            // seq_cst store then seq_cst load: the store–load order of the blog's
+            // argument (a release store and acquire load could be reordered).
+            owner_wants_.store(true, std::memory_order_seq_cst);
+            if (!nonowner_wants_.load(std::memory_order_seq_cst)) return false;
+        }
+        mutex_.acquire();
+        return true;
+    }
+
+    // owner_unlock — the owner's exit; `locked` is what owner_lock returned.
+    void owner_unlock(bool locked) {
+        if (locked) {
+            // release: a non-owner reading false sees our use (the mutex orders it anyway).
+            owner_wants_.store(false, std::memory_order_release);
+            check_queue_and_unlock();
+            return;
+        }
+        bool nonowner;
+        if (asym()) {
+            // release: pairs with the non-owners' acquire load of owner_wants (our use
+            // happens-before theirs). The store–load order against the re-check comes
+            // from the light/heavy fence pair, as in owner_lock.
+            owner_wants_.store(false, std::memory_order_release);
+            asymmetric_fence_light();
+            nonowner = nonowner_wants_.load(std::memory_order_relaxed);  // the mutex orders what follows
+        } else {
+            // seq_cst: store–load order for the "no lost waiter" argument.
+            owner_wants_.store(false, std::memory_order_seq_cst);
+            nonowner = nonowner_wants_.load(std::memory_order_seq_cst);
+        }
+        if (nonowner) {
+            mutex_.acquire();
+            check_queue_and_unlock();
+        }
+    }
+
+    // nonowner_lock — a non-owner's entry: returns holding the mutex with owner_wants
+    // clear. Precondition: not called by the owner.
+    void nonowner_lock() {
+        mutex_.acquire();
+        if (asym()) {
+            // relaxed + heavy fence: after membarrier the store is visible to the owner's
+            // next load, or the owner's store is visible to our load (Dekker).
+            nonowner_wants_.store(true, std::memory_order_relaxed);
+            asymmetric_fence_heavy();
+        } else {
+            nonowner_wants_.store(true, std::memory_order_seq_cst);  // seq_cst: store–load order
+        }
+        // acquire (seq_cst for the symmetric guard): pairs with the owner's release clear.
+        // After a wake-up, our flag is still set (the queue was not empty) and its fence
+        // already done, so re-reading is enough.
+        while (owner_wants_.load(asym() ? std::memory_order_acquire : std::memory_order_seq_cst)) {
+            Waiter w;
+            if (tail_) tail_->next = &w;
+            else head_ = &w;
+            tail_ = &w;
+            mutex_.release();
+            w.wake.acquire();  // woken holding the mutex (hand-off)
+        }
+    }
+
+    // nonowner_unlock — a non-owner's exit: Check_Queue, then unlock or hand off.
+    void nonowner_unlock() { check_queue_and_unlock(); }
+
+    // owner_access / nonowner_access — run fn under the guard.
+    template <class F>
+    decltype(auto) owner_access(F&& fn) {
+        struct Exit {
+            OwnerGuardT* g;
+            bool locked;
+            ~Exit() { g->owner_unlock(locked); }
+        } exit{this, owner_lock()};
+        return fn();
+    }
+    template <class F>
+    decltype(auto) nonowner_access(F&& fn) {
+        nonowner_lock();
+        struct Exit {
+            OwnerGuardT* g;
+            ~Exit() { g->nonowner_unlock(); }
+        } exit{this};
+        return fn();
+    }
+
+  private:
+    bool asym() const {
+        if constexpr (Asym) return asym_;
+        else return false;
+    }
+
+    // Waiter — a queued non-owner (on its stack).
+    struct Waiter {
+        std::binary_semaphore wake{0};
+        Waiter* next = nullptr;
+    };
+
+    // check_queue_and_unlock — Check_Queue with the mutex held, then unlock or hand off.
+    void check_queue_and_unlock() {
+        if (head_ == nullptr) {
+            // release: the owner reading false sees our use (pairs with its acquire load).
+            nonowner_wants_.store(false, asym() ? std::memory_order_release : std::memory_order_seq_cst);
+            mutex_.release();
+            return;
+        }
+        Waiter* w = head_;
+        head_ = w->next;
+        if (head_ == nullptr) tail_ = nullptr;
+        w->wake.release();  // hand-off: the mutex stays locked, now held by w
+    }
+
+    alignas(64) std::atomic<bool> owner_wants_{false};
+    alignas(64) std::atomic<bool> nonowner_wants_{false};
+    alignas(64) std::binary_semaphore mutex_{1};  // a mutex that another thread may hand on
+    Waiter* head_ = nullptr;  // the nonowner-waiting queue (FIFO), protected by mutex_
+    Waiter* tail_ = nullptr;
+    bool asym_ = false;  // Asym and membarrier available
+};
+
+// OwnerGuard — the blog's protocol with sequentially consistent flags.
+using OwnerGuard = OwnerGuardT<false>;
+// OwnerGuardAsym — the same with an asymmetric fence (membarrier on the non-owners' side).
+using OwnerGuardAsym = OwnerGuardT<true>;
+
+}  // namespace locks

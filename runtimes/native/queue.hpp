@@ -170,7 +170,10 @@ public:
             Node* next = head->next.load(std::memory_order_acquire);
             if (next == nullptr) {
                 // release: as in enqueue (our read of head->next precedes a reuse of head).
+                // hp2 too: a failed validation below may have left it set, and a stale
+                // hazard would keep its node out of reuse (pooled) indefinitely.
                 self.hp1.store(nullptr, std::memory_order_release);
+                self.hp2.store(nullptr, std::memory_order_release);
                 return nullptr;
             }
             // seq_cst exchange: publication needs store->load order before the validation.

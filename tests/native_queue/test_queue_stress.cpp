@@ -1,0 +1,285 @@
+// test_queue_stress.cpp — coop::Queue under concurrency (runtimes/native/queue.hpp).
+//
+// Invariants checked, each under a watchdog that aborts a hung run:
+// - ProducersConsumers: P producers and P consumers (P = hardware threads, at least 2) move
+//   items across several queues at once. Every transfer is seen exactly once (a counter per
+//   transfer), each consumer sees each producer's items of each queue in increasing order
+//   (per-producer FIFO), and nodes_live() never exceeds items + queues + 2N.
+// - YieldPattern: the scheduler's use (dequeue the next item, enqueue it back) by N
+//   processors on one queue, with items retired (release + delete) and replaced
+//   concurrently; no item is lost or duplicated and the node bound holds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "runtimes/native/queue.hpp"
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Watchdog — aborts the process with `what` and a progress figure if not disarmed in time.
+class Watchdog {
+public:
+    Watchdog(const char* what, std::chrono::seconds limit, const std::atomic<std::uint64_t>& progress)
+        : thread_([this, what, limit, &progress] {
+              std::unique_lock lock(mutex_);
+              if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+                  std::fprintf(stderr, "watchdog: %s hung (progress %llu)\n", what,
+                               static_cast<unsigned long long>(progress.load()));
+                  std::abort();
+              }
+          }) {}
+    ~Watchdog() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
+
+unsigned processors() { return std::max(2u, std::thread::hardware_concurrency()); }
+
+struct Transfer : coop::QueueItem {
+    unsigned producer = 0;
+    unsigned queue = 0;
+    std::uint64_t seq = 0;
+};
+
+// run_producers_consumers — the ProducersConsumers scenario with `queues` data queues and
+// `total` transfers; returns nothing, reports through gtest.
+void run_producers_consumers(unsigned queues, std::uint64_t total) {
+    const unsigned P = processors();
+    const unsigned kItemsPerProducer = 128;
+    const std::uint64_t per_producer = total / P;
+    total = per_producer * P;
+
+    coop::bind_processor(2 * P);  // the main thread seeds and drains the return queues
+    coop::drain_pools();
+    const std::size_t base = coop::nodes_live();
+
+    std::vector<std::unique_ptr<coop::Queue<Transfer>>> data, back;
+    for (unsigned q = 0; q < queues; ++q)
+        data.push_back(std::make_unique<coop::Queue<Transfer>>());
+    for (unsigned p = 0; p < P; ++p)
+        back.push_back(std::make_unique<coop::Queue<Transfer>>());
+    std::vector<Transfer> items(std::size_t{P} * kItemsPerProducer);
+    for (unsigned p = 0; p < P; ++p)
+        for (unsigned k = 0; k < kItemsPerProducer; ++k)
+            back[p]->enqueue(&items[std::size_t{p} * kItemsPerProducer + k]);
+
+    // N: every processor index bound so far (workers 0..2P-1, main 2P, maybe others).
+    const std::size_t N = coop::detail::g_bound.load();
+    const std::size_t bound = items.size() + queues + P + 2 * (std::max<std::size_t>(N, 2 * P + 1));
+
+    std::vector<std::atomic<std::uint8_t>> seen(total);
+    std::atomic<std::uint64_t> consumed{0};
+    std::atomic<std::uint64_t> errors{0};
+    std::atomic<std::size_t> max_nodes{0};
+    std::atomic<bool> done{false};
+
+    Watchdog dog("ProducersConsumers", std::chrono::seconds(kSanitized ? 240 : 120), consumed);
+
+    std::vector<std::thread> threads;
+    for (unsigned p = 0; p < P; ++p) {
+        threads.emplace_back([&, p] {
+            coop::bind_processor(p);
+            for (std::uint64_t s = 0; s < per_producer; ++s) {
+                Transfer* t;
+                while ((t = back[p]->dequeue()) == nullptr)
+                    std::this_thread::yield();
+                t->producer = p;
+                t->seq = s;
+                t->queue = static_cast<unsigned>((s * 7 + p) % queues);
+                data[t->queue]->enqueue(t);
+            }
+        });
+    }
+    for (unsigned c = 0; c < P; ++c) {
+        threads.emplace_back([&, c] {
+            coop::bind_processor(P + c);
+            // last[q * P + p]: the last sequence number seen from producer p on queue q
+            std::vector<std::int64_t> last(std::size_t{queues} * P, -1);
+            std::uint64_t local = 0;
+            unsigned q = c % queues;
+            while (consumed.load(std::memory_order_relaxed) < total) {
+                Transfer* t = nullptr;
+                for (unsigned k = 0; k < queues && t == nullptr; ++k, q = (q + 1) % queues)
+                    t = data[q]->dequeue();
+                if (t == nullptr) {
+                    if (local) consumed.fetch_add(std::exchange(local, 0));
+                    std::this_thread::yield();
+                    continue;
+                }
+                const std::uint64_t id = t->producer * per_producer + t->seq;
+                if (t->producer >= P || t->seq >= per_producer ||
+                    seen[id].fetch_add(1, std::memory_order_relaxed) != 0)
+                    errors.fetch_add(1);
+                std::int64_t& l = last[std::size_t{t->queue} * P + t->producer];
+                if (static_cast<std::int64_t>(t->seq) <= l)
+                    errors.fetch_add(1);  // per-producer FIFO broken
+                l = static_cast<std::int64_t>(t->seq);
+                back[t->producer]->enqueue(t);
+                if (++local == 256) consumed.fetch_add(std::exchange(local, 0));
+            }
+            if (local) consumed.fetch_add(local);
+        });
+    }
+    std::thread monitor([&] {
+        while (!done.load()) {
+            const std::size_t now = coop::nodes_live() - base;
+            std::size_t m = max_nodes.load();
+            while (now > m && !max_nodes.compare_exchange_weak(m, now)) {
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
+    for (auto& t : threads)
+        t.join();
+    done = true;
+    monitor.join();
+
+    EXPECT_EQ(errors.load(), 0u) << "duplicated, foreign or out-of-order transfers";
+    EXPECT_EQ(consumed.load(), total);
+    std::uint64_t missing = 0;
+    for (auto& s : seen)
+        missing += s.load() != 1;
+    EXPECT_EQ(missing, 0u) << "transfers not seen exactly once";
+    EXPECT_LE(max_nodes.load(), bound) << "node count above items + queues + 2N";
+
+    // Quiescent: every item is back in its producer's return queue.
+    for (unsigned q = 0; q < queues; ++q)
+        EXPECT_EQ(data[q]->check_quiescent(), 0);
+    std::size_t returned = 0;
+    for (unsigned p = 0; p < P; ++p) {
+        EXPECT_EQ(back[p]->check_quiescent(), static_cast<long>(kItemsPerProducer));
+        while (Transfer* t = back[p]->dequeue()) {
+            ++returned;
+            coop::release(t);
+        }
+    }
+    EXPECT_EQ(returned, items.size());
+    data.clear();
+    back.clear();
+    coop::drain_pools();
+    EXPECT_EQ(coop::nodes_live(), base) << "nodes leaked";
+}
+
+TEST(QueueStress, ProducersConsumersManyQueues) {
+    run_producers_consumers(3, kSanitized ? 1'000'000 : 10'000'000);
+}
+
+TEST(QueueStress, ProducersConsumersOneQueue) {
+    run_producers_consumers(1, kSanitized ? 300'000 : 3'000'000);
+}
+
+struct Token : coop::QueueItem {
+    std::uint64_t visits = 0;  // written only by the processor that dequeued the token
+    std::uint32_t id = 0;
+};
+
+TEST(QueueStress, YieldPatternWithRetirement) {
+    // N processors share one ready queue of M tokens and loop "dequeue, touch, enqueue";
+    // every 64th visit a processor retires the token (release + delete) and enqueues a new
+    // one in its place, so nodes are freed while other processors may still protect them.
+    const unsigned N = processors();
+    const unsigned M = 2 * N;
+    const std::uint64_t rounds = kSanitized ? 200'000 : 4'000'000;  // per processor
+
+    coop::bind_processor(N);
+    coop::drain_pools();
+    const std::size_t base = coop::nodes_live();
+    std::atomic<std::uint64_t> progress{0};
+    std::atomic<std::uint64_t> retired_visits{0};
+    std::atomic<std::uint32_t> next_id{M};
+    std::atomic<std::uint64_t> errors{0};
+    std::atomic<std::size_t> max_nodes{0};
+    {
+        coop::Queue<Token> ready;
+        for (unsigned i = 0; i < M; ++i) {
+            auto* t = new Token;
+            t->id = i;
+            ready.enqueue(t);
+        }
+        const std::size_t bound = M + 1 + 2 * std::max<std::size_t>(coop::detail::g_bound.load(), N + 1);
+        Watchdog dog("YieldPattern", std::chrono::seconds(kSanitized ? 240 : 120), progress);
+        std::vector<std::thread> threads;
+        for (unsigned p = 0; p < N; ++p) {
+            threads.emplace_back([&, p] {
+                coop::bind_processor(p);
+                for (std::uint64_t r = 0; r < rounds; ++r) {
+                    Token* t = ready.dequeue();
+                    if (t == nullptr) {
+                        errors.fetch_add(1);  // M > N tokens: at most N are out of the queue
+                        continue;
+                    }
+                    if (++t->visits % 64 == 0) {
+                        retired_visits.fetch_add(t->visits);
+                        coop::release(t);
+                        delete t;
+                        t = new Token;
+                        t->id = next_id.fetch_add(1);
+                    }
+                    ready.enqueue(t);
+                    if (r % 1024 == 0) {
+                        progress.fetch_add(1024);
+                        const std::size_t now = coop::nodes_live() - base;
+                        std::size_t m = max_nodes.load();
+                        while (now > m && !max_nodes.compare_exchange_weak(m, now)) {
+                        }
+                    }
+                }
+            });
+        }
+        for (auto& t : threads)
+            t.join();
+        EXPECT_EQ(errors.load(), 0u) << "the queue looked empty while it held tokens";
+        EXPECT_LE(max_nodes.load(), bound);
+        EXPECT_EQ(ready.check_quiescent(), static_cast<long>(M));
+        std::uint64_t visits = retired_visits.load();
+        std::vector<std::uint32_t> ids;
+        while (Token* t = ready.dequeue()) {
+            visits += t->visits;
+            ids.push_back(t->id);
+            coop::release(t);
+            delete t;
+        }
+        EXPECT_EQ(ids.size(), M) << "tokens lost or duplicated";
+        std::sort(ids.begin(), ids.end());
+        EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "a token twice";
+        EXPECT_EQ(visits, rounds * N) << "visits lost";
+    }
+    coop::drain_pools();
+    EXPECT_EQ(coop::nodes_live(), base) << "nodes leaked";
+}
+
+}  // namespace

@@ -61,7 +61,11 @@ class Registry {
         static Registry r;
         return r;
     }
-    void add_backend(BackendEntry e) { backends_.push_back(std::move(e)); }
+    // add_backend — a second registration of the same name is ignored (the first stays).
+    void add_backend(BackendEntry e) {
+        if (backend(e.name)) return;
+        backends_.push_back(std::move(e));
+    }
     void add_workload(const std::string& name, WorkloadEntry e) { workloads_.emplace(name, std::move(e)); }
 
     const std::vector<BackendEntry>& backends() const { return backends_; }

@@ -205,7 +205,8 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
         bm->UseManualTime()->Iterations(1)->Repetitions(static_cast<int>(t.reps.size()))->Unit(benchmark::kMicrosecond);
     }
     if (!todo.empty()) benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
+    // No benchmark::Shutdown(): in Google Benchmark 1.7.1 it leaves a dangling context, so a
+    // second sweep in the same process (tests) would crash in AddCustomContext.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     std::fprintf(stderr, "coopbench: %zu measurements (%zu failed) in %s\n", measured, failed, opts.out.c_str());

@@ -1,0 +1,260 @@
+// The driver through cli_main, as users run it: bad input, result files, resume, failed
+// points (crash, hang, refused threads, wrong answers) recorded while the sweep goes on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "harness/cli.hpp"
+#include "harness/registry.hpp"
+#include "harness/results.hpp"
+#include "harness/runner.hpp"
+#include "runtimes/pthreads/pthreads.hpp"
+
+namespace fs = std::filesystem;
+using coopbench::PthreadsBackend;
+
+// FaultyBackend — pthreads that crashes, hangs or refuses threads, by its `mode` option.
+struct FaultyBackend : PthreadsBackend {
+    static constexpr std::string_view name = "faulty";
+    static inline std::string mode;
+    static inline std::atomic<int> spawned{0};
+    class Runtime : public PthreadsBackend::Runtime {
+      public:
+        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o) { mode = o.option("mode"); }
+        template <class F>
+        void run(F&& f) {
+            if (mode == "crash") raise(SIGSEGV);
+            if (mode == "hang")
+                for (;;) pause();
+            PthreadsBackend::Runtime::run(std::forward<F>(f));
+        }
+    };
+    template <class F>
+    static Thread spawn(F&& f) {
+        if (mode == "refuse" && ++spawned > 3) throw coopbench::SpawnError("faulty_create: EAGAIN");
+        return PthreadsBackend::spawn(std::forward<F>(f));
+    }
+};
+COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/crash", "crashes", {{"mode", "crash"}});
+COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hang", "hangs", {{"mode", "hang"}});
+COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/refuse", "refuses the 4th thread", {{"mode", "refuse"}});
+COOPBENCH_REGISTER_BACKEND(coopbench::PthreadsBackend, "pthreads", "POSIX threads");
+
+namespace {
+
+// cli — `coopbench ARGS...` in a child process (Google Benchmark keeps global state that
+// does not survive two runs in one process), returning its exit code.
+int cli(std::vector<std::string> args) {
+    args.insert(args.begin(), "coopbench");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int rc = coopbench::cli_main(static_cast<int>(args.size()), argv.data());
+        std::fflush(nullptr);
+        _exit(rc);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+fs::path fresh_dir(const std::string& name) {
+    fs::path d = fs::temp_directory_path() / ("coopbench-test-" + std::to_string(getpid()) + "-" + name);
+    fs::remove_all(d);
+    return d;
+}
+
+struct Row {
+    std::map<std::string, std::string> f;
+    const std::string& operator[](const std::string& k) const { return f.at(k); }
+};
+
+std::vector<Row> read_csv(const fs::path& p) {
+    std::ifstream in(p);
+    std::string line;
+    std::vector<Row> rows;
+    std::getline(in, line);
+    auto header = coopbench::parse_csv_line(line);
+    while (std::getline(in, line)) {
+        auto fields = coopbench::parse_csv_line(line);
+        EXPECT_EQ(fields.size(), header.size()) << line;
+        Row r;
+        for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) r.f[header[i]] = fields[i];
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
+    const std::vector<std::vector<std::string>> bad = {
+        {"run", "--backends", "pthread"},                     // unknown backend
+        {"run", "--workloads", "creat"},                      // unknown workload
+        {"run", "--workloads", "create", "--param", "Q=1"},   // no such parameter
+        {"run", "--workloads", "create", "--param", "N=0"},   // non-positive size
+        {"run", "--workloads", "create", "--param", "N=ten"}, // not an integer
+        {"run", "--plan", "quik"},                            // unknown plan
+        {"run", "--processors", "0"},                         // impossible
+        {"run", "--repetitions", "0"},
+        {"run", "--workloads", "create", "--out", "/proc/coopbench-cannot-write"},  // unwritable
+        {"run", "--no-such-flag"},
+        {"run", "--backend-opt", "nosuch=1", "--backends", "pthreads"},
+        {"frobnicate"},
+    };
+    for (auto& args : bad) {
+        testing::internal::CaptureStderr();
+        int rc = cli(args);
+        std::string err = testing::internal::GetCapturedStderr();
+        EXPECT_EQ(rc, 2) << args[1];
+        EXPECT_NE(err.find("coopbench"), std::string::npos) << err;
+    }
+    testing::internal::CaptureStderr();
+    cli({"run", "--backends", "pthread"});
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("did you mean pthreads"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST(DriverInput, ListAndDryRun) {
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(cli({"list"}), 0);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("pthreads"), std::string::npos);
+    EXPECT_NE(out.find("create"), std::string::npos);
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "-p", "N=1,1e2,10^3", "-P", "1,2"}), 0);
+    out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("pthreads/create/N=1000/P=2"), std::string::npos) << out;
+    EXPECT_NE(out.find("6 points"), std::string::npos) << out;
+}
+
+TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
+    auto dir = fresh_dir("files");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,switch", "-r", "2", "-o", dir, "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    // create: N=1,100; switch: T=1,4 (K=100) => 4 points x 2 repetitions
+    ASSERT_EQ(rows.size(), 8u);
+    std::set<std::pair<std::string, std::string>> seen;
+    for (auto& r : rows) {
+        EXPECT_EQ(r["status"], "ok") << r["reason"];
+        EXPECT_FALSE(r["value"].empty());
+        EXPECT_FALSE(r["peak_rss_kib"].empty());
+        EXPECT_FALSE(r["cpu_seconds"].empty());
+        EXPECT_TRUE(seen.emplace(r["point"], r["repetition"]).second);
+    }
+    std::ifstream jl(dir / "points.jsonl");
+    std::string line;
+    int n = 0;
+    while (std::getline(jl, line)) {
+        auto j = nlohmann::json::parse(line);
+        EXPECT_TRUE(j.contains("params"));
+        ++n;
+    }
+    EXPECT_EQ(n, 8);
+    std::ifstream bj(dir / "benchmark.json");
+    auto j = nlohmann::json::parse(bj);
+    for (auto key : {"cpu_model", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
+        EXPECT_TRUE(j["context"].contains(key)) << key;
+    EXPECT_GE(j["benchmarks"].size(), 8u);
+    EXPECT_TRUE(fs::exists(dir / "context.json"));
+    EXPECT_TRUE(fs::exists(dir / "sweep.json"));
+    fs::remove_all(dir);
+}
+
+TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
+    auto dir = fresh_dir("resume");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,lock-local", "-r", "2", "-o", dir, "-q"}), 0);
+    auto full = read_csv(dir / "results.csv");
+    ASSERT_EQ(full.size(), 8u);
+    // Simulate a crash after three measurements, with a torn fourth line.
+    {
+        std::ifstream in(dir / "results.csv");
+        std::string header, l1, l2, l3;
+        std::getline(in, header);
+        std::getline(in, l1);
+        std::getline(in, l2);
+        std::getline(in, l3);
+        in.close();
+        std::ofstream out(dir / "results.csv", std::ios::trunc);
+        out << header << "\n" << l1 << "\n" << l2 << "\n" << l3 << "\n";
+    }
+    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    ASSERT_EQ(rows.size(), 8u);
+    std::set<std::pair<std::string, std::string>> seen;
+    for (auto& r : rows) EXPECT_TRUE(seen.emplace(r["point"], r["repetition"]).second) << r["point"];
+    EXPECT_EQ(seen.size(), 8u);
+    EXPECT_TRUE(fs::exists(dir / "benchmark-2.json"));
+    fs::remove_all(dir);
+}
+
+TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {
+    auto dir = fresh_dir("faults");
+    ASSERT_EQ(cli({"run", "-b", "faulty,pthreads", "-w", "create", "-p", "N=10", "--timeout", "2", "-o", dir, "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    ASSERT_EQ(rows.size(), 4u);
+    std::map<std::string, Row> by;
+    for (auto& r : rows) by[r["backend"]] = r;
+    EXPECT_EQ(by["faulty/crash"]["status"], "failed");
+    EXPECT_NE(by["faulty/crash"]["reason"].find("SIGSEGV"), std::string::npos) << by["faulty/crash"]["reason"];
+    EXPECT_EQ(by["faulty/hang"]["status"], "failed");
+    EXPECT_NE(by["faulty/hang"]["reason"].find("timeout"), std::string::npos) << by["faulty/hang"]["reason"];
+    EXPECT_EQ(by["faulty/refuse"]["status"], "failed");
+    EXPECT_NE(by["faulty/refuse"]["reason"].find("EAGAIN at 3 threads"), std::string::npos)
+        << by["faulty/refuse"]["reason"];
+    EXPECT_EQ(by["pthreads"]["status"], "ok") << by["pthreads"]["reason"];
+    fs::remove_all(dir);
+}
+
+TEST(DriverRun, SystemLimitFailsEarlyAndCleanly) {
+    auto dir = fresh_dir("limit");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=100000000", "-o", dir, "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["status"], "failed");
+    EXPECT_NE(rows[0]["reason"].find("system limit"), std::string::npos) << rows[0]["reason"];
+    fs::remove_all(dir);
+}
+
+TEST(DriverRun, EveryMicroSelfCheckCatchesAnInjectedFault) {
+    auto dir = fresh_dir("inject");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-o", dir, "-q", "--inject-fault"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    ASSERT_FALSE(rows.empty());
+    for (auto& r : rows) {
+        EXPECT_EQ(r["status"], "failed") << r["point"];
+        EXPECT_NE(r["reason"].find("self-check failed"), std::string::npos) << r["point"] << ": " << r["reason"];
+    }
+    fs::remove_all(dir);
+}
+
+TEST(DriverFormat, CsvQuotingRoundTrips) {
+    for (std::string s : {"plain", "with,comma", "with \"quote\"", "", "a,\"b\",c"}) {
+        auto line = coopbench::csv_field(s) + "," + coopbench::csv_field("x");
+        auto f = coopbench::parse_csv_line(line);
+        ASSERT_EQ(f.size(), 2u) << line;
+        EXPECT_EQ(f[0], s);
+    }
+}
+
+TEST(DriverFormat, OutcomeJsonRoundTrips) {
+    coopbench::Outcome o = coopbench::Outcome::measured(1.5, 42);
+    o.counters["x"] = 3;
+    auto back = coopbench::outcome_from_json(coopbench::outcome_to_json(o));
+    EXPECT_TRUE(back.ok);
+    EXPECT_DOUBLE_EQ(back.seconds, 1.5);
+    EXPECT_DOUBLE_EQ(back.value, 42);
+    EXPECT_DOUBLE_EQ(back.counters.at("x"), 3);
+}

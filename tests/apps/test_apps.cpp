@@ -1,0 +1,226 @@
+// The application workloads (workloads/apps/): every app at its tiny plan on pthreads and
+// stdthread (directly through run_point) and on every backend in the registry (through the
+// same runners the driver uses), their self-checks (inject_fault must fail the point), the
+// paper's Eratosthenes answer, and refused spawns (the point fails cleanly, nothing hangs).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "harness/registry.hpp"
+#include "runtimes/pthreads/pthreads.hpp"
+#include "runtimes/stdthread/stdthread.hpp"
+#include "tests/apps/apps_test_support.hpp"
+#include "workloads/apps/all.hpp"
+
+using namespace coopbench;
+using apps_test::Watchdog;
+
+namespace {
+
+template <class W>
+std::string workload_name() {
+    return W::info(Machine{apps_test::processors()}).name;
+}
+
+template <class W>
+std::vector<apps_test::PlanPoint> tiny_points() {
+    const auto info = W::info(Machine{apps_test::processors()});
+    const auto it = info.plans.find("tiny");
+    return it == info.plans.end() ? std::vector<apps_test::PlanPoint>{} : apps_test::expand(it->second);
+}
+
+Context context_for(const apps_test::PlanPoint& p, bool fault = false) {
+    Context ctx;
+    ctx.params = p.params;
+    ctx.options.processors = p.processors;
+    ctx.inject_fault = fault;
+    return ctx;
+}
+
+// RefusingBackend — stdthread whose spawn refuses once `budget` threads were spawned (the
+// runtime's own main thread is not counted): a stand-in for a system out of threads.
+struct RefusingBackend : StdThreadBackend {
+    static constexpr std::string_view name = "refusing";
+    static inline std::atomic<long> budget{0};
+    template <class F>
+    static Thread spawn(F&& fn) {
+        if (budget.fetch_sub(1) <= 0) throw SpawnError("refused by the test");
+        return StdThreadBackend::spawn(std::forward<F>(fn));
+    }
+};
+static_assert(Backend<RefusingBackend>);
+
+template <class W>
+class AppTest : public ::testing::Test {};
+using Apps = ::testing::Types<City, Eratosthenes, Mandelbrot, Matrix, News, Producer, TokenRing>;
+class AppNames {
+  public:
+    template <class T>
+    static std::string GetName(int) {
+        return workload_name<T>();
+    }
+};
+TYPED_TEST_SUITE(AppTest, Apps, AppNames);
+
+template <Backend B, class W>
+void expect_tiny_plan_passes() {
+    const auto points = tiny_points<W>();
+    ASSERT_FALSE(points.empty()) << workload_name<W>() << " has no tiny plan";
+    for (const auto& p : points) {
+        Watchdog dog(std::string(B::name) + "/" + workload_name<W>() + " " + apps_test::describe(p.params));
+        const Outcome o = run_point<B, W>(context_for(p));
+        EXPECT_TRUE(o.ok) << B::name << " " << apps_test::describe(p.params) << ": " << o.reason;
+        EXPECT_GT(o.seconds, 0.0);
+        EXPECT_DOUBLE_EQ(o.value, o.seconds * 1e3);  // unit "ms"
+    }
+}
+
+template <Backend B, class W>
+void expect_fault_detected() {
+    for (const auto& p : tiny_points<W>()) {
+        Watchdog dog(std::string(B::name) + "/" + workload_name<W>() + " fault");
+        const Outcome o = run_point<B, W>(context_for(p, true));
+        EXPECT_FALSE(o.ok) << B::name << " " << apps_test::describe(p.params)
+                           << ": the self-check missed an injected fault";
+        EXPECT_NE(o.reason.find("self-check failed"), std::string::npos) << o.reason;
+    }
+}
+
+}  // namespace
+
+TYPED_TEST(AppTest, InfoDescribesThePaperWorkload) {
+    const auto info = TypeParam::info(Machine{apps_test::processors()});
+    EXPECT_EQ(info.unit, "ms");
+    EXPECT_NE(info.origin.find("Negele"), std::string::npos);
+    for (const char* plan : {"tiny", "quick", "paper"}) {
+        ASSERT_TRUE(info.plans.count(plan)) << plan;
+        // Every grid names only declared parameters (or processors) and sets all of them.
+        for (const auto& p : apps_test::expand(info.plans.at(plan))) {
+            EXPECT_EQ(p.params.size(), info.params.size()) << plan << " " << apps_test::describe(p.params);
+            for (const auto& spec : info.params) {
+                ASSERT_TRUE(p.params.count(spec.name)) << plan << " lacks " << spec.name;
+                EXPECT_GE(std::stoll(p.params.at(spec.name)), spec.min) << plan << " " << spec.name;
+            }
+        }
+    }
+}
+
+TYPED_TEST(AppTest, TinyPlanOnPthreads) { expect_tiny_plan_passes<PthreadsBackend, TypeParam>(); }
+TYPED_TEST(AppTest, TinyPlanOnStdthread) { expect_tiny_plan_passes<StdThreadBackend, TypeParam>(); }
+TYPED_TEST(AppTest, InjectedFaultFailsOnPthreads) { expect_fault_detected<PthreadsBackend, TypeParam>(); }
+TYPED_TEST(AppTest, InjectedFaultFailsOnStdthread) { expect_fault_detected<StdThreadBackend, TypeParam>(); }
+
+// run_registered — run one point through a registered backend's runner. A backend may
+// refuse a runtime configuration in-process (boostfiber/round_robin runs on one processor
+// only; boostfiber/work_stealing once per process): run_point reports that as a failure
+// whose reason starts with "runtime: ". Then retry on one processor; if the runtime still
+// refuses, return nothing (the backend cannot run here; the driver isolates points).
+std::optional<Outcome> run_registered(const BackendEntry& b, RunFn runner, Context ctx) {
+    ctx.options.extra = b.fixed;
+    Outcome o = runner(ctx);
+    const auto refused = [](const Outcome& x) { return !x.ok && x.reason.rfind("runtime: ", 0) == 0; };
+    if (refused(o) && ctx.options.processors != 1) {
+        ctx.options.processors = 1;
+        o = runner(ctx);
+    }
+    if (refused(o)) return std::nullopt;
+    return o;
+}
+
+// Every backend linked into this binary (native, boostfiber, ... once they register) runs
+// every app's tiny plan through its registered runner, and catches the injected fault.
+TYPED_TEST(AppTest, TinyPlanOnEveryRegisteredBackend) {
+    const std::string name = workload_name<TypeParam>();
+    const auto& backends = Registry::instance().backends();
+    ASSERT_NE(Registry::instance().backend("pthreads"), nullptr);
+    ASSERT_NE(Registry::instance().backend("stdthread"), nullptr);
+    for (const auto& b : backends) {
+        const auto runner = b.runners.find(name);
+        if (runner == b.runners.end()) continue;  // the workload says it does not support b
+        for (const auto& p : tiny_points<TypeParam>()) {
+            for (bool fault : {false, true}) {
+                Watchdog dog(b.name + "/" + name + " " + apps_test::describe(p.params));
+                const auto o = run_registered(b, runner->second, context_for(p, fault));
+                if (!o) {
+                    EXPECT_NE(b.family, "pthreads");
+                    EXPECT_NE(b.family, "stdthread");
+                    std::printf("note: %s refused its runtime in this process; not run here\n", b.name.c_str());
+                    continue;
+                }
+                if (fault) {
+                    EXPECT_FALSE(o->ok) << b.name << " " << apps_test::describe(p.params) << ": fault missed";
+                    EXPECT_NE(o->reason.find("self-check failed"), std::string::npos) << b.name << ": " << o->reason;
+                } else {
+                    EXPECT_TRUE(o->ok) << b.name << " " << apps_test::describe(p.params) << ": " << o->reason;
+                }
+            }
+        }
+    }
+}
+
+TEST(AppsRegistry, AllSevenAppsAreListedAndRunnableOnPthreads) {
+    const auto* b = Registry::instance().backend("pthreads");
+    ASSERT_NE(b, nullptr);
+    for (const char* w : {"city", "eratosthenes", "mandelbrot", "matrix", "news", "producer", "tokenring"}) {
+        EXPECT_TRUE(Registry::instance().workloads().count(w)) << w;
+        EXPECT_TRUE(b->runners.count(w)) << w;
+    }
+}
+
+// A refused spawn makes the point fail with the backend's reason and never hangs, whichever
+// thread is refused (for Eratosthenes also the stages' own spawns: the drain path).
+TYPED_TEST(AppTest, RefusedSpawnFailsCleanly) {
+    for (const auto& p : tiny_points<TypeParam>()) {
+        for (long budget : {0L, 1L, 2L, 3L, 7L}) {
+            Watchdog dog(workload_name<TypeParam>() + " refused after " + std::to_string(budget));
+            RefusingBackend::budget = budget;
+            const Outcome o = run_point<RefusingBackend, TypeParam>(context_for(p));
+            if (budget == 0) {
+                EXPECT_FALSE(o.ok) << apps_test::describe(p.params);
+            }
+            if (!o.ok) {
+                EXPECT_NE(o.reason.find("refused by the test"), std::string::npos) << o.reason;
+            }
+        }
+    }
+}
+
+TEST(Eratosthenes, FindsThePapersPrimeCount) {
+    EXPECT_EQ(detail::sequential_primes(10000).size(), 1229u);  // Table 1's N
+    EXPECT_EQ(detail::sequential_primes(2).size(), 1u);
+    EXPECT_TRUE(detail::sequential_primes(1).empty());
+    Watchdog dog("eratosthenes N=1000");
+    Context ctx;
+    ctx.options.processors = apps_test::processors();
+    ctx.params = {{"N", "1000"}, {"C", "1"}};
+    const Outcome o = run_point<PthreadsBackend, Eratosthenes>(ctx);
+    ASSERT_TRUE(o.ok) << o.reason;
+    EXPECT_EQ(o.counters.at("primes"), 168.0);
+    RefusingBackend::budget = 1000;
+    ctx.params = {{"N", "100"}, {"C", "3"}};  // larger channels: the same answer
+    const Outcome wide = run_point<RefusingBackend, Eratosthenes>(ctx);
+    ASSERT_TRUE(wide.ok) << wide.reason;
+    EXPECT_EQ(wide.counters.at("primes"), 25.0);
+}
+
+TEST(Matrix, SweepScalesWithTheCores) {
+    for (unsigned cores : {1u, 2u, 8u}) {
+        const auto info = Matrix::info(Machine{cores});
+        const auto& ms = info.plans.at("quick").at(0).at("M");
+        EXPECT_EQ(ms.front(), "1");
+        EXPECT_GT(std::stoul(ms.back()), 2u * cores) << "M must go beyond the cores";
+    }
+}
+
+TEST(Matrix, UnevenRowSplitStillCorrect) {
+    Watchdog dog("matrix uneven");
+    Context ctx;
+    ctx.options.processors = apps_test::processors();
+    ctx.params = {{"N", "37"}, {"M", "5"}};  // 37 rows over 5 threads, and more threads than rows
+    EXPECT_TRUE((run_point<PthreadsBackend, Matrix>(ctx).ok));
+    ctx.params = {{"N", "3"}, {"M", "7"}};
+    EXPECT_TRUE((run_point<StdThreadBackend, Matrix>(ctx).ok));
+}

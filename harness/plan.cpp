@@ -236,11 +236,16 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
                 for (unsigned p : ps)
                     for (auto* b : backends) {
                         if (!b->runners.count(wname)) continue;  // the workload does not support it
+                        // A variant may fix "max_processors" (e.g. a single-thread scheduler):
+                        // its points run on at most that many processors, recorded as such.
+                        unsigned procs_here = p;
+                        if (auto it = b->fixed.find("max_processors"); it != b->fixed.end())
+                            procs_here = std::min<unsigned>(p, static_cast<unsigned>(std::stoul(it->second)));
                         Point pt;
                         pt.backend = b->name;
                         pt.workload = wname;
                         pt.params = params;
-                        pt.options.processors = p;
+                        pt.options.processors = procs_here;
                         pt.options.pin = req.pin;
                         pt.options.stack_size = req.stack_size;
                         pt.options.extra = b->fixed;

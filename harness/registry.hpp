@@ -12,6 +12,9 @@
 //   COOPBENCH_REGISTER_BACKEND_VARIANT(BoostFiber, "boostfiber/work_stealing", "...",
 //                                      {{"algorithm", "work_stealing"}}, {...options...});
 //
+// The fixed option "max_processors" is read by the driver: the variant's points run on at
+// most that many processors (e.g. a scheduler that serves a single thread).
+//
 // Adding a workload: one header under workloads/<area>/ and one entry in that area's
 // all.hpp list. Nothing in the driver names a backend or a workload.
 #pragma once

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test.sh — build and run every test: Release, then AddressSanitizer+UBSan, then
+# ThreadSanitizer (tests labelled no-asan / no-tsan are left out of those builds), plus a
+# warning-free clang build. Stops at the first failure.
+#
+#   scripts/test.sh            # everything (what CI runs)
+#   scripts/test.sh release    # only the named configurations: release asan tsan clang
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+scripts/install-deps.sh
+
+configs=("$@")
+[ ${#configs[@]} -eq 0 ] && configs=(release asan tsan clang)
+jobs=$(nproc)
+start=$(date +%s)
+for c in "${configs[@]}"; do
+  t0=$(date +%s)
+  echo "=== $c: configure and build" >&2
+  cmake --preset "$c" -DCOOPBENCH_WERROR=ON >/dev/null
+  cmake --build "build/$c" -j "$jobs"
+  if [ "$c" = clang ]; then
+    echo "=== clang: built warning-free ($(($(date +%s) - t0)) s)" >&2
+    continue
+  fi
+  echo "=== $c: tests" >&2
+  ctest --preset "$c" -j "$jobs" --timeout 600
+  echo "=== $c: done in $(($(date +%s) - t0)) s" >&2
+done
+echo "=== all tests passed in $(($(date +%s) - start)) s" >&2

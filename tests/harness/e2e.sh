@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# e2e.sh COOPBENCH SOURCE_DIR — the user's path end to end: a tiny sweep of every registered
+# backend x every workload it runs, through the real binary in process isolation, then
+# scripts/plot.py; checks the files, that every point is ok, and the figures.
+set -euo pipefail
+bin=$1
+src=$2
+out=$(mktemp -d /tmp/coopbench-e2e.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+"$bin" run --plan tiny --out "$out/run" --quiet --timeout 120 > "$out/stdout.txt"
+"$bin" list --json > "$out/list.json"
+/usr/bin/python3 "$src/scripts/plot.py" "$out/run"
+
+/usr/bin/python3 - "$out" <<'PY'
+import csv, json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+listing = json.loads((out / "list.json").read_text())
+rows = list(csv.DictReader(open(out / "run" / "results.csv")))
+assert rows, "no rows in results.csv"
+failed = [r for r in rows if r["status"] != "ok"]
+assert not failed, "failed points:\n" + "\n".join(f'{r["point"]}: {r["reason"]}' for r in failed)
+seen = {(r["backend"], r["workload"]) for r in rows}
+tiny = {w["name"] for w in listing["workloads"] if "tiny" in w.get("plans", [])}
+missing = [(b["name"], w) for b in listing["backends"] for w in b.get("workloads", []) if w in tiny and (b["name"], w) not in seen]
+assert not missing, f"pairs never measured: {missing}"
+bj = json.loads((out / "run" / "benchmark.json").read_text())
+assert "git_commit" in bj["context"] and bj["benchmarks"], "benchmark.json lacks context or benchmarks"
+figs = out / "run" / "figures"
+for name in ["fig7_thread_creation", "fig8_context_switch", "fig9_locking"]:
+    for ext in ["png", "svg"]:
+        assert (figs / f"{name}.{ext}").exists(), f"missing figure {name}.{ext}"
+report = (out / "run" / "report.md").read_text()
+assert "fig7_thread_creation" in report, "report.md does not show the figures"
+print(f"e2e ok: {len(rows)} points, {len(seen)} backend x workload pairs, {len(listing['backends'])} backends")
+PY

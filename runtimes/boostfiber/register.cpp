@@ -24,7 +24,8 @@ std::vector<coopbench::OptionSpec> boostfiber_options() {
 
 COOPBENCH_REGISTER_BACKEND_VARIANT(coopbench::BoostFiberBackend, "boostfiber/round_robin",
                                    "Boost.Fiber, round_robin: one thread's own ready queue (processors=1 only)",
-                                   {{"algorithm", "round_robin"}}, boostfiber_options());
+                                   {{"algorithm", "round_robin"}, {"max_processors", "1"}},
+                                   boostfiber_options());
 COOPBENCH_REGISTER_BACKEND_VARIANT(coopbench::BoostFiberBackend, "boostfiber/shared_work",
                                    "Boost.Fiber, shared_work: P threads share one global ready queue",
                                    {{"algorithm", "shared_work"}}, boostfiber_options());

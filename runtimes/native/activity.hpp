@@ -1,0 +1,130 @@
+// activity.hpp — coop's activity (thread) descriptor and the task-switch primitives.
+//
+// Citation: F. Negele, F. Friedrich, S. Oh, B. Egger, "On the Design and Implementation of
+// an Efficient Lock-Free Scheduler", Sect. 3.1-3.2: Fig. 1 (SWITCHTO), Fig. 2 (SWITCH,
+// ENQUEUESWITCH), Fig. 3 (FINALIZESWITCH).
+//
+// Design summary
+// - An Activity is a QueueItem (it travels through the lock-free ready and wait queues of
+//   queue.hpp) with a Boost.Context continuation (fcontext_t, the primitive beneath
+//   boost::context::fiber: one jump_fcontext per switch, no fiber record, no exception
+//   machinery), a stack assigned at its first run (not at spawn), a quantum and a priority.
+// - A switch passes a SwitchArgs {finalizer, previous, value} to the resumed side, which
+//   first stores the suspended activity's continuation into `previous` and then calls
+//   finalizer(previous, value) before it continues (Fig. 3). Only then may `previous` be
+//   published (enqueued into a ready or wait queue): no other processor can resume an
+//   activity that is still running on this one. The paper keeps finalizer/previous/value in
+//   the resumed activity's descriptor; a switch never leaves its processor, so we pass them
+//   on the switching stack instead, saving 24 bytes in each of up to 10^7 descriptors.
+// - A finished activity switches away with previous = nullptr and value = its stack; the
+//   resumed side recycles the stack (the descriptor may already be freed by its joiner).
+//
+// Ownership rules
+// - The descriptor is owned by its join handle (coop::Thread) and freed by join(); the
+//   running activity only reads it until it publishes "finished" in `join_word`.
+// - `context` is written only by the resumed side of a switch, before the finalizer runs;
+//   `stack` only by the processor that starts or finishes the activity.
+// - An activity is in at most one queue at a time (ready queue, a wait queue, or none while
+//   it runs); whoever dequeues it owns it until it enqueues or switches to it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <new>
+
+#include "runtimes/native/config.hpp"
+#include "runtimes/native/queue.hpp"
+
+namespace coop {
+
+// Priority — scheduling priorities, lowest first (the paper's Idle ... Realtime). Ready
+// activities of a higher priority always run before lower ones; round robin within one.
+// Idle-priority activities do not wake sleeping processors (Fig. 2).
+enum class Priority : std::uint8_t { Idle = 0, Low = 1, Default = 2, High = 3, Realtime = 4 };
+
+// kPriorities — the number of priority levels (one ready queue each).
+inline constexpr unsigned kPriorities = 5;
+
+namespace internal {
+
+struct Activity;
+struct Processor;
+struct RuntimeState;
+struct Stack;
+
+// Finalizer — a task-switch finalizer (Fig. 3): runs on the resumed side, right after the
+// switch, on behalf of the suspended `previous` (nullptr when it finished).
+using Finalizer = void (*)(Activity* previous, void* value);
+
+// kJoinRunning / kJoinFinished — values of Activity::join_word besides a joiner's address.
+inline constexpr std::uintptr_t kJoinRunning = 0;
+inline constexpr std::uintptr_t kJoinFinished = 1;
+
+// Activity — the descriptor (48 bytes, plus the closure in Closure<F>).
+struct Activity : QueueItem {
+    void* context = nullptr;                   // the suspended continuation (fcontext_t);
+                                               // nullptr until the first run
+    Stack* stack = nullptr;                    // assigned at the first run
+    void (*body)(Activity*) = nullptr;         // runs and destroys the closure
+    std::atomic<std::uintptr_t> join_word{kJoinRunning};  // running, finished, or the joiner
+    std::int32_t quantum = kDefaultQuantum;    // check() units left (Sect. 3.1)
+    Priority priority = Priority::Default;
+    std::uint8_t uncooperative = 0;            // depth of coop::uncooperative scopes
+    bool idle = false;                         // a processor's own (OS thread) context
+#if COOP_TSAN
+    void* tsan_fiber = nullptr;
+#endif
+};
+
+// Closure — an activity with its callable stored inline (one allocation per spawn).
+template <class F>
+struct Closure : Activity {
+    alignas(F) unsigned char storage[sizeof(F)];
+
+    static void run(Activity* a) {
+        auto* self = static_cast<Closure*>(a);
+        F* fn = std::launder(reinterpret_cast<F*>(self->storage));
+        (*fn)();
+        fn->~F();  // captured state dies when the body ends, not at join
+    }
+};
+
+// this_processor — the processor the caller runs on, or nullptr outside coop's workers.
+// Not inlined on purpose: an activity may migrate between OS threads across any switch, and
+// a compiler may otherwise keep a thread_local's address across calls in one function.
+[[gnu::noinline]] Processor* this_processor() noexcept;
+
+// current — the running activity, or nullptr outside coop's workers.
+[[gnu::noinline]] Activity* current() noexcept;
+
+// quantum_expired — check()'s slow path: switch unless uncooperative (Fig. 2 SWITCH).
+[[gnu::noinline]] void quantum_expired() noexcept;
+
+// suspend — blocks the current activity: switches to the next ready one (any priority) or
+// the processor's idle loop, with `finalizer(current, value)` run on the resumed side.
+// Returns when someone makes the activity ready again.
+void suspend(Finalizer finalizer, void* value) noexcept;
+
+// make_ready — `a` (owned by the caller, in no queue) becomes ready: enqueued in its ready
+// queue, and a sleeping processor is woken if needed (Fig. 2 ENQUEUESWITCH).
+void make_ready(Activity* a) noexcept;
+
+// start — hands a freshly built activity to the runtime (from an activity or any thread).
+// Throws std::runtime_error when no runtime is running.
+void start(Activity* a, Priority priority);
+
+// wait_finished — join(): blocks until `a` has finished (the activity when called from
+// one, the OS thread otherwise), then frees the descriptor.
+void join_and_free(Activity* a) noexcept;
+
+// now_ns — CLOCK_MONOTONIC in nanoseconds.
+std::int64_t now_ns() noexcept;
+
+// runtime_active — whether a runtime is running (spawn's precondition).
+bool runtime_active() noexcept;
+
+// processors_in_use — the current runtime's processor count (1 outside a runtime).
+unsigned processors_in_use() noexcept;
+
+}  // namespace internal
+}  // namespace coop

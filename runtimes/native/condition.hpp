@@ -1,0 +1,55 @@
+// condition.hpp — coop::CondVar: a condition variable for coop::Mutex, built on finalizers.
+//
+// Citation: Negele et al. 2017, Sect. 3.2 (task-switch finalizers for synchronization
+// primitives); the paper's monitors (A2's ExclusiveBlocks) play this role in Oberon.
+//
+// Design summary
+// - wait(m): suspend with the finalizer park(previous): it enqueues `previous` in the wait
+//   queue and only then unlocks `m`. A notifier that locks `m` after that unlock therefore
+//   finds the waiter in the queue: "release the mutex and wait" is atomic with respect to
+//   notifiers that hold the mutex (and to notifiers that test a predicate protected by it).
+// - notify_one(): dequeue one waiter, make it ready; notify_all(): dequeue until empty.
+//   A woken waiter re-locks `m` before wait() returns. No spurious wake-ups are generated,
+//   but callers should loop on their predicate as with any condition variable.
+//
+// Ownership rules
+// - The wait queue owns the waiting activities; the notifier that dequeues one owns it
+//   until make_ready(). Destroying a CondVar with waiters is an error.
+#pragma once
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/mutex.hpp"
+#include "runtimes/native/queue.hpp"
+
+namespace coop {
+
+// CondVar — a condition variable for activities.
+class CondVar {
+  public:
+    CondVar() = default;
+    CondVar(const CondVar&) = delete;
+    CondVar& operator=(const CondVar&) = delete;
+
+    // wait — atomically unlocks `held` (locked by the caller) and blocks until notified;
+    // re-locks `held` before returning.
+    void wait(Mutex& held) noexcept;
+
+    // wait — waits until `pred()` holds (loops around wait(held)).
+    template <class Pred>
+    void wait(Mutex& held, Pred pred) {
+        while (!pred()) wait(held);
+    }
+
+    // notify_one — wakes one waiting activity, if any.
+    void notify_one() noexcept;
+
+    // notify_all — wakes every activity waiting when the call began (and possibly some that
+    // started waiting during it).
+    void notify_all() noexcept;
+
+  private:
+    static void park(internal::Activity* previous, void* args) noexcept;
+    Queue<internal::Activity> waiters_;
+};
+
+}  // namespace coop

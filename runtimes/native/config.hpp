@@ -1,0 +1,64 @@
+// config.hpp — coop's build-time configuration: sanitizer detection and tuning constants.
+//
+// Sanitizers see user-level context switches only when told (Boost 1.74's fcontext does not
+// tell them), so the switch path in runtime.cpp announces every switch to ASan and TSan when
+// this header detects them (g++: __SANITIZE_ADDRESS__/__SANITIZE_THREAD__, clang:
+// __has_feature).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COOP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COOP_ASAN 1
+#endif
+#endif
+#ifndef COOP_ASAN
+#define COOP_ASAN 0
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define COOP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define COOP_TSAN 1
+#endif
+#endif
+#ifndef COOP_TSAN
+#define COOP_TSAN 0
+#endif
+
+namespace coop {
+
+// kDefaultQuantum — the quantum an activity gets when it is switched to (Fig. 1: "activity→
+// quantum ← Default"): the number of check() units it may run before check() switches.
+inline constexpr std::int32_t kDefaultQuantum = 10000;
+
+// kDefaultStackSize — the default activity stack (usable bytes). 64 KiB: glibc's printf and
+// iostreams need 8-12 KiB, so 32 KiB leaves too little headroom for ordinary user code,
+// while pages are only committed when touched (an empty body touches one or two pages:
+// 10^4 live activities cost ~80 MiB RSS, not 640 MiB). Sanitizers enlarge frames (ASan
+// redzones, TSan's runtime frames): 4x there.
+inline constexpr std::size_t kDefaultStackSize =
+    (COOP_ASAN || COOP_TSAN) ? std::size_t{256} << 10 : std::size_t{64} << 10;
+
+// kMinStackSize — the smallest stack accepted (the paper's micro stacks are ~ 4 KiB).
+inline constexpr std::size_t kMinStackSize = 4096;
+
+// kIdleSpins — polls of the ready queues an idle processor makes before it parks on its
+// futex. A cross-core futex wake costs ~30 us on the reference machine, a spinning hand-off
+// ~26 ns; one poll (5 empty() checks + pause) is ~20-40 ns, so 1024 polls bound the spin
+// to ~20-40 us: no longer than the wake-up it tries to avoid.
+inline constexpr unsigned kIdleSpins = 1024;
+
+// kLockSpins — polls of a held mutex before lock() blocks (only with >1 processor: with
+// one, the holder cannot run while we spin).
+inline constexpr unsigned kLockSpins = 64;
+
+// kTimerPollMask — a processor polls the timer list every (mask+1)-th yield.
+inline constexpr unsigned kTimerPollMask = 63;
+
+}  // namespace coop

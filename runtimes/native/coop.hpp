@@ -1,0 +1,178 @@
+// coop.hpp — coop, a cooperative lock-free user-level threading runtime (public API).
+//
+// After F. Negele, F. Friedrich, S. Oh, B. Egger, "On the Design and Implementation of an
+// Efficient Lock-Free Scheduler" (JSSPP 2015/2017). Architecture: docs/native-runtime.md.
+//
+//   #include "runtimes/native/coop.hpp"
+//   coop::Runtime rt({.processors = 2});
+//   rt.run([] {                                  // main runs as an activity
+//       coop::Mutex m;  long n = 0;
+//       std::vector<coop::Thread> ts;
+//       for (int i = 0; i < 100; ++i)
+//           ts.push_back(coop::spawn([&] { std::lock_guard g(m); ++n; }));
+//       for (auto& t : ts) t.join();             // blocks the activity, not the worker
+//   });                                          // returns when everything has finished
+//
+// Activities switch only at yield(), check() when the quantum runs out, blocking calls
+// (join, Mutex, CondVar, Semaphore, sleep_for) and their end. A blocking *OS* call (read,
+// sleep, std::mutex, ...) blocks the whole worker and every activity queued behind it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <new>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/condition.hpp"
+#include "runtimes/native/mutex.hpp"
+#include "runtimes/native/semaphore.hpp"
+
+namespace coop {
+
+// Options — a runtime's configuration.
+struct Options {
+    unsigned processors = 0;     // worker OS threads; 0 = std::thread::hardware_concurrency()
+    bool pin = false;            // pin worker i to the i-th CPU of coopbench::os::choose_cpus
+    std::size_t stack_size = 0;  // usable bytes per activity stack; 0 = kDefaultStackSize
+    bool guard = true;           // a PROT_NONE guard page below every stack
+};
+
+// Runtime — starts the processors in its constructor and stops them in its destructor.
+// At most one Runtime may exist at a time (constructing a second throws
+// std::logic_error); runtimes may follow one another in a process.
+class Runtime {
+  public:
+    explicit Runtime(const Options& options = {});
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    // run — runs `main` as an activity and returns when it and every activity started
+    // meanwhile have finished. Call from a thread that is not one of this runtime's
+    // activities.
+    template <class F>
+    void run(F&& main);
+
+    // processors — the number of processors.
+    unsigned processors() const noexcept;
+
+  private:
+    void wait_all_finished();
+    internal::RuntimeState* state_;
+};
+
+// Thread — the join handle of an activity. Destroying a joinable handle joins.
+class Thread {
+  public:
+    Thread() = default;
+    Thread(Thread&& o) noexcept : a_(std::exchange(o.a_, nullptr)) {}
+    Thread& operator=(Thread&& o) noexcept {
+        if (this != &o) {
+            join();
+            a_ = std::exchange(o.a_, nullptr);
+        }
+        return *this;
+    }
+    ~Thread() { join(); }
+
+    // join — waits until the activity has finished (blocking the calling activity, not its
+    // processor; from a non-worker thread it polls). No-op when not joinable.
+    void join() noexcept {
+        if (a_ != nullptr) internal::join_and_free(std::exchange(a_, nullptr));
+    }
+    // joinable — whether join() still has something to wait for.
+    bool joinable() const noexcept { return a_ != nullptr; }
+
+  private:
+    template <class F>
+    friend Thread spawn(Priority, F&&);
+    explicit Thread(internal::Activity* a) : a_(a) {}
+    internal::Activity* a_ = nullptr;
+};
+
+// spawn — starts `fn()` as a new activity of `priority` in the running runtime and returns
+// its join handle. The activity gets a stack when it first runs, not now: a spawned but
+// not yet run activity costs only its descriptor (48 bytes + the closure). Throws
+// std::bad_alloc, or std::runtime_error when no runtime is running. `fn` must not throw.
+template <class F>
+Thread spawn(Priority priority, F&& fn) {
+    using Fn = std::decay_t<F>;
+    using C = internal::Closure<Fn>;
+    static_assert(alignof(C) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "coop::spawn: over-aligned closure");
+    if (!internal::runtime_active()) throw std::runtime_error("coop::spawn: no coop::Runtime is running");
+    void* mem = ::operator new(sizeof(C));
+    C* c = ::new (mem) C;
+    ::new (static_cast<void*>(c->storage)) Fn(std::forward<F>(fn));
+    c->body = &C::run;
+    internal::start(c, priority);
+    return Thread(c);
+}
+
+// spawn — starts `fn()` with Priority::Default.
+template <class F>
+Thread spawn(F&& fn) {
+    return spawn(Priority::Default, std::forward<F>(fn));
+}
+
+// yield — lets the ready activities of the same or higher priority run first (Fig. 2
+// SWITCH). Outside an activity: std::this_thread::yield(). No-op in an uncooperative scope.
+void yield() noexcept;
+
+// check — the paper's implicit switch check, written explicitly: costs `cost` quantum
+// units; switches (like yield) when the quantum runs out. Inline decrement-and-branch.
+inline void check(std::int32_t cost = 1) noexcept {
+    internal::Activity* a = internal::current();
+    if (a != nullptr && (a->quantum -= cost) < 0) [[unlikely]]
+        internal::quantum_expired();
+}
+
+// uncooperative — RAII: no switch happens through check() or yield() while one is alive
+// on the current activity (Sect. 3.1's "uncooperative" blocks). Blocking inside one
+// (join, lock contention, sleep_for) is a programming error. On exit from the outermost
+// scope, an exhausted quantum switches.
+class uncooperative {
+  public:
+    uncooperative() noexcept : a_(internal::current()) {
+        if (a_ != nullptr) ++a_->uncooperative;
+    }
+    ~uncooperative() {
+        if (a_ != nullptr && --a_->uncooperative == 0 && a_->quantum <= 0) yield();
+    }
+    uncooperative(const uncooperative&) = delete;
+    uncooperative& operator=(const uncooperative&) = delete;
+
+  private:
+    internal::Activity* a_;
+};
+
+// sleep_until_ns / sleep_for — suspends the current activity (not its processor) for at
+// least `d`. Sleepers are woken by processors that are idle or yielding (timer list polled
+// every kTimerPollMask+1 yields and by the idle loop, which parks with the earliest
+// deadline as its timeout), so a processor that runs an activity that never switches
+// delays other sleepers. Outside an activity: std::this_thread::sleep_for.
+void sleep_until_ns(std::int64_t deadline_ns) noexcept;
+template <class Rep, class Period>
+void sleep_for(std::chrono::duration<Rep, Period> d) {
+    if (internal::current() == nullptr) {
+        std::this_thread::sleep_for(d);
+        return;
+    }
+    sleep_until_ns(internal::now_ns() +
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
+
+// in_activity — whether the caller runs as a coop activity.
+inline bool in_activity() noexcept { return internal::current() != nullptr; }
+
+template <class F>
+void Runtime::run(F&& main) {
+    Thread t = spawn(Priority::Default, std::forward<F>(main));
+    wait_all_finished();
+    t.join();
+}
+
+}  // namespace coop

@@ -1,0 +1,77 @@
+// mutex.hpp — coop::Mutex: a lock-free blocking mutex built on task-switch finalizers.
+//
+// Citation: Negele et al. 2017, Sect. 3.2 (finalizers "are very important for implementing
+// synchronization primitives like mutexes": the waiter is enqueued by the activity that
+// runs next, and the condition is re-evaluated after enqueueing so no wake-up is lost).
+// The lock word follows U. Drepper, "Futexes Are Tricky" (2011), mutex 2: 0 unlocked,
+// 1 locked, 2 locked and maybe waiters.
+//
+// Design summary
+// - lock(): CAS 0->1 (the uncontended path: one locked instruction). Otherwise, with more
+//   than one processor, spin briefly (the holder runs on another processor and critical
+//   sections are short); then loop { if exchange(2) == 0: acquired; suspend with the
+//   finalizer park() }. The woken activity competes again (barging: throughput over FIFO).
+// - park(previous) runs on the resumed side: enqueue `previous` in the wait queue, fence,
+//   then re-check the word: 0 (released meanwhile, perhaps before our enqueue was visible to
+//   the unlocker) -> wake one waiter ourselves; 1 (a new holder that does not know of us) ->
+//   CAS it to 2 so that its unlock wakes a waiter; 2 -> its unlock will wake one.
+// - unlock(): exchange(0); if it was 2, dequeue one waiter and make it ready.
+//   Dekker pair: unlocker {exchange(0); fence; dequeue}, parker {enqueue; fence; load word}:
+//   either the dequeue sees the parker's item, or the parker sees 0 and wakes one itself.
+//
+// Ownership rules
+// - The wait queue owns the parked activities; the unlocker that dequeues one owns it
+//   until make_ready().
+// - Like pthread_mutex_t, the holder must unlock; destroying a Mutex with waiters is an
+//   error. unlock() touches the wait queue after releasing the word, so a Mutex must not
+//   be destroyed by another activity while an unlock() on it may still be returning.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/queue.hpp"
+
+namespace coop {
+
+// Mutex — a non-recursive mutex for activities (satisfies Lockable).
+class Mutex {
+  public:
+    Mutex() = default;
+    Mutex(const Mutex&) = delete;
+    Mutex& operator=(const Mutex&) = delete;
+
+    // lock — acquires the mutex, blocking the activity (not its processor) while it is held.
+    void lock() noexcept {
+        std::uint32_t expected = 0;
+        // acquire: the critical section follows the previous holder's release.
+        if (word_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed))
+            return;
+        lock_slow();
+    }
+
+    // try_lock — acquires the mutex if it is free; never blocks.
+    bool try_lock() noexcept {
+        std::uint32_t expected = 0;
+        // acquire: as in lock().
+        return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed);
+    }
+
+    // unlock — releases the mutex; wakes one waiter if there may be any.
+    void unlock() noexcept {
+        // seq_cst (xchg, like any locked RMW on x86): release for the critical section, and
+        // the unlocker's store of the Dekker pair with park() (header).
+        if (word_.exchange(0, std::memory_order_seq_cst) == 2) wake_one();
+    }
+
+  private:
+    void lock_slow() noexcept;
+    void wake_one() noexcept;
+    static void park(internal::Activity* previous, void* self) noexcept;
+
+    std::atomic<std::uint32_t> word_{0};
+    Queue<internal::Activity> waiters_;
+};
+
+}  // namespace coop

@@ -1,0 +1,99 @@
+// native.hpp — backend `native`: coop, the lock-free cooperative runtime (coop.hpp), behind
+// the harness's Backend concept (runtimes/concept.hpp).
+//
+// Options: RuntimeOptions::processors (worker OS threads), ::pin (one CPU each, from
+// coopbench::os::choose_cpus), ::stack_size (0: coop::kDefaultStackSize) and the extra
+// option guard=on|off (off: no guard page, the paper's micro stacks; see kOptions).
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtimes/concept.hpp"
+#include "runtimes/native/coop.hpp"
+
+namespace coopbench {
+
+struct NativeBackend {
+    static constexpr std::string_view name = "native";
+    static constexpr bool preemptive = false;
+
+    // options — coop::Options from the harness's options (throws std::invalid_argument).
+    static coop::Options options(const RuntimeOptions& o) {
+        coop::Options c;
+        c.processors = o.processors;
+        c.pin = o.pin;
+        c.stack_size = o.stack_size;
+        const std::string guard = o.option("guard", "on");
+        if (guard != "on" && guard != "off")
+            throw std::invalid_argument("native: guard must be on or off, not '" + guard + "'");
+        c.guard = guard == "on";
+        return c;
+    }
+
+    class Runtime {
+      public:
+        explicit Runtime(const RuntimeOptions& o) : rt_(options(o)) {}
+        template <class F>
+        void run(F&& main) {
+            rt_.run(std::forward<F>(main));
+        }
+
+      private:
+        coop::Runtime rt_;
+    };
+
+    using Thread = coop::Thread;
+    using Mutex = coop::Mutex;
+    using CondVar = coop::CondVar;
+    using Semaphore = coop::Semaphore;
+
+    // spawn — a coop activity; allocation failure becomes SpawnError.
+    template <class F>
+    static Thread spawn(F&& fn) {
+        try {
+            return coop::spawn(std::forward<F>(fn));
+        } catch (const std::bad_alloc&) {
+            throw SpawnError("coop::spawn: out of memory for the activity descriptor");
+        }
+    }
+
+    static void yield() { coop::yield(); }
+
+    // kBytesPerThread — memory one spawned, not yet run activity costs: the descriptor with
+    // a small closure (64 B malloc chunk), its queue node (32 B chunk), the join handle in
+    // the caller's vector (8 B) and slack for larger closures.
+    static constexpr std::size_t kBytesPerThread = 160;
+
+    // capacity — refuses only what cannot fit: the descriptors in the available memory.
+    // (Stacks are allocated at first run; how many run at once is the workload's business.)
+    static std::optional<std::string> capacity(const RuntimeOptions&, std::size_t threads) {
+        std::ifstream meminfo("/proc/meminfo");
+        std::string key;
+        std::size_t kib = 0;
+        while (meminfo >> key >> kib) {
+            if (key == "MemAvailable:") {
+                const double need = static_cast<double>(threads) * kBytesPerThread;
+                const double have = static_cast<double>(kib) * 1024.0;
+                if (need > have)
+                    return "native: " + std::to_string(threads) + " activity descriptors need ~" +
+                           std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB, " +
+                           std::to_string(static_cast<long long>(have / (1 << 20))) + " MiB available";
+                return std::nullopt;
+            }
+            meminfo.ignore(1 << 10, '\n');
+        }
+        return std::nullopt;
+    }
+};
+
+static_assert(Backend<NativeBackend>, "NativeBackend does not satisfy coopbench::Backend");
+
+}  // namespace coopbench

@@ -1,0 +1,84 @@
+// processor.hpp — coop's processors (worker OS threads) and the state of a running runtime.
+//
+// Design summary
+// - A Processor is one OS thread bound to one hazard-pointer slot (queue.hpp's
+//   bind_processor(index)), optionally pinned to one CPU. Its processor-local storage: the
+//   running activity, its own idle activity (the OS thread's context: the idle loop runs
+//   there and is switched to when an activity blocks with nothing else ready), its stack
+//   cache and a switch counter for timer polls.
+// - RuntimeState holds what all processors share: the scheduling policy (ready queues,
+//   parking), the stack pool, the live-activity count that Runtime::run waits on, the inbox
+//   through which non-worker threads hand in activities (they have no hazard-pointer slot,
+//   so they must not touch the lock-free queues), and the timer list of sleep_for.
+//
+// Ownership rules
+// - A Processor's fields are touched only by its own OS thread, except `thread` (the
+//   runtime's constructor/destructor) and the read-only `runtime`/`index`.
+// - At most one runtime is active in a process at a time (the processors' hazard-pointer
+//   slots are process-wide); runtimes may follow one another.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/scheduler.hpp"
+#include "runtimes/native/stack.hpp"
+
+namespace coop::internal {
+
+// Policy — the scheduling policy compiled in (see scheduler.hpp).
+using Policy = GlobalPriorityPolicy;
+
+struct RuntimeState;
+
+// TimerEntry — a sleeping activity; lives on that activity's stack while it sleeps.
+struct TimerEntry {
+    Activity* activity;
+    std::int64_t deadline_ns;  // CLOCK_MONOTONIC
+    TimerEntry* next = nullptr;
+};
+
+// Processor — one worker.
+struct Processor {
+    Processor(RuntimeState& rt, unsigned i);
+
+    RuntimeState* runtime;
+    unsigned index;
+    Activity* current = nullptr;  // the running activity (idle when in the idle loop)
+    Activity idle;                // this OS thread's own context
+    void* idle_stack_bottom = nullptr;  // for ASan: the OS thread's stack
+    std::size_t idle_stack_size = 0;
+    StackCache stacks;
+    unsigned ticks = 0;  // yields, for timer polls
+    std::thread thread;
+};
+
+// RuntimeState — one running runtime.
+struct RuntimeState {
+    RuntimeState(unsigned processors, std::size_t stack_size, bool guard, bool pin);
+
+    unsigned processor_count;
+    bool pin;
+    Policy policy;
+    StackPool stack_pool;
+    std::vector<std::unique_ptr<Processor>> processors;
+
+    alignas(kCacheLine) std::atomic<std::int64_t> live{0};  // started, not finished
+    alignas(kCacheLine) std::atomic<bool> stopping{false};
+
+    // Inbox for activities started by non-worker threads.
+    alignas(kCacheLine) std::atomic<bool> inbox_ready{false};
+    std::mutex inbox_mutex;
+    std::vector<Activity*> inbox;
+
+    // Timers: a lock-free stack of TimerEntry (push: CAS; pop: take-all exchange, so no ABA).
+    alignas(kCacheLine) std::atomic<TimerEntry*> timers{nullptr};
+    std::atomic<std::int64_t> earliest_ns{INT64_MAX};
+};
+
+}  // namespace coop::internal

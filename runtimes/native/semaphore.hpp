@@ -1,0 +1,76 @@
+// semaphore.hpp — coop::Semaphore: a counting semaphore built on finalizers, with hand-off.
+//
+// Citation: Negele et al. 2017, Sect. 3.2 (finalizers re-check the condition after the
+// waiter is enqueued, so no wake-up is lost).
+//
+// Design summary
+// - count_ = permits minus committed waiters. acquire(): fetch_sub(1) > 0 -> got a permit;
+//   otherwise the caller is a committed waiter and suspends with the finalizer park(), which
+//   enqueues it and then calls settle(). release(): fetch_add(1) >= 0 -> nobody waits;
+//   otherwise one committed waiter is owed a wake-up: pending_++ and settle(). A woken
+//   waiter owns the permit that woke it (hand-off; FIFO among waiters).
+// - settle() matches wake-up tokens (pending_) with enqueued waiters: claim a token (CAS
+//   pending_ p -> p-1), dequeue; on success wake it and repeat; on an empty queue give the
+//   token back, fence and look again: the waiter whose enqueue we missed runs settle()
+//   after its enqueue and fence, and then sees the token (Dekker pair), so a token and a
+//   waiter never both stay unmatched.
+//
+// Ownership rules
+// - The wait queue owns waiting activities; settle()'s caller owns the one it dequeues.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/queue.hpp"
+
+namespace coop {
+
+// Semaphore — a counting semaphore for activities.
+class Semaphore {
+  public:
+    // Semaphore — `initial` (>= 0) permits.
+    explicit Semaphore(std::ptrdiff_t initial = 0) noexcept : count_(initial) {}
+    Semaphore(const Semaphore&) = delete;
+    Semaphore& operator=(const Semaphore&) = delete;
+
+    // acquire — takes a permit, blocking the activity until one is released.
+    void acquire() noexcept {
+        // acq_rel: acquire pairs with the releaser of the permit we take; release keeps the
+        // RMW chain (release sequence) intact for later acquirers.
+        if (count_.fetch_sub(1, std::memory_order_acq_rel) > 0) return;
+        acquire_slow();
+    }
+
+    // try_acquire — takes a permit if one is free; never blocks.
+    bool try_acquire() noexcept {
+        // relaxed: a first look; the CAS below carries the ordering.
+        std::int64_t c = count_.load(std::memory_order_relaxed);
+        while (c > 0)
+            // acq_rel: as acquire().
+            if (count_.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel, std::memory_order_relaxed))
+                return true;
+        return false;
+    }
+
+    // release — returns a permit, waking one waiter if any is committed.
+    void release() noexcept {
+        // acq_rel: release publishes our writes to the acquirer of the permit.
+        if (count_.fetch_add(1, std::memory_order_acq_rel) >= 0) return;
+        release_slow();
+    }
+
+  private:
+    void acquire_slow() noexcept;
+    void release_slow() noexcept;
+    void settle() noexcept;
+    static void park(internal::Activity* previous, void* self) noexcept;
+
+    alignas(kCacheLine) std::atomic<std::int64_t> count_;
+    std::atomic<std::int64_t> pending_{0};
+    Queue<internal::Activity> waiters_;
+};
+
+}  // namespace coop

@@ -1,0 +1,156 @@
+// sync.cpp — the slow paths of coop::Mutex, coop::CondVar and coop::Semaphore (designs and
+// citations in mutex.hpp, condition.hpp, semaphore.hpp).
+#include <thread>
+
+#include "runtimes/native/coop.hpp"
+
+namespace coop {
+
+using internal::Activity;
+
+namespace {
+inline void cpu_relax() noexcept { __builtin_ia32_pause(); }
+}  // namespace
+
+// ---------------------------------------------------------------------------------- Mutex
+
+void Mutex::lock_slow() noexcept {
+    if (internal::current() == nullptr) {
+        // Not an activity (e.g. main() before or after a run): it cannot be parked in the
+        // wait queue; spin with OS yields. exchange(2): acquire as in lock(), and "maybe
+        // waiters" so that unlocks keep waking parked activities.
+        while (word_.exchange(2, std::memory_order_acquire) != 0) std::this_thread::yield();
+        return;
+    }
+    if (internal::processors_in_use() > 1) {
+        for (unsigned i = 0; i < kLockSpins; ++i) {
+            cpu_relax();
+            std::uint32_t expected = 0;
+            // relaxed load: a hint; acquire CAS: as in lock().
+            if (word_.load(std::memory_order_relaxed) == 0 &&
+                word_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed))
+                return;
+        }
+    }
+    // acquire: as in lock(). Writing 2 tells the holder's unlock() to wake a waiter (Drepper).
+    while (word_.exchange(2, std::memory_order_acquire) != 0) internal::suspend(&Mutex::park, this);
+}
+
+void Mutex::wake_one() noexcept {
+    // seq_cst fence: the unlocker's half of the Dekker pair with park() (mutex.hpp): our
+    // exchange(0) is ordered before the dequeue's reads of the wait queue.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+}
+
+void Mutex::park(Activity* previous, void* self) noexcept {
+    auto* m = static_cast<Mutex*>(self);
+    m->waiters_.enqueue(previous);
+    // seq_cst fence: the parker's half of the Dekker pair: the enqueue is ordered before
+    // the re-check of the word.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // relaxed: ordered by the fence; the CAS below re-validates.
+    std::uint32_t s = m->word_.load(std::memory_order_relaxed);
+    for (;;) {
+        if (s == 0) {  // released meanwhile, perhaps unseen by the unlocker: wake one ourselves
+            m->wake_one();
+            return;
+        }
+        if (s == 2) return;  // the holder will wake one on unlock
+        // s == 1: a holder that does not know about waiters. seq_cst: its unlock's exchange
+        // reads our 2 and thereby sees our enqueue.
+        if (m->word_.compare_exchange_weak(s, 2, std::memory_order_seq_cst, std::memory_order_relaxed)) return;
+    }
+}
+
+// -------------------------------------------------------------------------------- CondVar
+
+namespace {
+struct CondArgs {
+    Queue<Activity>* waiters;
+    Mutex* mutex;
+};
+}  // namespace
+
+void CondVar::wait(Mutex& held) noexcept {
+    if (internal::current() == nullptr) {
+        // Not an activity: no parking; a spurious wake-up (allowed by the contract).
+        held.unlock();
+        std::this_thread::yield();
+        held.lock();
+        return;
+    }
+    CondArgs args{&waiters_, &held};
+    internal::suspend(&CondVar::park, &args);
+    held.lock();
+}
+
+void CondVar::park(Activity* previous, void* a) noexcept {
+    // Copy first: once enqueued, the waiter may be notified and resumed elsewhere, and the
+    // arguments on its stack overwritten.
+    const CondArgs args = *static_cast<CondArgs*>(a);
+    args.waiters->enqueue(previous);
+    // Only now: a notifier that takes the mutex after this unlock finds us in the queue.
+    args.mutex->unlock();
+}
+
+void CondVar::notify_one() noexcept {
+    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+}
+
+void CondVar::notify_all() noexcept {
+    while (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+}
+
+// ------------------------------------------------------------------------------ Semaphore
+
+void Semaphore::acquire_slow() noexcept {
+    if (internal::current() == nullptr) {
+        // Not an activity: we are a committed waiter (count_ went negative) that cannot be
+        // queued; take the wake-up token directly instead of through the queue.
+        for (;;) {
+            // seq_cst: as in settle().
+            std::int64_t p = pending_.load(std::memory_order_seq_cst);
+            if (p > 0 && pending_.compare_exchange_weak(p, p - 1, std::memory_order_seq_cst)) return;
+            std::this_thread::yield();
+        }
+    }
+    internal::suspend(&Semaphore::park, this);
+    // Woken by settle(): we own the permit that release() handed over.
+}
+
+void Semaphore::release_slow() noexcept {
+    // seq_cst: the token is published before settle() looks at the queue (Dekker pair with
+    // park(): see semaphore.hpp).
+    pending_.fetch_add(1, std::memory_order_seq_cst);
+    settle();
+}
+
+void Semaphore::park(Activity* previous, void* self) noexcept {
+    auto* s = static_cast<Semaphore*>(self);
+    s->waiters_.enqueue(previous);
+    // seq_cst fence: the enqueue precedes settle()'s look at pending_ (Dekker pair).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    s->settle();
+}
+
+void Semaphore::settle() noexcept {
+    for (;;) {
+        // seq_cst: every access to pending_ takes part in the Dekker pairs (semaphore.hpp).
+        std::int64_t p = pending_.load(std::memory_order_seq_cst);
+        do {
+            if (p <= 0) return;
+        } while (!pending_.compare_exchange_weak(p, p - 1, std::memory_order_seq_cst));
+        if (Activity* w = waiters_.dequeue()) {
+            internal::make_ready(w);
+            continue;
+        }
+        // No waiter visible yet: give the token back, then look again. A waiter whose
+        // enqueue we missed sees the token in its own settle().
+        pending_.fetch_add(1, std::memory_order_seq_cst);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (waiters_.empty()) return;
+    }
+}
+
+}  // namespace coop

@@ -1,8 +1,9 @@
 // pthread_locks.hpp — the OS-provided references: `pthread-timedlock`
-// (pthread_mutex_clocklock on CLOCK_MONOTONIC, i.e. pthread_mutex_timedlock without the
-// wall-clock jumps) and `pthread-mutex` (a plain pthread_mutex_t; patience ignored).
+// (pthread_mutex_timedlock, whose deadline is on CLOCK_REALTIME) and `pthread-mutex` (a
+// plain pthread_mutex_t; patience ignored).
 //
-// Citation: POSIX.1-2008 pthread_mutex_timedlock; glibc 2.30+ pthread_mutex_clocklock.
+// Citation: POSIX.1-2008 pthread_mutex_timedlock. (Not glibc's pthread_mutex_clocklock:
+// ThreadSanitizer does not intercept it and would miss the acquisition.)
 // Design: thin adapters to the AbortableLock interface; a first trylock keeps the
 // uncontended path free of clock reads. Ownership: POSIX's — the acquiring thread unlocks.
 #pragma once
@@ -17,7 +18,7 @@
 
 namespace locks {
 
-// PthreadTimedlock — a pthread_mutex_t acquired with a monotonic deadline.
+// PthreadTimedlock — a pthread_mutex_t acquired with pthread_mutex_timedlock.
 class PthreadTimedlock {
   public:
     static constexpr std::string_view name = "pthread-timedlock";
@@ -33,17 +34,17 @@ class PthreadTimedlock {
     PthreadTimedlock(const PthreadTimedlock&) = delete;
     PthreadTimedlock& operator=(const PthreadTimedlock&) = delete;
 
-    // try_lock_for — trylock, then wait until the monotonic deadline.
+    // try_lock_for — trylock, then wait until the (CLOCK_REALTIME) deadline.
     Ticket try_lock_for(Patience p) {
         if (pthread_mutex_trylock(&m_) == 0) return {true};
         if (p.is_infinite()) return {pthread_mutex_lock(&m_) == 0};
         timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(CLOCK_REALTIME, &ts);
         const long long ns = static_cast<long long>(ts.tv_nsec) + p.ns() % 1000000000;
         ts.tv_sec += static_cast<time_t>(p.ns() / 1000000000 + ns / 1000000000);
         ts.tv_nsec = static_cast<long>(ns % 1000000000);
         int r;
-        while ((r = pthread_mutex_clocklock(&m_, CLOCK_MONOTONIC, &ts)) == EINTR) {
+        while ((r = pthread_mutex_timedlock(&m_, &ts)) == EINTR) {
         }
         return {r == 0};
     }

@@ -1,0 +1,97 @@
+/* owner_guard.pml — a Spin model of ParaSail's owner/non-owner protocol
+ * (Taft 2012, "Work stealing and mostly lock-free access"; locks/owner_guard.hpp).
+ *
+ * One owner and NONOWNERS non-owners each make a few accesses. Flags owner_wants (ow)
+ * and nonowner_wants (nw) are shared variables; Promela's interleaving semantics make
+ * every access sequentially consistent, which is what OwnerGuard's seq_cst atomics give
+ * (and OwnerGuardAsym's light/heavy fence pair, for the store-load pairs that matter).
+ * The mutex is a holder id (0 = free) so that Check_Queue can hand it to a woken waiter;
+ * the nonowner-waiting queue is a channel, used only while holding the mutex.
+ *
+ * Checked: (1) mutual exclusion — assert(inside == 1) in every access; (2) no non-owner
+ * left waiting — every process terminates: a waiter never woken is an invalid end state
+ * (Spin's deadlock check). Build with -DBUG_NO_RECHECK to drop the owner's re-check of
+ * nw after clearing ow (the blog's second argument): Spin must then find a lost waiter.
+ */
+
+#ifndef NONOWNERS
+#define NONOWNERS 2
+#endif
+#ifndef OWNER_ACCESSES
+#define OWNER_ACCESSES 3
+#endif
+#ifndef NONOWNER_ACCESSES
+#define NONOWNER_ACCESSES 2
+#endif
+
+bit ow = 0;                 /* owner-wants-resource */
+bit nw = 0;                 /* nonowner-wants-resource */
+byte mutex = 0;             /* holder's id, 0 = free; id 1 = owner, 2.. = non-owners */
+chan waiting = [NONOWNERS] of { byte };   /* nonowner-waiting queue (FIFO) */
+bit woken[NONOWNERS + 2];
+byte inside = 0;            /* threads manipulating the resource */
+
+inline lock(me) { atomic { mutex == 0 -> mutex = me } }
+
+inline use() {
+    inside++;
+    assert(inside == 1);
+    inside--
+}
+
+/* Check_Queue, then unlock or hand the mutex to the woken waiter. */
+inline check_queue_and_unlock(w) {
+    if
+    :: atomic { empty(waiting) -> nw = 0 }; mutex = 0
+    :: atomic { nempty(waiting) -> waiting?w }; mutex = w; woken[w] = 1
+    fi
+}
+
+active proctype Owner() {
+    byte n = 0, w;
+    do
+    :: n < OWNER_ACCESSES ->
+        ow = 1;
+        if
+        :: nw ->
+            lock(1);
+            use();
+            ow = 0;
+            check_queue_and_unlock(w)
+        :: else ->
+            use();
+            ow = 0;
+#ifndef BUG_NO_RECHECK
+            if
+            :: nw -> lock(1); check_queue_and_unlock(w)
+            :: else -> skip
+            fi
+#endif
+        fi;
+        n++
+    :: else -> break
+    od
+}
+
+active [NONOWNERS] proctype Nonowner() {
+    byte me = _pid + 1;     /* _pid is 1.. for these (Owner is 0) */
+    byte n = 0, w;
+    do
+    :: n < NONOWNER_ACCESSES ->
+        lock(me);
+        nw = 1;
+        do
+        :: ow ->
+            waiting!me;
+            mutex = 0;
+            woken[me] == 1;   /* sleep until woken with the mutex handed over */
+            woken[me] = 0;
+            assert(mutex == me)
+        :: else -> break
+        od;
+        use();
+        check_queue_and_unlock(w);
+        n++
+    :: else -> break
+    od
+}

@@ -1,0 +1,98 @@
+"""cal_fig3 — Marathe, Moir and Shavit 2006 (Composite Abortable Locks), Fig. 3: scalability.
+
+Workload `abortable-lock` (plan fig3_scalability): very large patience (patience_us 0 =
+infinite, or >= 100000), T = 1..P threads. Throughput (successful acquisitions per
+second) against T, one line per lock, one panel per backend and processor count; median
+over repetitions with a min-max band. Also a table of fairness (stddev of per-thread
+acquisition counts). This module also holds `lock_panels`, which cal_fig4 and cal_fig5
+use (loaded by path, since scripts/figures is not a package).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import coopbench_results as cr
+
+WORKLOAD = "abortable-lock"
+NAME = "cal_fig3_scalability"
+LOCK_ORDER = ["tas-backoff", "scott-clh-nb", "scott-clh-nb-opt", "cal", "cal-opt", "pthread-timedlock",
+              "pthread-mutex"]
+LOCK_STYLE = {
+    "tas-backoff": {"color": "#7f7f7f", "marker": "x"},
+    "scott-clh-nb": {"color": "#1f77b4", "marker": "s"},
+    "scott-clh-nb-opt": {"color": "#17becf", "marker": "s", "linestyle": "--"},
+    "cal": {"color": "#d62728", "marker": "o"},
+    "cal-opt": {"color": "#ff7f0e", "marker": "o", "linestyle": "--"},
+    "pthread-timedlock": {"color": "#2ca02c", "marker": "^"},
+    "pthread-mutex": {"color": "#9467bd", "marker": "v", "linestyle": ":"},
+}
+
+
+def rows(res, workload=WORKLOAD) -> pd.DataFrame:
+    """rows — the ok rows of `workload` with numeric params and counters (empty frame if none)."""
+    df = res.workload(workload)
+    if df.empty or "param.lock" not in df.columns:
+        return pd.DataFrame()
+    df = cr.ok_rows(df).copy()
+    for c in df.columns:
+        if c.startswith("param.") and c not in ("param.lock", "param.guard"):
+            df[c] = pd.to_numeric(df[c], errors="coerce")
+    return df
+
+
+def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=("backend", "processors"),
+                xlog=False, ylog=False, invert_x=False, ylim=None):
+    """lock_panels — one panel per `panel_by` group, one line per lock (median, min-max band)."""
+    if df.empty:
+        return []
+    groups = list(df.groupby(list(panel_by), sort=True))
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.2), squeeze=False)
+    for ax, (key, g) in zip(axes[0], groups):
+        key = key if isinstance(key, tuple) else (key,)
+        for lock in [l for l in LOCK_ORDER if l in set(g["param.lock"])] + sorted(set(g["param.lock"]) - set(LOCK_ORDER)):
+            s = g[g["param.lock"] == lock].groupby(x)[y].agg(["median", "min", "max"]).reset_index().sort_values(x)
+            st = LOCK_STYLE.get(lock, {})
+            ax.plot(s[x], s["median"], label=lock, **st)
+            ax.fill_between(s[x], s["min"], s["max"], color=st.get("color"), alpha=0.15, linewidth=0)
+        ax.set_title(" ".join(f"{k.replace('param.', '')}={v}" for k, v in zip(panel_by, key)), fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if xlog:
+            ax.set_xscale("log")
+        if ylog:
+            ax.set_yscale("log")
+        if invert_x:
+            ax.invert_xaxis()
+        if ylim:
+            ax.set_ylim(*ylim)
+        ax.grid(True, alpha=0.3)
+    axes[0][-1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.text(0.01, 0.005, cr.caption(res.context), fontsize=6, alpha=0.7)
+    return [{"title": title, "files": cr.save_figure(fig, outdir, name)}]
+
+
+def make(res, outdir):
+    """make — Fig. 3 (throughput against threads) and a fairness table, or [] without data."""
+    df = rows(res)
+    if df.empty or "param.patience_us" not in df.columns:
+        return []
+    df = df[(df["param.patience_us"] == 0) | (df["param.patience_us"] >= 100000)]
+    if df.empty:
+        return []
+    df["throughput_M"] = df["value"] / 1e6
+    items = lock_panels(res, outdir, df, name=NAME, x="param.T", y="throughput_M", xlabel="threads (T)",
+                        ylabel="successful acquisitions [M/s]",
+                        title="CAL Fig. 3 — scalability: throughput with very large patience")
+    if "counter.fairness_stddev" in df.columns:
+        t = (df.groupby(["backend", "param.lock", "param.T"])[["value", "counter.fairness_stddev", "counter.fairness_cv"]]
+             .median().reset_index())
+        lines = ["| backend | lock | T | acquisitions/s | fairness stddev | stddev/mean |", "|---|---|---:|---:|---:|---:|"]
+        for _, r in t.iterrows():
+            lines.append(f"| {r['backend']} | {r['param.lock']} | {int(r['param.T'])} | {r['value']:.3g} | "
+                         f"{r['counter.fairness_stddev']:.1f} | {r['counter.fairness_cv']:.3f} |")
+        items.append({"title": "CAL Fig. 3 — per-thread fairness (median over repetitions)", "markdown": "\n".join(lines)})
+    return items

@@ -1,0 +1,31 @@
+"""cal_fig5 — Marathe, Moir and Shavit 2006 (Composite Abortable Locks), Fig. 5: degradation.
+
+Workload `abortable-lock` (plan fig5_degradation): T = P and 2P, patience falling from
+144 us to a few us. Percentage of attempts that timed out against patience (log axis,
+falling to the right), one line per lock, one panel per backend, P and T.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("cal_fig3", Path(__file__).with_name("cal_fig3.py"))
+cal = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cal)
+
+NAME = "cal_fig5_degradation"
+
+
+def make(res, outdir):
+    """make — Fig. 5 (% timed out against patience), or [] without data."""
+    df = cal.rows(res)
+    if df.empty or "counter.timeouts_pct" not in df.columns:
+        return []
+    df = df[(df["param.patience_us"] > 0) & (df["param.patience_us"] <= 144)]
+    if df.empty or df["param.patience_us"].nunique() < 2:
+        return []
+    return cal.lock_panels(res, outdir, df, name=NAME, x="param.patience_us", y="counter.timeouts_pct",
+                           xlabel="patience [µs]", ylabel="attempts timed out [%]", xlog=True, invert_x=True,
+                           ylim=(-2, 102), panel_by=("backend", "processors", "param.T"),
+                           title="CAL Fig. 5 — degradation: timeouts as patience falls")

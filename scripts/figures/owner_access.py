@@ -1,0 +1,71 @@
+"""owner_access — ParaSail's owner/non-owner access (Taft 2012): owner cost against owner share.
+
+Workload `owner-access`: one owner and W non-owners; the owner makes share_permille of
+the accesses. Left: ns per owner access against the owner's share, one line per guard
+(owner-guard, owner-guard-asym, pthread-mutex, tas-backoff); right: ns per non-owner
+access. One row of panels per backend, P and W (median over repetitions). Also a table.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import coopbench_results as cr
+
+WORKLOAD = "owner-access"
+NAME = "owner_access"
+GUARD_STYLE = {
+    "owner-guard": {"color": "#1f77b4", "marker": "o"},
+    "owner-guard-asym": {"color": "#d62728", "marker": "o", "linestyle": "--"},
+    "pthread-mutex": {"color": "#9467bd", "marker": "v", "linestyle": ":"},
+    "tas-backoff": {"color": "#7f7f7f", "marker": "x"},
+}
+
+
+def make(res, outdir):
+    """make — the owner-cost figure and table, or [] without owner-access rows."""
+    df = res.workload(WORKLOAD)
+    if df.empty or "param.guard" not in df.columns or "counter.owner_ns" not in df.columns:
+        return []
+    df = cr.ok_rows(df).copy()
+    if df.empty:
+        return []
+    for c in ("param.W", "param.share_permille"):
+        df[c] = pd.to_numeric(df[c], errors="coerce")
+    df["share_pct"] = df["param.share_permille"] / 10.0
+    if "counter.nonowner_ns" not in df.columns:
+        df["counter.nonowner_ns"] = float("nan")
+    groups = list(df.groupby(["backend", "processors", "param.W"], sort=True))
+    fig, axes = plt.subplots(len(groups), 2, figsize=(10.5, 3.8 * len(groups)), squeeze=False)
+    for row, (key, g) in zip(axes, groups):
+        for ax, col, label in ((row[0], "counter.owner_ns", "ns per owner access"),
+                               (row[1], "counter.nonowner_ns", "ns per non-owner access")):
+            for guard in sorted(set(g["param.guard"])):
+                s = (g[g["param.guard"] == guard].groupby("share_pct")[col].median().dropna().reset_index()
+                     .sort_values("share_pct"))
+                if s.empty:
+                    continue
+                ax.plot(s["share_pct"].astype(str), s[col], label=guard, **GUARD_STYLE.get(guard, {}))
+            ax.set_yscale("log")
+            ax.set_xlabel("owner's share of accesses [%]")
+            ax.set_ylabel(label)
+            ax.set_title(f"{key[0]}, P={key[1]}, W={key[2]} non-owners", fontsize=9)
+            ax.grid(True, alpha=0.3)
+        row[1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("Owner/non-owner access (ParaSail): cost per access against the owner's share", fontsize=10)
+    fig.tight_layout()
+    fig.text(0.01, 0.002, cr.caption(res.context), fontsize=6, alpha=0.7)
+    items = [{"title": "Owner/non-owner access — owner cost against owner share",
+              "files": cr.save_figure(fig, outdir, NAME)}]
+    t = (df.groupby(["backend", "param.W", "share_pct", "param.guard"])[["counter.owner_ns", "counter.nonowner_ns",
+                                                                        "counter.owner_slow_pct"]]
+         .median().reset_index())
+    lines = ["| backend | W | owner share % | guard | owner ns | non-owner ns | owner slow % |",
+             "|---|---:|---:|---|---:|---:|---:|"]
+    for _, r in t.iterrows():
+        non = "" if pd.isna(r["counter.nonowner_ns"]) else f"{r['counter.nonowner_ns']:.1f}"
+        lines.append(f"| {r['backend']} | {int(r['param.W'])} | {r['share_pct']:g} | {r['param.guard']} | "
+                     f"{r['counter.owner_ns']:.2f} | {non} | {r['counter.owner_slow_pct']:.2f} |")
+    items.append({"title": "Owner/non-owner access — medians", "markdown": "\n".join(lines)})
+    return items

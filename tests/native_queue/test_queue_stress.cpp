@@ -207,7 +207,9 @@ struct Token : coop::QueueItem {
     std::uint32_t id = 0;
 };
 
-TEST(QueueStress, YieldPatternWithRetirement) {
+// run_yield_pattern — the YieldPattern scenario on a Queue<Token, Policy>.
+template <class Policy>
+void run_yield_pattern() {
     // N processors share one ready queue of M tokens and loop "dequeue, touch, enqueue";
     // every 64th visit a processor retires the token (release + delete) and enqueues a new
     // one in its place, so nodes are freed while other processors may still protect them.
@@ -224,7 +226,7 @@ TEST(QueueStress, YieldPatternWithRetirement) {
     std::atomic<std::uint64_t> errors{0};
     std::atomic<std::size_t> max_nodes{0};
     {
-        coop::Queue<Token> ready;
+        coop::Queue<Token, Policy> ready;
         for (unsigned i = 0; i < M; ++i) {
             auto* t = new Token;
             t->id = i;
@@ -280,6 +282,26 @@ TEST(QueueStress, YieldPatternWithRetirement) {
     }
     coop::drain_pools();
     EXPECT_EQ(coop::nodes_live(), base) << "nodes leaked";
+}
+
+
+TEST(QueueStress, YieldPatternWithRetirement) { run_yield_pattern<coop::Fig6Corrected>(); }
+
+// widen_window — a Fig6TestPolicy hook: every 16th enqueue of a thread gives up its CPU at
+// the hook point (after the tail is linked, before the tail CAS), so that other processors
+// dequeue, retire and reuse nodes inside the window that the printed Fig. 6 leaves open.
+void widen_window() {
+    thread_local unsigned calls = 0;
+    if (++calls % 16 == 0)
+        std::this_thread::yield();
+}
+
+TEST(QueueStress, YieldPatternWideAbaWindow) {
+    // The corrected queue with the ABA window of errata item 1 held open. (The printed
+    // Fig. 6 under this same test loses tokens or hangs; see the report of issue 3.)
+    coop::HookedFig6::hook = &widen_window;
+    run_yield_pattern<coop::HookedFig6>();
+    coop::HookedFig6::hook = nullptr;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // paper's Eratosthenes answer, and refused spawns (the point fails cleanly, nothing hangs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <optional>
@@ -207,11 +208,19 @@ TEST(Eratosthenes, FindsThePapersPrimeCount) {
 }
 
 TEST(Matrix, SweepScalesWithTheCores) {
-    for (unsigned cores : {1u, 2u, 8u}) {
+    for (unsigned cores : {1u, 2u, 8u, 64u}) {
         const auto info = Matrix::info(Machine{cores});
         const auto& ms = info.plans.at("quick").at(0).at("M");
-        EXPECT_EQ(ms.front(), "1");
-        EXPECT_GT(std::stoul(ms.back()), 2u * cores) << "M must go beyond the cores";
+        std::vector<long> m;
+        for (const auto& v : ms) m.push_back(std::stol(v));
+        EXPECT_EQ(m.front(), 1);
+        EXPECT_GT(m.back(), 2L * cores) << "M must go beyond the cores";
+        EXPECT_TRUE(std::is_sorted(m.begin(), m.end()));
+        EXPECT_EQ(std::adjacent_find(m.begin(), m.end()), m.end()) << "duplicate M";
+        for (long want : {1L, static_cast<long>(cores), static_cast<long>(cores) + 1})
+            EXPECT_NE(std::find(m.begin(), m.end(), want), m.end()) << cores << " cores: no M=" << want;
+        EXPECT_LE(m.size(), 32u) << "the sweep must stay affordable on many cores";
+        EXPECT_EQ(info.plans.at("paper").at(0).at("M"), ms);
     }
 }
 

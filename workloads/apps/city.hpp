@@ -33,7 +33,7 @@ struct City {
                     {"K", "10", "units of energy and of water each house consumes"},
                     {"C", "100", "units of energy the plant can store"}};
         w.plans["tiny"] = {{{"N", values({10})}, {"K", values({10})}, {"C", values({5})}}};
-        w.plans["quick"] = {{{"N", values({200})}, {"K", values({10})}, {"C", values({100})}}};
+        w.plans["quick"] = {{{"N", values({500})}, {"K", values({10})}, {"C", values({100})}}};
         w.plans["paper"] = {{{"N", values({1000})}, {"K", values({10})}, {"C", values({100})}}};
         return w;
     }

@@ -54,7 +54,7 @@ struct Mandelbrot {
                     {"C", "2000", "grid points per side"},
                     {"K", "5000", "iterations per point at most"}};
         w.plans["tiny"] = {{{"N", values({10})}, {"C", values({60})}, {"K", values({200})}}};
-        w.plans["quick"] = {{{"N", values({100})}, {"C", values({400})}, {"K", values({1000})}}};
+        w.plans["quick"] = {{{"N", values({100})}, {"C", values({600})}, {"K", values({1000})}}};
         w.plans["paper"] = {{{"N", values({100})}, {"C", values({2000})}, {"K", values({5000})}}};
         return w;
     }

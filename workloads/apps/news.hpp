@@ -33,7 +33,7 @@ struct News {
                     {"M", "10", "reporters (threads)"},
                     {"K", "10", "messages per reporter"}};
         w.plans["tiny"] = {{{"N", values({20})}, {"M", values({3})}, {"K", values({5})}}};
-        w.plans["quick"] = {{{"N", values({200})}, {"M", values({10})}, {"K", values({10})}}};
+        w.plans["quick"] = {{{"N", values({1000})}, {"M", values({10})}, {"K", values({10})}}};
         w.plans["paper"] = {{{"N", values({1000})}, {"M", values({10})}, {"K", values({10})}}};
         return w;
     }

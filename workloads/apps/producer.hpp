@@ -30,7 +30,7 @@ struct Producer {
                     {"C", "10", "capacity of the shared buffer"},
                     {"K", "10000", "messages each producer puts and each consumer takes"}};
         w.plans["tiny"] = {{{"N", values({1, 4})}, {"C", values({10})}, {"K", values({500})}}};
-        w.plans["quick"] = {{{"N", values({1, 16})}, {"C", values({10})}, {"K", values({2000})}}};
+        w.plans["quick"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({1000})}}};
         w.plans["paper"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({10000})}}};
         return w;
     }

@@ -106,6 +106,8 @@ TEST_P(SyncP, SemaphorePingPongAndBuffer) {
     const long rounds = scaled(1000000, 50);
     coop::Semaphore ping(0), pong(0);
     long a = 0, b = 0;
+    bool alternated = true;
+    {
     coop::Runtime rt({.processors = GetParam()});
     rt.run([&] {
         coop::Thread t1 = coop::spawn([&] {
@@ -120,12 +122,14 @@ TEST_P(SyncP, SemaphorePingPongAndBuffer) {
                 ping.release();
                 pong.acquire();
                 ++b;
-                if (a != b) return;  // strict alternation
+                if (a != b) alternated = false;  // strict alternation
             }
         });
     });
+    }
     EXPECT_EQ(a, rounds);
     EXPECT_EQ(b, rounds);
+    EXPECT_TRUE(alternated);
 
     // Counting semaphores: slots/items around a ring of 8, 4 producers, 4 consumers.
     const long per = scaled(100000, 50);

@@ -340,7 +340,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     the legend outside, right of the axes (False: leave it to the caller, e.g. one
     legend for several panels via legend_entries). Returns the number of failed points.
     """
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
     d = df.copy()
     d[x] = pd.to_numeric(d[x], errors="coerce")
@@ -349,6 +349,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     procs = sorted(d["processors"].dropna().unique())
     pending_failed = []  # (x, series key, style) — placed once the y range is known
     all_medians = []
+    bands = []  # (x, y) corners of the min–max bands, so that the axis limits include them
     for key, g in d.groupby(cols, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         style = backend_style(key[0])
@@ -361,7 +362,9 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         if len(ok):
             ax.plot(ok[x], ok["median"], label=name, markersize=5, linewidth=1.5, **style)
             if (ok["max"] > ok["min"]).any():
-                ax.fill_between(ok[x], ok["min"], ok["max"], color=style["color"], alpha=0.18, linewidth=0)
+                ax.fill_between(ok[x], ok["min"], ok["max"], color=style["color"], alpha=0.12, linewidth=0)
+                bands.extend(zip(ok[x], ok["min"]))
+                bands.extend(zip(ok[x], ok["max"]))
             all_medians.extend(ok["median"].tolist())
         else:
             ax.plot([], [], label=name, **style)
@@ -374,6 +377,8 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     ax.set_yscale(yscale)
     if all_medians:
         ax.relim()
+        if bands:
+            ax.update_datalim(bands)
         ax.autoscale_view()
     lo, hi = ax.get_ylim()
     for xv, ok, style in pending_failed:
@@ -389,6 +394,11 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(FuncFormatter(compact_number))
     if yscale == "log":
+        lo, hi = ax.get_ylim()
+        if lo > 0 and hi / lo < 300:
+            # Under ~2.5 decades the powers of 10 alone leave the axis nearly unlabelled: label 1, 2, 5 x 10^k.
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_major_formatter(FuncFormatter(compact_number))
     ax.set_xlabel(xlabel + " (log)")
     ax.set_ylabel(ylabel + (" (log)" if yscale == "log" else ""))

@@ -47,7 +47,18 @@ def md_escape(s) -> str:
     return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
 
 
+def _maybe_json(v):
+    """A string holding a JSON object or array (the driver writes `sweep` so) becomes that value."""
+    if isinstance(v, str) and v.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
 def _flatten(prefix: str, v, out: dict) -> None:
+    v = _maybe_json(v)
     if isinstance(v, dict) and v and not any(b in prefix for b in _BULKY):
         for k in v:
             _flatten(f"{prefix}.{k}" if prefix else str(k), v[k], out)
@@ -103,7 +114,7 @@ def context_section(res) -> str:
 def _fmt_value(v) -> str:
     if v != v:  # NaN
         return "–"
-    if abs(v) >= 1e5 or (0 < abs(v) < 1e-2):
+    if 0 < abs(v) < 1e-2:
         return f"{v:.3g}"
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 

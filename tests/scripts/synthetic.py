@@ -80,7 +80,7 @@ def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repeti
         for row in _rows(backends, processors, repetitions, scale):
             if workloads is None or row["workload"] in workloads:
                 wr.writerow(row)
-    # The keys the driver writes (harness/machine.cpp, harness/sweep.cpp): strings, sweep an object.
+    # The keys the driver writes (harness/machine.cpp, harness/sweep.cpp): strings; sweep a JSON string.
     context = {
         "host": "testhost", "cpu_model": "Synthetic CPU @ 2.0GHz", "cores_available": "2",
         "physical_cores": "2", "logical_cpus": "2", "sockets": "1", "numa_nodes": "1",
@@ -88,8 +88,9 @@ def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repeti
         "build_flags": "-O2 -Wall -Wextra", "git_commit": "0123456789ab",
         "plan": "quick", "points": str(len(backends) * 24 * len(processors)), "repetitions": str(repetitions),
         "isolation": "process", "coopbench_command": "coopbench run",
-        "sweep": {"plan": "quick", "backends": list(backends), "workloads": [], "repetitions": repetitions,
-                  "processors": list(processors), "isolation": "process", "timeout_seconds": 60},
+        "sweep": json.dumps({"plan": "quick", "backends": list(backends), "workloads": [],
+                             "repetitions": repetitions, "processors": list(processors), "isolation": "process",
+                             "timeout_seconds": 60}, indent=2),
     }
     (d / "context.json").write_text(json.dumps(context, indent=2))
     return d

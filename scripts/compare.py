@@ -101,7 +101,7 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, out=sys.stdout) -> Non
               file=out)
     ok = m[m["state"] == "ok"]
     gm = geomean(ok["ratio"])
-    print(f"\ngeomean B/A all: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(m)} points matched)",
+    print("\ngeomean B/A all: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(m)} points matched)",
           file=out)
 
 

@@ -60,7 +60,9 @@ using Finalizer = void (*)(Activity* previous, void* value);
 inline constexpr std::uintptr_t kJoinRunning = 0;
 inline constexpr std::uintptr_t kJoinFinished = 1;
 
-// Activity — the descriptor (48 bytes, plus the closure in Closure<F>).
+// Activity — the descriptor (48 bytes, plus the closure in Closure<F>). A recycled pooled
+// descriptor keeps its queue node (QueueItem::node), so that a spawn in steady state
+// allocates neither a descriptor nor a node.
 struct Activity : QueueItem {
     void* context = nullptr;                   // the suspended continuation (fcontext_t);
                                                // nullptr until the first run
@@ -71,6 +73,7 @@ struct Activity : QueueItem {
     Priority priority = Priority::Default;
     std::uint8_t uncooperative = 0;            // depth of coop::uncooperative scopes
     bool idle = false;                         // a processor's own (OS thread) context
+    bool pooled = false;                       // a kDescriptorBlock block (see allocate_descriptor)
 #if COOP_TSAN
     void* tsan_fiber = nullptr;
 #endif
@@ -88,6 +91,19 @@ struct Closure : Activity {
         fn->~F();  // captured state dies when the body ends, not at join
     }
 };
+
+// kDescriptorBlock — descriptors (with their closure) up to this size are carved from
+// per-processor slabs and recycled through per-processor free lists (bounded, surplus to a
+// shared list); larger ones use operator new. glibc malloc/free of descriptor and node was
+// ~75% of a create (errata item 5).
+inline constexpr std::size_t kDescriptorBlock = 64;
+
+// allocate_descriptor — memory for a descriptor of `size` bytes; *node receives the queue
+// node a recycled block still carries (nullptr otherwise). Throws std::bad_alloc.
+void* allocate_descriptor(std::size_t size, Node** node);
+
+// free_descriptor — gives a finished, joined descriptor back (any thread).
+void free_descriptor(Activity* a) noexcept;
 
 // this_processor — the processor the caller runs on, or nullptr outside coop's workers.
 // Not inlined on purpose: an activity may migrate between OS threads across any switch, and

@@ -104,9 +104,19 @@ Thread spawn(Priority priority, F&& fn) {
     using C = internal::Closure<Fn>;
     static_assert(alignof(C) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "coop::spawn: over-aligned closure");
     if (!internal::runtime_active()) throw std::runtime_error("coop::spawn: no coop::Runtime is running");
-    void* mem = ::operator new(sizeof(C));
+    Node* node = nullptr;
+    void* mem = internal::allocate_descriptor(sizeof(C), &node);
     C* c = ::new (mem) C;
-    ::new (static_cast<void*>(c->storage)) Fn(std::forward<F>(fn));
+    try {
+        ::new (static_cast<void*>(c->storage)) Fn(std::forward<F>(fn));
+    } catch (...) {
+        c->node = node;
+        c->pooled = sizeof(C) <= internal::kDescriptorBlock;
+        internal::free_descriptor(c);
+        throw;
+    }
+    c->node = node;  // a recycled block's node: the enqueue below reuses it
+    c->pooled = sizeof(C) <= internal::kDescriptorBlock;
     c->body = &C::run;
     internal::start(c, priority);
     return Thread(c);

@@ -55,6 +55,12 @@ struct Processor {
     std::size_t idle_stack_size = 0;
     StackCache stacks;
     unsigned ticks = 0;  // yields, for timer polls
+    unsigned color = 0;  // stack colouring (first_run)
+    // Descriptor cache: a free list (linked through Activity::context) and a slab.
+    Activity* free_descriptors = nullptr;
+    std::size_t free_count = 0;
+    char* slab_next = nullptr;
+    char* slab_end = nullptr;
     std::thread thread;
 };
 

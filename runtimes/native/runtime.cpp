@@ -88,6 +88,13 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 }
 
 [[noreturn]] void finish(Activity* self) noexcept;
+}  // namespace
+
+// flush_descriptors — moves the processor's cached descriptors beyond `keep` to the shared
+// list.
+void flush_descriptors(Processor& p, std::size_t keep);
+
+namespace {
 
 // trampoline — the first frame of every activity.
 void trampoline(ctx::transfer_t t) noexcept {
@@ -104,7 +111,10 @@ void trampoline(ctx::transfer_t t) noexcept {
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept {
     Stack* s = p.stacks.get();
     a->stack = s;
-    a->context = ctx::make_fcontext(s->top(), s->size, &trampoline);
+    // Colouring: the hot top frames of activities would otherwise all sit at the same
+    // offset modulo 4 KiB and compete for the same L1 sets (8 ways): 16 colours of 256 B.
+    const std::size_t color = (p.color++ & 15u) * 256u;
+    a->context = ctx::make_fcontext(static_cast<char*>(s->top()) - color, s->size - color, &trampoline);
 #if COOP_TSAN
     a->tsan_fiber = __tsan_create_fiber(0);
 #endif
@@ -294,6 +304,7 @@ void worker_main(Processor* p, int cpu) {
 #endif
     idle_loop(*p);
     p->stacks.flush();
+    flush_descriptors(*p, 0);
     t_processor = nullptr;
 }
 
@@ -304,7 +315,6 @@ void worker_main(Processor* p, int cpu) {
 #if COOP_TSAN
     stack->tsan_fiber = self->tsan_fiber;
 #endif
-    release(self);  // the node it carries: it is in no queue and never will be again
     // acq_rel: release publishes everything the activity did to the joiner (who frees the
     // descriptor); acquire takes the joiner's registration (its saved context).
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
@@ -401,7 +411,117 @@ void join_and_free(Activity* a) noexcept {
                 std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
     }
-    ::operator delete(static_cast<void*>(a));
+    free_descriptor(a);
+}
+
+namespace {
+// The shared descriptor list (surplus of the processors' caches) and the slabs (never
+// returned to the OS: recycled descriptors keep their nodes; listed here for leak checkers).
+struct SharedDescriptors {
+    std::mutex mutex;
+    Activity* head = nullptr;
+    std::atomic<std::size_t> count{0};  // written under the mutex; read as a hint without
+    std::vector<void*> slabs;
+};
+SharedDescriptors& shared_descriptors() {
+    static SharedDescriptors* s = new SharedDescriptors;  // outlives every thread
+    return *s;
+}
+constexpr std::size_t kSlabBytes = std::size_t{1} << 20;
+constexpr std::size_t kDescriptorCacheMax = 4096;
+constexpr std::size_t kDescriptorBatch = 1024;
+
+inline Activity*& link(Activity* a) noexcept { return *reinterpret_cast<Activity**>(&a->context); }
+
+}  // namespace
+
+void flush_descriptors(Processor& p, std::size_t keep) {
+    Activity* list = nullptr;
+    while (p.free_count > keep) {
+        Activity* a = p.free_descriptors;
+        p.free_descriptors = link(a);
+        --p.free_count;
+        link(a) = list;
+        list = a;
+    }
+    if (list == nullptr) return;
+    auto& sh = shared_descriptors();
+    std::lock_guard<std::mutex> lock(sh.mutex);
+    while (list != nullptr) {
+        Activity* a = list;
+        list = link(a);
+        link(a) = sh.head;
+        sh.head = a;
+        sh.count.fetch_add(1, std::memory_order_relaxed);  // relaxed: under the mutex
+    }
+}
+void* allocate_descriptor(std::size_t size, Node** node) {
+    *node = nullptr;
+    if (size > kDescriptorBlock) return ::operator new(size);
+    Processor* p = this_processor();
+    auto& sh = shared_descriptors();
+    if (p == nullptr) {
+        std::lock_guard<std::mutex> lock(sh.mutex);
+        if (Activity* a = sh.head) {
+            sh.head = link(a);
+            sh.count.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under the mutex
+            *node = a->node;
+            return a;
+        }
+        void* m = ::operator new(kDescriptorBlock);
+        sh.slabs.push_back(m);
+        return m;
+    }
+    if (p->free_descriptors == nullptr && sh.count.load(std::memory_order_relaxed) > 0) {
+        // relaxed: a hint; the lock decides
+        std::lock_guard<std::mutex> lock(sh.mutex);
+        for (std::size_t i = 0; i < kDescriptorBatch && sh.head != nullptr; ++i) {
+            Activity* a = sh.head;
+            sh.head = link(a);
+            sh.count.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under the mutex
+            link(a) = p->free_descriptors;
+            p->free_descriptors = a;
+            ++p->free_count;
+        }
+    }
+    if (Activity* a = p->free_descriptors) {
+        p->free_descriptors = link(a);
+        --p->free_count;
+        *node = a->node;
+        return a;
+    }
+    if (p->slab_next == p->slab_end) {
+        auto* slab = static_cast<char*>(::operator new(kSlabBytes));
+        {
+            std::lock_guard<std::mutex> lock(sh.mutex);
+            sh.slabs.push_back(slab);
+        }
+        p->slab_next = slab;
+        p->slab_end = slab + kSlabBytes;
+    }
+    void* m = p->slab_next;
+    p->slab_next += kDescriptorBlock;
+    return m;
+}
+
+void free_descriptor(Activity* a) noexcept {
+    if (!a->pooled) {
+        release(a);  // its queue node
+        ::operator delete(static_cast<void*>(a));
+        return;
+    }
+    Processor* p = this_processor();
+    if (p == nullptr) {
+        auto& sh = shared_descriptors();
+        std::lock_guard<std::mutex> lock(sh.mutex);
+        link(a) = sh.head;
+        sh.head = a;
+        sh.count.fetch_add(1, std::memory_order_relaxed);  // relaxed: under the mutex
+        return;
+    }
+    link(a) = p->free_descriptors;
+    p->free_descriptors = a;
+    if (++p->free_count > kDescriptorCacheMax) flush_descriptors(*p, kDescriptorCacheMax - kDescriptorBatch);
 }
 
 Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), stacks(rt.stack_pool) {

@@ -93,7 +93,8 @@ class GlobalPriorityPolicy {
     // Idle-priority (Fig. 2 ENQUEUESWITCH).
     void awakened(Activity* a) noexcept {
         ready_[static_cast<unsigned>(a->priority)].q.enqueue(a);
-        if (a->priority != Priority::Idle) notify();
+        // One processor: the caller is it, and it is not parked (saves notify()'s fence).
+        if (a->priority != Priority::Idle && processors_ > 1) notify();
     }
 
     // yielded — `a` yielded on a processor that stays busy: enqueue only (see above).

@@ -131,11 +131,13 @@ public:
         for (;;) {
             Node* expected = nullptr;
             // success seq_cst (at least release): publishes node->item/next and the item's
-            // own fields to the dequeuer that reads this link with acquire. Failure relaxed:
-            // `expected` (the existing successor) is only used as a value for the CAS below,
-            // never dereferenced.
+            // own fields to the dequeuer that reads this link with acquire. Failure acquire:
+            // `expected` (the successor another processor linked) goes into tail_ below and
+            // our own protect() then re-reads it from there and dereferences it; reading our
+            // own store does not synchronise, so this load must acquire the linker's
+            // initialisation of that node (TSan found the race with relaxed).
             if (tail->next.compare_exchange_strong(expected, node, std::memory_order_seq_cst,
-                                                   std::memory_order_relaxed))
+                                                   std::memory_order_acquire))
                 break;
             // The tail lags: help it forward (Fig. 6 line 15), then protect the new tail.
             // seq_cst: a tail CAS is part of the order the hazard validation relies on.

@@ -102,65 +102,94 @@ def best_paper_row(paper: pd.DataFrame, workload: str, params: dict):
     return best
 
 
+def _backend_order(backends) -> list:
+    """pthreads first (the reference), then stdthread and native, then the others by name."""
+    first = [REFERENCE, "stdthread", "native"]
+    return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
+
+
+def _median(rows: pd.DataFrame):
+    """The median of the ok values; "failed" when every repetition failed; NaN when there are none."""
+    ok = rows[(rows["status"] == "ok") & rows["value"].notna()]["value"]
+    if len(ok):
+        return float(ok.median())
+    return math.nan if rows.empty else "failed"
+
+
 def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """build — the table as a DataFrame (one row per benchmark, parameter set and P); empty without data."""
+    """build — the table as a DataFrame (one row per benchmark and parameter set); empty without data.
+
+    Processors: a row is split by P only when some backend ran that parameter set at several
+    P (a processor sweep). Otherwise each backend's cell is its value at the P it ran at, and
+    when that differs from the row's P (the most common one; e.g. boostfiber/round_robin runs
+    on one processor only) the `notes` column says so.
+    """
     paper = load_paper() if paper is None else paper
     order = list(dict.fromkeys(paper["workload"]))
     df = res.df[res.df["workload"].isin(order)].copy()
     if df.empty:
         return pd.DataFrame()
-    backends = sorted(df["backend"].unique(), key=lambda b: (b != REFERENCE, b))
-    multi_p = df["processors"].nunique() > 1
+    backends = _backend_order(df["backend"].unique())
     rows = []
     for workload in order:
         w = df[df["workload"] == workload]
         if w.empty:
             continue
-        pcols = [c for c in w.columns if c.startswith("param.") and w[c].astype(str).str.strip().ne("").any()
-                 and w[c].notna().any()]
-        keys = pcols + ["processors"]
-        groups = w.groupby(keys, sort=True, dropna=False)
-        for key, g in groups:
+        pcols = [c for c in w.columns if c.startswith("param.") and w[c].notna().any()
+                 and w[c].astype(str).str.strip().ne("").any()]
+        for key, g in w.groupby(pcols, sort=True, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
             params = {c[len("param."):]: _num(v) for c, v in zip(pcols, key)}
-            procs = int(key[-1])
-            ref = best_paper_row(paper, workload, params)
-            same = ref is not None and all(params.get(k) == v for k, v in ref["param"].items())
-            name = ref["benchmark"] if ref is not None else workload
-            row = {
-                "benchmark": name,
-                "workload": workload,
-                "params": _params_text(params, list(ref["param"]) if ref is not None else []),
-            }
-            if multi_p:
-                row["P"] = procs
-            row["size"] = "paper" if same else "reduced"
-            medians = {}
-            for b in backends:
-                gb = g[g["backend"] == b]
-                ok = gb[(gb["status"] == "ok") & gb["value"].notna()]["value"]
-                medians[b] = ok.median() if len(ok) else (math.nan if gb.empty else "failed")
-                row[b] = medians[b]
-            base = medians.get(REFERENCE)
-            for b in backends:
-                if b == REFERENCE:
-                    continue
-                mb = medians[b]
-                ok_pair = isinstance(base, float) and isinstance(mb, float) and base > 0
-                row[f"{b}/{REFERENCE}"] = mb / base if ok_pair and not math.isnan(mb + base) else math.nan
-            row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
-            for col, label in PAPER_COLUMNS:
-                row[label] = float(ref[col]) if ref is not None else math.nan
-            row["paper Native/Linux"] = (float(ref["native_ms"]) / float(ref["linux_ms"])) if ref is not None else math.nan
-            rows.append(row)
-    return pd.DataFrame(rows)
+            sweep = (g.groupby("backend")["processors"].nunique() > 1).any()
+            p_groups = [(int(p), gp) for p, gp in g.groupby("processors")] if sweep else [(None, g)]
+            for p_row, gp in p_groups:
+                rows.append(_row(paper, workload, params, gp, p_row, backends))
+    table = pd.DataFrame(rows)
+    if "P" in table.columns and table["P"].isna().all():
+        table = table.drop(columns=["P"])
+    return table
+
+
+def _row(paper, workload, params, g, p_row, backends) -> dict:
+    ref = best_paper_row(paper, workload, params)
+    same = ref is not None and all(params.get(k) == v for k, v in ref["param"].items())
+    row = {
+        "benchmark": ref["benchmark"] if ref is not None else workload,
+        "workload": workload,
+        "params": _params_text(params, list(ref["param"]) if ref is not None else []),
+    }
+    procs = g["processors"].dropna().astype(int)
+    row_p = p_row if p_row is not None else (int(procs.mode().max()) if len(procs) else None)
+    row["P"] = row_p
+    row["size"] = "paper" if same else "reduced"
+    medians, notes = {}, []
+    for b in backends:
+        gb = g[g["backend"] == b]
+        medians[b] = _median(gb)
+        row[b] = medians[b]
+        bp = sorted(gb["processors"].dropna().astype(int).unique())
+        if len(bp) and bp != [row_p]:
+            notes.append(f"{b} at P={','.join(str(x) for x in bp)}")
+    base = medians.get(REFERENCE)
+    for b in backends:
+        if b == REFERENCE:
+            continue
+        mb = medians[b]
+        both = isinstance(base, float) and isinstance(mb, float) and not math.isnan(base + mb) and base > 0
+        row[f"{b} / {REFERENCE}"] = mb / base if both else math.nan
+    row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
+    for col, label in PAPER_COLUMNS:
+        row[label] = float(ref[col]) if ref is not None else math.nan
+    row["paper Native / Linux"] = float(ref["native_ms"]) / float(ref["linux_ms"]) if ref is not None else math.nan
+    row["notes"] = "; ".join(notes)
+    return row
 
 
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
     """to_markdown — the table as GitHub Markdown, with a note on units, ratios and the source."""
     cols = list(table.columns)
     lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
-             "|" + "|".join("---" if c in ("benchmark", "workload", "params", "size", "paper params") else "---:"
+             "|" + "|".join("---" if c in ("benchmark", "workload", "params", "size", "paper params", "notes") else "---:"
                             for c in cols) + "|"]
     for _, r in table.iterrows():
         cells = []
@@ -168,10 +197,10 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
             v = r[c]
             if isinstance(v, str):
                 cells.append(v)
-            elif "/" in c:
+            elif " / " in c:
                 cells.append(_fmt_ratio(v))
             elif c == "P":
-                cells.append(str(int(v)))
+                cells.append("" if v is None or math.isnan(v) else str(int(v)))
             elif c.startswith("paper "):
                 cells.append("" if math.isnan(v) else f"{v:,.0f}".replace(",", "'"))
             else:
@@ -179,7 +208,8 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
               f"Values: median run time in ms over the repetitions (whole program: from before the first "
-              f"spawn to after the last join); `X/{REFERENCE}`: X's median divided by {REFERENCE}' (> 1: slower). "
+              f"spawn to after the last join); `X / {REFERENCE}`: X's median divided by {REFERENCE}' (> 1: slower); "
+              "P: the processors the row ran on (`notes` names backends that ran on other P). "
               "`size` reduced: our parameters differ from the paper's, so the paper's columns are a different "
               "size. Paper columns: Negele et al. 2017, Table 1 (64-core AMD Opteron 6380; Linux 2.6.32, Windows "
               "Server 2008 R2), from results/paper/table1.csv.",

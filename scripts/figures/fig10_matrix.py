@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""fig10_matrix — Negele et al. 2017, Fig. 10: matrix multiplication.
+
+Workload `matrix` (params N matrix size, M threads). Two panels against the number of
+threads M (linear axis, as in the paper, 1 .. beyond the cores):
+  (a) speedup over one thread: a backend's median time at M = 1 divided by its median
+      at M (each backend against itself), with the ideal min(M, P) dashed;
+  (b) absolute run time: the median in seconds, with a min–max band over repetitions.
+One line per backend (per N and per P when a run has several). Failed points are marked
+with x at the bottom of the panel. Writes figures/fig10_matrix.{png,svg}.
+
+As a plot.py module: make(res, outdir). Standalone:
+    /usr/bin/python3 scripts/figures/fig10_matrix.py RESULTS_DIR [--out DIR]
+Reads only results files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import coopbench_results as cr  # noqa: E402
+
+WORKLOAD = "matrix"
+NAME = "fig10_matrix"
+X = "param.M"
+
+
+def series(df: pd.DataFrame):
+    """series — [(label, backend, processors, summary)] per line: summary per M with median/min/max (s)."""
+    d = df.copy()
+    d[X] = pd.to_numeric(d[X], errors="coerce")
+    d = d[d[X].notna()]
+    extra = []
+    if "param.N" in d.columns and d["param.N"].nunique() > 1:
+        extra.append("param.N")
+    multi_p = d["processors"].nunique() > 1
+    keys = ["backend"] + extra + (["processors"] if multi_p else [])
+    out = []
+    for key, g in d.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        s = cr.summarize(g, X).sort_values(X)
+        # value is in ms (the workload's unit); the figure shows seconds like the paper.
+        for c in ("median", "min", "max"):
+            s[c] = s[c] / 1e3
+        label = " ".join([str(key[0])] + [f"N={int(v)}" for v in key[1:1 + len(extra)]]
+                         + ([f"P={int(key[-1])}"] if multi_p else []))
+        out.append((label, key[0], int(g["processors"].max()), s))
+    return out
+
+
+def make(res, outdir):
+    """make — the Fig. 10 item, or [] when the results hold no `matrix` rows."""
+    df = res.workload(WORKLOAD)
+    if df.empty or X not in df.columns:
+        return []
+    lines = series(df)
+    if not lines:
+        return []
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11.5, 4.4))
+    any_failed = False
+    procs = set()
+    for label, backend, p, s in lines:
+        style = cr.backend_style(backend)
+        procs.add(p)
+        ok = s[s["n_ok"] > 0]
+        bad = s[s["n_ok"] == 0]
+        any_failed |= not bad.empty
+        base = ok[ok[X] == ok[X].min()]
+        if len(ok) and float(base[X].iloc[0]) == 1.0:
+            ax_a.plot(ok[X], float(base["median"].iloc[0]) / ok["median"], label=label, markersize=5, **style)
+        ax_b.plot(ok[X], ok["median"], label=label, markersize=5, **style)
+        if (ok["max"] > ok["min"]).any():
+            ax_b.fill_between(ok[X], ok["min"], ok["max"], color=style["color"], alpha=0.18, linewidth=0)
+        for ax in (ax_a, ax_b):
+            if not bad.empty:
+                ax.plot(bad[X], [0] * len(bad), linestyle="none", marker="x", markersize=10, markeredgewidth=2.2,
+                        color=style["color"], clip_on=False)
+    ms = sorted(pd.to_numeric(df[X], errors="coerce").dropna().unique())
+    for p in sorted(procs):
+        ax_a.plot(ms, [min(m, p) for m in ms], color="#888888", linestyle="--", linewidth=1,
+                  label=f"ideal min(M, {p})")
+    for ax, title, ylabel in ((ax_a, "(a) speedup over 1 thread", "speedup"),
+                              (ax_b, "(b) absolute run time", "time [s]")):
+        ax.set_xlabel("threads (M)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        if 0 < len(ms) <= 24:
+            ax.set_xticks(ms)
+        ax.grid(True, alpha=0.35)
+    handles, labels = cr.legend_entries([ax_a, ax_b], failed=any_failed)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+    n_vals = sorted(pd.to_numeric(df.get("param.N"), errors="coerce").dropna().unique())
+    fig.suptitle("Fig. 10 — matrix multiplication" + (f" (N={', '.join(str(int(n)) for n in n_vals)})"
+                                                       if n_vals else ""))
+    fig.tight_layout()
+    cr.add_caption(fig, res.context, df)
+    return [{"title": "Fig. 10 — matrix multiplication: (a) speedup, (b) run time (matrix)",
+             "files": cr.save_figure(fig, outdir, NAME)}]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results_dir")
+    ap.add_argument("--out", help="output folder (default RESULTS_DIR/figures)")
+    a = ap.parse_args(argv)
+    try:
+        res = cr.load(a.results_dir)
+    except cr.ResultsError as e:
+        print(f"fig10_matrix.py: {e}", file=sys.stderr)
+        return 2
+    items = make(res, a.out or Path(a.results_dir) / "figures")
+    if not items:
+        print("fig10_matrix.py: no matrix rows in these results", file=sys.stderr)
+        return 1
+    for p in items[0]["files"]:
+        print(f"wrote {p}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -153,10 +153,13 @@ def save_figure(fig, outdir, name: str) -> list:
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for ext in ("png", "svg"):
-        p = out / f"{name}.{ext}"
-        fig.savefig(p, dpi=150 if ext == "png" else None, bbox_inches="tight")
-        paths.append(p)
+    # Reproducible files: fixed SVG ids, no date in the metadata, so a re-plot of the same data diffs clean.
+    with plt.rc_context({"svg.hashsalt": "coopbench"}):
+        for ext in ("png", "svg"):
+            p = out / f"{name}.{ext}"
+            meta = {"Date": None} if ext == "svg" else {}
+            fig.savefig(p, dpi=150 if ext == "png" else None, bbox_inches="tight", metadata=meta)
+            paths.append(p)
     plt.close(fig)
     return paths
 

@@ -6,7 +6,8 @@ Usage: plot.py RESULTS_DIR [--modules DIR]
 Reads RESULTS_DIR/results.csv and context.json only (never console output). Imports
 every module under scripts/figures/ (or --modules DIR) in name order — files starting
 with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each returns []
-(no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables).
+(no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables);
+an item may add "text", a paragraph shown under its title (what is measured, how to read it).
 Then writes RESULTS_DIR/report.md: the run's context, every figure (relative links),
 every table, a table of every workload's medians (backends as columns; so workloads
 without a figure module are still shown) and the failed points with their reasons.
@@ -218,14 +219,14 @@ def run_modules(res, modules_dir: Path, figdir: Path):
 def item_markdown(item: dict, results_dir: Path) -> str:
     """item_markdown — one figure (PNG shown, every file linked) or table item."""
     out = [f"### {item['title']}", ""]
+    if item.get("text"):
+        out += [str(item["text"]).rstrip(), ""]
     if "files" in item:
         files = [Path(f) for f in item["files"]]
         rel = [os.path.relpath(f.resolve(), results_dir.resolve()).replace(os.sep, "/") for f in files]
-        pngs = [r for r in rel if r.endswith(".png")]
-        for r in pngs:
+        for r in (r for r in rel if r.endswith(".png")):
             out += [f"![{item['title']}]({r})", ""]
-        others = [r for r in rel if not r.endswith(".png")]
-        if others:
+        if any(not r.endswith(".png") for r in rel):
             out += ["Files: " + ", ".join(f"[{Path(r).name}]({r})" for r in rel), ""]
     if "markdown" in item:
         out += [str(item["markdown"]).rstrip(), ""]

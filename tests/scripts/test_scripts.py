@@ -108,6 +108,10 @@ class PlotTest(TempDirCase):
             self.assertFalse((d / "figures" / f"{name}.png").exists(), name)
         report = (d / "report.md").read_text()
         self.assertIn("| N | native | pthreads |", report)  # one P: no "P=" in the columns
+        # Re-plotting the same data gives the same SVG (no date, fixed ids): results diff cleanly.
+        svg = (d / "figures" / "fig7_thread_creation.svg").read_bytes()
+        self.assertEqual(run("plot.py", d).returncode, 0)
+        self.assertEqual((d / "figures" / "fig7_thread_creation.svg").read_bytes(), svg)
         self.assertIn("`pthreads/create/N=1000000/P=1`", report)
 
     def test_backend_that_fails_everywhere_still_plots(self):
@@ -129,7 +133,8 @@ class PlotTest(TempDirCase):
         shutil.copytree(SCRIPTS / "figures", mods, ignore=shutil.ignore_patterns("__pycache__"))
         (mods / "aa_broken.py").write_text("def make(res, outdir):\n    raise RuntimeError('deliberately broken')\n")
         (mods / "ab_table.py").write_text(
-            "def make(res, outdir):\n    return [{'title': 'A test table', 'markdown': '| a |\\n|---|\\n| 42 |'}]\n")
+            "def make(res, outdir):\n    return [{'title': 'A test table', 'text': 'Read me first.',\n"
+            "             'markdown': '| a |\\n|---|\\n| 42 |'}]\n")
         p = run("plot.py", d, "--modules", mods)
         self.assertEqual(p.returncode, 1)
         self.assertIn("aa_broken.py", p.stderr)
@@ -139,8 +144,7 @@ class PlotTest(TempDirCase):
         report = (d / "report.md").read_text()
         self.assertIn("## Errors", report)
         self.assertIn("deliberately broken", report)
-        self.assertIn("### A test table", report)
-        self.assertIn("| 42 |", report)
+        self.assertIn("### A test table\n\nRead me first.\n\n| a |\n|---|\n| 42 |", report)
 
     def test_module_without_make_or_bad_return_is_an_error(self):
         d = synthetic.make_results(self.tmp / "run", workloads={"create"})

@@ -42,7 +42,7 @@ def series(df: pd.DataFrame):
     multi_p = d["processors"].nunique() > 1
     keys = ["backend"] + extra + (["processors"] if multi_p else [])
     out = []
-    for key, g in d.groupby(keys, sort=True):
+    for key, g in d.groupby(keys[0] if len(keys) == 1 else keys, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         s = cr.summarize(g, X).sort_values(X)
         # value is in ms (the workload's unit); the figure shows seconds like the paper.

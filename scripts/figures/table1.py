@@ -137,7 +137,7 @@ def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
             continue
         pcols = [c for c in w.columns if c.startswith("param.") and w[c].notna().any()
                  and w[c].astype(str).str.strip().ne("").any()]
-        for key, g in w.groupby(pcols, sort=True, dropna=False):
+        for key, g in w.groupby(pcols[0] if len(pcols) == 1 else pcols, sort=True, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
             params = {c[len("param."):]: _num(v) for c, v in zip(pcols, key)}
             sweep = (g.groupby("backend")["processors"].nunique() > 1).any()

@@ -54,6 +54,9 @@ struct Processor {
     void* idle_stack_bottom = nullptr;  // for ASan: the OS thread's stack
     std::size_t idle_stack_size = 0;
     StackCache stacks;
+    // Activities started / finished on this processor (only this processor writes them).
+    alignas(kCacheLine) std::atomic<std::uint64_t> started{0};
+    std::atomic<std::uint64_t> finished{0};
     unsigned ticks = 0;  // yields, for timer polls
     unsigned color = 0;  // stack colouring (first_run)
     // Descriptor cache: a free list (linked through Activity::context) and a slab.
@@ -74,7 +77,11 @@ struct RuntimeState {
     StackPool stack_pool;
     std::vector<std::unique_ptr<Processor>> processors;
 
-    alignas(kCacheLine) std::atomic<std::int64_t> live{0};  // started, not finished
+    // Quiescence (Runtime::run returns when every started activity has finished): per-
+    // processor monotonic counters, written only by their owner (no locked instruction on
+    // spawn or finish), plus one for starts by non-worker threads. See quiescent().
+    alignas(kCacheLine) std::atomic<std::uint64_t> external_started{0};
+    alignas(kCacheLine) std::atomic<std::uint32_t> quiescent_epoch{0};  // futex word
     alignas(kCacheLine) std::atomic<bool> stopping{false};
 
     // Inbox for activities started by non-worker threads.

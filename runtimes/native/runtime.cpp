@@ -68,6 +68,14 @@ std::atomic<RuntimeState*> g_active{nullptr};
 
 inline void cpu_relax() noexcept { __builtin_ia32_pause(); }
 
+// bump — increments a counter that only the calling processor writes: a plain load and a
+// release store (no locked instruction). release: a reader that sees the new value (acquire)
+// sees everything this processor did before, in particular the start of every activity
+// whose finish it counts (see quiescent()).
+inline void bump(std::atomic<std::uint64_t>& c) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
 // SwitchArgs — what a switch hands to the resumed side (Fig. 1's finalizer, previous and
 // value; on the switching stack, read by the resumed side before anything else).
 struct SwitchArgs {
@@ -247,6 +255,32 @@ int poll_timers(RuntimeState& rt) noexcept {
     return woken;
 }
 
+// quiescent — whether every activity started so far has finished. Reads all `finished`
+// counters, then all `started` ones (acquire). A finish we count happened after its start
+// (spawn -> enqueue -> dequeue -> run), so that start is counted too; and an unfinished
+// activity keeps the sums apart (it, or the unfinished ancestor that started it, is counted
+// in `started` but not `finished`). Equal sums therefore mean: all finished, and nothing
+// can start any more except from outside. The leading seq_cst fence pairs with the one in
+// notice_quiescence(): of two processors that go idle at once, one sees the other's count.
+bool quiescent(RuntimeState& rt) noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::uint64_t fin = 0, st = 0;
+    for (auto& p : rt.processors) fin += p->finished.load(std::memory_order_acquire);
+    // acquire: see above; seq_cst for external_started pairs with start()'s increment.
+    st = rt.external_started.load(std::memory_order_seq_cst);
+    for (auto& p : rt.processors) st += p->started.load(std::memory_order_acquire);
+    return st == fin;
+}
+
+// notice_quiescence — called by a processor that just ran out of work: wakes
+// Runtime::run's waiter when everything has finished.
+void notice_quiescence(RuntimeState& rt) noexcept {
+    if (!quiescent(rt)) return;
+    // seq_cst: the bump follows our check; the waiter read the epoch before its own check.
+    rt.quiescent_epoch.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(&rt.quiescent_epoch, INT_MAX);
+}
+
 bool more_work(void* state) {
     auto& rt = *static_cast<RuntimeState*>(state);
     // seq_cst loads: the parker's reads of the Dekker pairs (after its fence anyway).
@@ -260,13 +294,19 @@ bool more_work(void* state) {
 void idle_loop(Processor& p) {
     RuntimeState& rt = *p.runtime;
     unsigned spins = 0;
+    bool ran = false;
     for (;;) {
         if (Activity* next = rt.policy.pick_next(Priority::Idle)) {
             spins = 0;
             // Chained wake-up: more work than we take -> another parked processor helps.
             if (rt.policy.has_ready()) rt.policy.notify();
             switch_to(p, &p.idle, next, nullptr, nullptr);
+            ran = true;
             continue;  // back here when an activity blocked or finished with nothing ready
+        }
+        if (ran) {  // out of work: perhaps everything has finished
+            ran = false;
+            notice_quiescence(rt);
         }
         // relaxed: a hint; drain_inbox takes the mutex.
         if (rt.inbox_ready.load(std::memory_order_relaxed) && drain_inbox(rt)) continue;
@@ -320,8 +360,7 @@ void worker_main(Processor* p, int cpu) {
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
     // From here on `self` may be freed by its joiner: only `stack`, `p` and `rt` are used.
     if (joiner > kJoinFinished) rt.policy.awakened(reinterpret_cast<Activity*>(joiner));
-    // acq_rel: release for Runtime::run's acquire load of 0 (it then returns).
-    if (rt.live.fetch_sub(1, std::memory_order_acq_rel) == 1) rt.live.notify_all();
+    bump(p->finished);
     Activity* next = rt.policy.pick_next(Priority::Idle);
     if (next == nullptr) next = &p->idle;
     switch_to(*p, nullptr, next, &fin_recycle, stack);
@@ -391,11 +430,14 @@ void start(Activity* a, Priority priority) {
     Processor* p = this_processor();
     // acquire: the runtime's state is fully built before it is published (see Runtime).
     RuntimeState* rt = p != nullptr ? p->runtime : g_active.load(std::memory_order_acquire);
-    // relaxed: a count; finish()'s release decrement and run()'s acquire load order the rest
-    // (every RMW continues the release sequence).
-    rt->live.fetch_add(1, std::memory_order_relaxed);
-    if (p != nullptr) rt->policy.awakened(a);
-    else submit_inbox(*rt, a);
+    if (p != nullptr) {
+        bump(p->started);  // before the enqueue: the activity's finish happens after it
+        rt->policy.awakened(a);
+    } else {
+        // seq_cst: counted before the hand-over (and before Runtime::run waits).
+        rt->external_started.fetch_add(1, std::memory_order_seq_cst);
+        submit_inbox(*rt, a);
+    }
 }
 
 void join_and_free(Activity* a) noexcept {
@@ -605,10 +647,14 @@ Runtime::~Runtime() {
 }
 
 void Runtime::wait_all_finished() {
-    // acquire: pairs with finish()'s release decrements: everything the activities did is
-    // visible once the count reads 0.
-    std::int64_t v;
-    while ((v = state_->live.load(std::memory_order_acquire)) != 0) state_->live.wait(v, std::memory_order_acquire);
+    using namespace internal;
+    // quiescent()'s acquire loads make everything the activities did visible on return.
+    for (;;) {
+        // seq_cst: read before the check, so a processor's later bump wakes the futex wait.
+        const std::uint32_t e = state_->quiescent_epoch.load(std::memory_order_seq_cst);
+        if (quiescent(*state_)) return;
+        futex_wait(&state_->quiescent_epoch, e, -1);
+    }
 }
 
 unsigned Runtime::processors() const noexcept { return state_->processor_count; }

@@ -105,7 +105,8 @@ def load(results_dir) -> Results:
 
     Numeric columns (NUMERIC_COLUMNS) become floats (NaN where empty); each `param.X`
     column becomes numeric when all its non-empty values are numbers, else stays text
-    ("" where empty); `counters` is expanded into `counter.<name>` columns. Raises
+    ("" where empty); `counters` is expanded into `counter.<name>` columns; a row without
+    a status (a line cut short while a sweep is still writing) is left out. Raises
     ResultsError when results.csv is missing or unreadable. A missing or broken
     context.json gives an empty context.
     """
@@ -135,6 +136,8 @@ def load(results_dir) -> Results:
     for c in [c for c in df.columns if c.startswith("param.")]:
         df[c] = _numeric_or_text(df[c])
     df["status"] = df["status"].str.strip().str.lower()
+    # A row without a status is a line cut short (results.csv is appended while a sweep runs): not a point.
+    df = df[df["status"] != ""].reset_index(drop=True)
     df = _expand_counters(df)
     context = {}
     ctx_file = d / "context.json"

@@ -291,6 +291,17 @@ class LoadTest(TempDirCase):
         one = df[(df["processors"] == 1) & (df["param.K"] == 2000)]
         self.assertEqual(cr.series_labels(one, "param.T"), ["backend"])
 
+    def test_line_cut_short_is_left_out(self):
+        import coopbench_results as cr
+
+        d = synthetic.make_results(self.tmp / "run", backends=("native",), workloads={"create"})
+        n = len(read_rows(d))
+        with open(d / "results.csv", "a") as f:
+            f.write("native/create/N=10/P=9,native,native,cre")  # a sweep still writing its next row
+        df = cr.load(d).df
+        self.assertEqual(len(df), n)
+        self.assertEqual(set(df["status"]), {"ok"})
+
     def test_missing_or_broken(self):
         import coopbench_results as cr
 

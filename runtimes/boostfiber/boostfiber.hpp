@@ -52,6 +52,14 @@
 #include <boost/fiber/mutex.hpp>
 #include <boost/fiber/operations.hpp>
 
+// Boost.Fiber's detail/cpu_relax.hpp leaks a lower-case function-like macro, cpu_relax(),
+// into every file that includes it; it breaks any later declaration of a function of that
+// name (locks/abortable.hpp has one). Its only users, Boost's spinlock headers, are all
+// included above (through context.hpp), so the macro can go.
+#ifdef cpu_relax
+#undef cpu_relax
+#endif
+
 #include "runtimes/boostfiber/scheduling.hpp"
 #include "runtimes/boostfiber/stacks.hpp"
 #include "runtimes/concept.hpp"

@@ -6,15 +6,15 @@
 #include <time.h>
 
 #include <atomic>
-#include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "harness/registry.hpp"
+// boostfiber.hpp first: it includes Boost.Fiber and removes Boost's cpu_relax() macro.
 #include "runtimes/boostfiber/boostfiber.hpp"
+#include "harness/registry.hpp"
 #include "tests/boostfiber/child.hpp"
 
 using coopbench::BoostFiberBackend;

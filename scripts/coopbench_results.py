@@ -356,7 +356,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     pending_failed = []  # (x, series key, style) — placed once the y range is known
     all_medians = []
     bands = []  # (x, y) corners of the min–max bands, so that the axis limits include them
-    for key, g in d.groupby(cols, sort=True):
+    for key, g in d.groupby(cols if len(cols) > 1 else cols[0], sort=True):
         key = key if isinstance(key, tuple) else (key,)
         style = backend_style(key[0])
         if "processors" in cols:
@@ -439,9 +439,11 @@ def figure_note(df: pd.DataFrame) -> str:
     """figure_note — how to read a line figure: repetitions per point, band and marker meaning."""
     reps = df.groupby("point")["repetition"].nunique()
     r = int(reps.max()) if len(reps) else 0
+    procs = sorted(df["processors"].dropna().unique())
+    on = f"P={compact_number(procs[0])} processors; " if len(procs) == 1 else ""
     if r > 1:
-        return f"median of up to {r} repetitions, band: min–max; × marks a failed point"
-    return "one repetition per point; × marks a failed point"
+        return on + f"median of up to {r} repetitions, band: min–max; × marks a failed point"
+    return on + "one repetition per point; × marks a failed point"
 
 
 def add_caption(fig, context: dict, df: pd.DataFrame | None = None) -> None:

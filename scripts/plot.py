@@ -147,7 +147,7 @@ def median_tables(res) -> str:
         units = sorted({u for u in d["unit"] if u})
         out += [f"### {w}" + (f" ({', '.join(units)})" if units else ""), ""]
         rows = {}
-        for key, g in d.groupby(keys + ["_col"], sort=False, dropna=False) if keys else d.groupby(["_col"], sort=False):
+        for key, g in d.groupby(keys + ["_col"], sort=False, dropna=False) if keys else d.groupby("_col", sort=False):
             key = key if isinstance(key, tuple) else (key,)
             rk, col = key[:-1], key[-1]
             ok = g[(g["status"] == "ok") & g["value"].notna()]["value"]

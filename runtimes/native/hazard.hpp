@@ -149,25 +149,29 @@ inline void free_node(Node* node) noexcept {
 // the scan restarts at 0: the node got from a pool may be protected by a processor that
 // was already passed.
 inline Node* acquire(Node* node) noexcept {
+    if (node == nullptr)
+        return nullptr;
     // seq_cst: orders the bound load after the unlinking CAS, so a processor bound later
     // publishes its hazards after that CAS and fails validation (see above).
     const unsigned bound = g_bound.load(std::memory_order_seq_cst);
-    unsigned i = 0;
-    while (node != nullptr && i < bound) {
+    for (unsigned i = 0; i < bound; ++i) {
         ProcessorSlot& p = g_processors[i];
+        std::atomic<Node*>* pool;
         // seq_cst loads: the Dekker pairing with the publishing exchange (see above); they
         // also acquire the owner's reads of the node that preceded its release-clear.
-        if (node == p.hp1.load(std::memory_order_seq_cst)) {
-            // acq_rel: release hands our node to the next taker of the pool slot; acquire
-            // takes the previous putter's writes (none that matter) and keeps TSan exact.
-            node = p.pool1.exchange(node, std::memory_order_acq_rel);
-            i = 0;
-        } else if (node == p.hp2.load(std::memory_order_seq_cst)) {
-            node = p.pool2.exchange(node, std::memory_order_acq_rel);  // acq_rel: as above
-            i = 0;
-        } else {
-            ++i;
-        }
+        if (node == p.hp1.load(std::memory_order_seq_cst))
+            pool = &p.pool1;
+        else if (node == p.hp2.load(std::memory_order_seq_cst))
+            pool = &p.pool2;
+        else
+            continue;
+        // acq_rel: release hands our node to the next taker of the pool slot; acquire takes
+        // the previous putter's writes, so that freeing or reusing the node we get is ordered
+        // after them (what TSan checks).
+        node = pool->exchange(node, std::memory_order_acq_rel);
+        if (node == nullptr)
+            return nullptr;
+        i = ~0u;  // restart the scan at 0 (++i wraps it)
     }
     return node;
 }

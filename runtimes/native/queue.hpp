@@ -104,6 +104,8 @@ public:
     // ~Queue — frees the dummy node. Precondition: the queue is empty and no operation on it
     // is in flight.
     ~Queue() {
+        // relaxed: no operation is in flight; the caller's own synchronisation (joining the
+        // threads that used the queue, say) orders their last writes before this.
         Node* dummy = head_.load(std::memory_order_relaxed);
         assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "~Queue: not empty");
         QueueItem holder;
@@ -207,11 +209,13 @@ public:
         }
     }
 
-    // empty — whether the queue looked empty (a hint: it may be stale when it returns).
-    // Exact when no operation is in flight. No hazard pointer is needed: nothing is read
-    // through the pointers.
+    // empty — whether the queue looked empty: a hint, stale as soon as it returns. Every item
+    // whose enqueue() returned before the call (happens-before) and that no dequeue took is
+    // seen (a returned enqueue has moved tail_ off the old tail); an enqueue still in flight
+    // may or may not be. Use dequeue() for a definitive answer. Needs no bound processor
+    // and no hazard pointer: it compares pointers and reads nothing through them.
     bool empty() const noexcept {
-        // acquire: a non-empty answer may be followed by a dequeue; no data is read here.
+        // acquire: orders the caller's later reads after the enqueues it has seen here.
         return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
     }
 
@@ -256,9 +260,10 @@ private:
         }
     }
 
-    alignas(kCacheLine) std::atomic<Node*> head_{nullptr};  // the dummy; dequeuers' line
+    // Each on a line of its own (dequeuers write head_, enqueuers tail_); the alignment also
+    // pads sizeof(Queue) to two lines, so neighbouring objects stay off tail_'s line.
+    alignas(kCacheLine) std::atomic<Node*> head_{nullptr};  // the dummy
     alignas(kCacheLine) std::atomic<Node*> tail_{nullptr};  // last node or its predecessor
-    char pad_[kCacheLine - sizeof(std::atomic<Node*>)] = {};  // keeps neighbours off tail_'s line
 };
 
 }  // namespace coop

@@ -208,14 +208,16 @@ struct Token : coop::QueueItem {
 };
 
 // run_yield_pattern — the YieldPattern scenario on a Queue<Token, Policy>.
+// `oversubscribe` processors per hardware thread: the OS then preempts processors inside
+// queue operations, which opens every window a cooperative scheduler keeps small.
 template <class Policy>
-void run_yield_pattern() {
+void run_yield_pattern(unsigned oversubscribe = 1) {
     // N processors share one ready queue of M tokens and loop "dequeue, touch, enqueue";
     // every 64th visit a processor retires the token (release + delete) and enqueues a new
     // one in its place, so nodes are freed while other processors may still protect them.
-    const unsigned N = processors();
+    const unsigned N = processors() * oversubscribe;
     const unsigned M = 2 * N;
-    const std::uint64_t rounds = kSanitized ? 200'000 : 4'000'000;  // per processor
+    const std::uint64_t rounds = (kSanitized ? 200'000 : 4'000'000) / oversubscribe;  // each
 
     coop::bind_processor(N);
     coop::drain_pools();
@@ -286,6 +288,8 @@ void run_yield_pattern() {
 
 
 TEST(QueueStress, YieldPatternWithRetirement) { run_yield_pattern<coop::Fig6Corrected>(); }
+
+TEST(QueueStress, YieldPatternOversubscribed) { run_yield_pattern<coop::Fig6Corrected>(4); }
 
 // widen_window — a Fig6TestPolicy hook: every 16th enqueue of a thread gives up its CPU at
 // the hook point (after the tail is linked, before the tail CAS), so that other processors

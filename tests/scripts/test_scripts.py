@@ -64,6 +64,7 @@ class PlotTest(TempDirCase):
         d = synthetic.make_results(self.tmp / "run")
         p = run("plot.py", d)
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("Warning", p.stderr)  # pandas/matplotlib deprecations are bugs-to-be
         for name in FIGURES:
             png, svg = d / "figures" / f"{name}.png", d / "figures" / f"{name}.svg"
             self.assertTrue(png.is_file(), png)
@@ -102,6 +103,7 @@ class PlotTest(TempDirCase):
                                    repetitions=1, workloads={"create"})
         p = run("plot.py", d)
         self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("Warning", p.stderr)
         self.assertTrue((d / "figures" / "fig7_thread_creation.png").is_file())
         self.assertTrue((d / "figures" / "fig7_thread_creation.svg").is_file())
         for name in FIGURES[1:]:

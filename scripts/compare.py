@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """compare.py — per-point ratios B/A between two coopbench results folders.
 
-Usage: compare.py A B [--workload W ...] [--format text|csv]
+Usage: compare.py A B [--workload W ...] [--column C] [--format text|csv]
 
 Points are matched by their `point` id (backend/workload/params/P). Each side's value
-of a point is the median of its ok repetitions. For each workload, prints every point
+of a point is the median of its ok repetitions of the primary `value` (or of --column,
+e.g. peak_rss_kib, cpu_seconds, seconds, counter.<name>). For each workload, prints every point
 with A's median, B's median and the ratio B/A (for times, > 1 means B is slower), then
 the geometric mean of the ratios of the workload's matched points; finally the
 geometric mean over all matched points. Points measured on one side only, or with no
@@ -12,7 +13,8 @@ ok repetition on a side, are listed with their state ("only in A", "failed in B"
 and left out of the means.
 
 Exit status: 0 when at least one point is matched; 1 when no point is matched; 2 when
-A or B is not a results folder (no readable results.csv). Reads results.csv only.
+A or B is not a results folder (no readable results.csv) or lacks --column. Reads
+results.csv only.
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ import pandas as pd  # noqa: E402
 import coopbench_results as cr  # noqa: E402
 
 
-def point_medians(df: pd.DataFrame) -> pd.DataFrame:
-    """point_medians — per point: workload, unit, median of ok values (NaN if none), ok and total repetitions."""
+def point_medians(df: pd.DataFrame, column: str = "value") -> pd.DataFrame:
+    """point_medians — per point: workload, unit, median of `column` over ok repetitions (NaN if none), counts."""
     rows = []
     for point, g in df.groupby("point", sort=True):
-        ok = g[(g["status"] == "ok") & g["value"].notna()]["value"]
-        units = [u for u in g["unit"] if u]
+        ok = g[(g["status"] == "ok") & g[column].notna()][column]
+        units = [u for u in g["unit"] if u] if column == "value" else [column]
         rows.append({"point": point, "workload": g["workload"].iloc[0], "unit": units[0] if units else "",
                      "median": ok.median() if len(ok) else math.nan, "n_ok": len(ok), "n": len(g)})
     return pd.DataFrame(rows, columns=["point", "workload", "unit", "median", "n_ok", "n"])
@@ -110,6 +112,8 @@ def main(argv=None) -> int:
     ap.add_argument("a", type=Path, help="results folder A (the baseline)")
     ap.add_argument("b", type=Path, help="results folder B")
     ap.add_argument("--workload", action="append", default=[], help="only this workload (repeatable)")
+    ap.add_argument("--column", default="value",
+                    help="what to compare: value (default), seconds, peak_rss_kib, cpu_seconds, counter.<name>")
     ap.add_argument("--format", choices=("text", "csv"), default="text")
     args = ap.parse_args(argv)
     frames = []
@@ -121,7 +125,12 @@ def main(argv=None) -> int:
             return 2
     if args.workload:
         frames = [f[f["workload"].isin(args.workload)] for f in frames]
-    m = compare(point_medians(frames[0]), point_medians(frames[1]))
+    for f, d in zip(frames, (args.a, args.b)):
+        if args.column not in f.columns:
+            print(f"compare.py: {d}: no column '{args.column}' in results.csv", file=sys.stderr)
+            return 2
+        f[args.column] = pd.to_numeric(f[args.column], errors="coerce")
+    m = compare(point_medians(frames[0], args.column), point_medians(frames[1], args.column))
     if args.format == "csv":
         m[["point", "workload", "unit", "median_a", "median_b", "ratio", "state"]].to_csv(sys.stdout, index=False)
     else:

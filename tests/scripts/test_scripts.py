@@ -212,6 +212,22 @@ class CompareTest(TempDirCase):
         t = run("compare.py", a, b)
         self.assertIn(f"geomean B/A switch: {4 ** (1 / 9):.3f} (9 of 10 points matched)", t.stdout)
 
+    def test_other_column(self):
+        a = synthetic.make_results(self.tmp / "a", backends=("native",), workloads={"create"})
+        b = synthetic.make_results(self.tmp / "b", backends=("native",), workloads={"create"})
+        rows = read_rows(b)
+        for r in rows:
+            r["peak_rss_kib"] = str(int(r["peak_rss_kib"]) * 3)
+        write_rows(b, rows)
+        p = run("compare.py", a, b, "--column", "peak_rss_kib")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"native/create/N=10/P=1 +2,049 +6,147 +3\.000\n")
+        self.assertIn("geomean B/A create: 3.000 (14 of 14 points matched)", p.stdout)
+        self.assertIn("geomean B/A create: 1.000", run("compare.py", a, b).stdout)  # value: unchanged
+        p = run("compare.py", a, b, "--column", "nonsense")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("nonsense", p.stderr)
+
     def test_bad_folder_exits_2(self):
         a = synthetic.make_results(self.tmp / "a", workloads={"create"})
         empty = self.tmp / "empty"

@@ -11,8 +11,10 @@ Public API (fixed; other modules depend on it):
     caption(context) -> str
     backend_style(name) -> dict
 
-Further helpers (optional for modules): median_table(df), series(df), ok_rows(df),
-failed_rows(df), context_get(context, *keys).
+Further helpers (optional for modules): Results.workload(name), ok_rows(df),
+failed_rows(df), summarize(df, x), context_get(context, *keys), compact_number(v),
+series_labels(df, x), plot_lines(ax, df, x, ...) (a Fig. 7-9 style line plot),
+legend_entries(axes), figure_note(df), add_caption(fig, context, df).
 
 Reads only results files, never console output. Uses matplotlib's Agg backend.
 """
@@ -41,6 +43,12 @@ __all__ = [
     "ok_rows",
     "failed_rows",
     "summarize",
+    "compact_number",
+    "series_labels",
+    "plot_lines",
+    "legend_entries",
+    "figure_note",
+    "add_caption",
     "NUMERIC_COLUMNS",
 ]
 

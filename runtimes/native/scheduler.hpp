@@ -92,9 +92,11 @@ class GlobalPriorityPolicy {
     // awakened — `a` (owned by the caller) is ready; wakes a parked processor unless `a` is
     // Idle-priority (Fig. 2 ENQUEUESWITCH).
     void awakened(Activity* a) noexcept {
-        ready_[static_cast<unsigned>(a->priority)].q.enqueue(a);
+        // Read before the enqueue: once queued, `a` may run, finish and be freed elsewhere.
+        const Priority priority = a->priority;
+        ready_[static_cast<unsigned>(priority)].q.enqueue(a);
         // One processor: the caller is it, and it is not parked (saves notify()'s fence).
-        if (a->priority != Priority::Idle && processors_ > 1) notify();
+        if (priority != Priority::Idle && processors_ > 1) notify();
     }
 
     // yielded — `a` yielded on a processor that stays busy: enqueue only (see above).

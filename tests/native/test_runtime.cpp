@@ -102,7 +102,7 @@ TEST_P(RuntimeP, FinalizersRunOnceOnResumedSide) {
     rt.run([&] {
         std::vector<coop::Thread> ts;
         for (auto& p : probes)
-            ts.push_back(coop::spawn([&p, rounds] {
+            ts.push_back(coop::spawn([&] {
                 p.expected = coop::internal::current();
                 for (long i = 0; i < rounds; ++i) coop::internal::suspend(&probe_finalizer, &p);
             }));

@@ -2,12 +2,12 @@
 // (ParaSail's "mostly lock-free access", Taft 2012, papers/parasail-work-stealing-owner-
 // access.txt), the owner making `share_permille` of all accesses.
 //
-// The owner makes N accesses back to back; the non-owners make N * (1000 - share) / share
-// accesses together, each paced by the owner's progress so that they interleave with the
-// owner's accesses in the given proportion. An access increments an unsynchronised
+// The owner makes N accesses in bursts of 256; the non-owners make N * (1000 - share) /
+// share accesses together, paced against the owner's progress both ways (see the code), so
+// that they interleave with the owner's bursts in the given proportion. An access increments an unsynchronised
 // counter and checks an owner field. Guards (parameter `guard`): owner-guard (seq_cst
 // flags), owner-guard-asym (membarrier), and as references pthread-mutex and tas-backoff
-// used by everybody alike. Value: ns per owner access (owner's elapsed time / N).
+// used by everybody alike. Value: ns per owner access (time inside the owner's bursts / N).
 // Counters: owner_ns, nonowner_ns (mean time inside one non-owner access, timed around
 // it), owner_slow_pct (owner accesses that took the mutex), membarrier (1 when the asym
 // guard really uses membarrier). Self-check: counter = all accesses, no overlap. Runs on
@@ -78,7 +78,8 @@ Outcome run_owner_access(const Context& ctx) {
         std::atomic<int> inside{0};
         std::atomic<std::int64_t> violations{0};
         alignas(64) std::int64_t counter = 0;           // the resource, protected by the guard
-        alignas(64) std::atomic<std::int64_t> progress{0};  // owner's accesses so far (every 64)
+        alignas(64) std::atomic<std::int64_t> progress{0};  // the end of the owner's current burst
+        alignas(64) std::atomic<std::int64_t> done{0};      // non-owner accesses done
     } sh;
     auto access = [&sh](int who) {
         // relaxed: detects overlap only; the guard orders the accesses.
@@ -95,42 +96,60 @@ Outcome run_owner_access(const Context& ctx) {
     Group<B> group(static_cast<std::size_t>(w) + 1);
     if (!group.check_capacity(ctx, static_cast<std::size_t>(w) + 1)) return Outcome::failed(group.error());
     Gate<B> gate;
+    // Pacing (both ways, so that the share holds whatever the relative speeds): the owner
+    // works in bursts of kBurst accesses. Before a burst it publishes `progress` = the
+    // burst's end, which makes the non-owner accesses due by then eligible, so they run
+    // concurrently with the burst; after it, it waits (untimed) until those are done. A
+    // non-owner's k-th of `mine` accesses is due at owner progress (2k+1)n / (2 mine).
+    // Only the bursts are timed (two clock reads per kBurst accesses).
+    constexpr std::int64_t kBurst = 256;
+    std::vector<std::int64_t> mine(static_cast<std::size_t>(w));
+    for (std::int64_t j = 0; j < w; ++j) mine[static_cast<std::size_t>(j)] = m_total / w + (j < m_total % w ? 1 : 0);
+    auto due = [n](std::int64_t k, std::int64_t m) { return (2 * k + 1) * n / (2 * m); };
     if (!group.spawn([&] {  // the owner
             gate.wait();
             Result& r = res[0];
-            Stopwatch clock;
-            std::int64_t slow = 0;
-            for (std::int64_t i = 0; i < n; ++i) {
-                const bool locked = side->owner_enter();
-                access(1);
-                side->owner_exit(locked);
-                slow += locked;
-                // relaxed: pacing information for the non-owners, no data depends on it.
-                if ((i & 63) == 63) sh.progress.store(i + 1, std::memory_order_relaxed);
+            std::vector<std::int64_t> next(static_cast<std::size_t>(w), 0);  // per non-owner: first not due
+            std::int64_t expected = 0, slow = 0, ns = 0;
+            for (std::int64_t i = 0; i < n; i += kBurst) {
+                const std::int64_t end = std::min(n, i + kBurst);
+                // relaxed: pacing only; the guard orders the resource.
+                sh.progress.store(end, std::memory_order_relaxed);
+                const std::int64_t t0 = locks::now_ns();
+                for (std::int64_t k = i; k < end; ++k) {
+                    const bool locked = side->owner_enter();
+                    access(1);
+                    side->owner_exit(locked);
+                    slow += locked;
+                }
+                ns += locks::now_ns() - t0;
+                for (std::int64_t j = 0; j < w; ++j) {
+                    auto& k = next[static_cast<std::size_t>(j)];
+                    const std::int64_t m = mine[static_cast<std::size_t>(j)];
+                    while (k < m && due(k, m) < end) ++k, ++expected;
+                }
+                while (sh.done.load(std::memory_order_relaxed) < expected) B::yield();
             }
-            r.secs = clock.seconds();
-            sh.progress.store(n, std::memory_order_relaxed);
+            r.secs = static_cast<double>(ns) * 1e-9;
             r.accesses = n;
             r.slow = slow;
         }))
         return Outcome::failed(group.error());
     for (std::int64_t j = 0; j < w; ++j) {
-        const std::int64_t mine = m_total / w + (j < m_total % w ? 1 : 0);
-        if (!group.spawn([&, j, mine] {
+        const std::int64_t m = mine[static_cast<std::size_t>(j)];
+        if (!group.spawn([&, j, m] {
                 gate.wait();
                 Result& r = res[static_cast<std::size_t>(j) + 1];
-                for (std::int64_t i = 0; i < mine; ++i) {
-                    // Pace: the i-th of my accesses waits for the owner's (i + 1/2) * n / mine-th.
-                    const std::int64_t due = static_cast<std::int64_t>((static_cast<double>(i) + 0.5) *
-                                                                       static_cast<double>(n) / static_cast<double>(mine));
-                    while (sh.progress.load(std::memory_order_relaxed) < due) B::yield();
+                for (std::int64_t k = 0; k < m; ++k) {
+                    while (sh.progress.load(std::memory_order_relaxed) <= due(k, m)) B::yield();
                     const std::int64_t t0 = locks::now_ns();
                     side->nonowner_enter();
                     access(static_cast<int>(j) + 2);
                     side->nonowner_exit();
                     r.inside_ns += locks::now_ns() - t0;
+                    sh.done.fetch_add(1, std::memory_order_relaxed);  // relaxed: pacing only
                 }
-                r.accesses = mine;
+                r.accesses = m;
             }))
             return Outcome::failed(group.error());
     }

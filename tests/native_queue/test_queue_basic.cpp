@@ -148,6 +148,8 @@ TEST_F(QueueBasic, EnqueueSkipsHazardousNode) {
     ASSERT_EQ(q.dequeue(), &job);
     coop::Node* const retired = job.node;
     ASSERT_NE(retired, nullptr);
+    coop::bind_processor(1);  // processor 1 exists (scans cover bound processors only)
+    coop::bind_processor(0);
     coop::detail::g_processors[1].hp1.store(retired);
     q.enqueue(&job);
     EXPECT_EQ(coop::detail::g_processors[1].pool1.load(), retired);

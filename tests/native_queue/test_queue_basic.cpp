@@ -160,4 +160,36 @@ TEST_F(QueueBasic, EnqueueSkipsHazardousNode) {
     coop::release(&job);
 }
 
+TEST_F(QueueBasic, AcquireFollowsASwapChainAndRestarts) {
+    // acquire() of A: A is protected by processor 2's hp1, so A goes into processor 2's
+    // pool1 and acquire() continues with what was there, B. B is protected by processor 0's
+    // hp2 (an index the scan had passed: it must restart), so B goes into processor 0's
+    // pool2 and acquire() continues with C, which nobody protects: the result.
+    using coop::detail::g_processors;
+    coop::bind_processor(2);
+    coop::bind_processor(0);
+    coop::Node* a = coop::detail::allocate_node();
+    coop::Node* b = coop::detail::allocate_node();
+    coop::Node* c = coop::detail::allocate_node();
+    g_processors[2].hp1.store(a);
+    g_processors[2].pool1.store(b);
+    g_processors[0].hp2.store(b);
+    g_processors[0].pool2.store(c);
+    EXPECT_EQ(coop::detail::acquire(a), c);
+    EXPECT_EQ(g_processors[2].pool1.load(), a);
+    EXPECT_EQ(g_processors[0].pool2.load(), b);
+    // With processor 0's pool2 empty instead, the chain ends in nullptr (allocate).
+    coop::Node* got = g_processors[0].pool2.exchange(nullptr);
+    g_processors[2].pool1.store(got);  // B back into processor 2's pool1 ...
+    coop::Node* held = a;
+    g_processors[2].hp1.store(b);      // ... now protected there too; A is free again
+    EXPECT_EQ(coop::detail::acquire(held), a) << "an unprotected node is kept";
+    EXPECT_EQ(coop::detail::acquire(nullptr), nullptr);
+    g_processors[2].hp1.store(nullptr);
+    g_processors[0].hp2.store(nullptr);
+    coop::detail::free_node(a);
+    coop::detail::free_node(c);
+    // B stays pooled; the fixture's drain_pools() frees it and checks the count.
+}
+
 }  // namespace

@@ -175,6 +175,8 @@ void run_producers_consumers(unsigned queues, std::uint64_t total) {
         missing += s.load() != 1;
     EXPECT_EQ(missing, 0u) << "transfers not seen exactly once";
     EXPECT_LE(max_nodes.load(), bound) << "node count above items + queues + 2N";
+    std::printf("  %u queues, %llu transfers: at most %zu nodes live (bound %zu)\n", queues,
+                static_cast<unsigned long long>(total), max_nodes.load(), bound);
 
     // Quiescent: every item is back in its producer's return queue.
     for (unsigned q = 0; q < queues; ++q)
@@ -267,7 +269,9 @@ void run_yield_pattern(unsigned oversubscribe = 1) {
         for (auto& t : threads)
             t.join();
         EXPECT_EQ(errors.load(), 0u) << "the queue looked empty while it held tokens";
-        EXPECT_LE(max_nodes.load(), bound);
+        EXPECT_LE(max_nodes.load(), bound) << "node count above items + queues + 2N";
+        std::printf("  %u processors, %u tokens: at most %zu nodes live (bound %zu)\n", N, M,
+                    max_nodes.load(), bound);
         EXPECT_EQ(ready.check_quiescent(), static_cast<long>(M));
         std::uint64_t visits = retired_visits.load();
         std::vector<std::uint32_t> ids;

@@ -139,8 +139,10 @@ inline void free_node(Node* node) noexcept {
 // In the single total order of seq_cst operations either that processor's hazard store
 // precedes our load of its slot (we see it and swap the node away), or our load precedes
 // the store, and then its re-read follows the unlinking CAS and fails validation, so it
-// never dereferences the node. The loads below are seq_cst for that argument; on x86 a
-// seq_cst load is a plain mov, so the scan has no locked instruction.
+// never dereferences the node. For a hazard on a queue's *tail* the re-read is of tail_;
+// the dequeue that unlinks a node first sees (seq_cst) tail_ moved past it, so that move
+// also precedes the unlinking CAS and the scan. The loads below are seq_cst for that
+// argument; on x86 a seq_cst load is a plain mov, so the scan has no locked instruction.
 //
 // Why it terminates: each swap leaves a node that is hazardous for p.hpK in p.poolK, and
 // pool entries are pairwise different and different from the held node, so while the

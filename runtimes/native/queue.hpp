@@ -199,11 +199,16 @@ public:
             if (head_.load(std::memory_order_seq_cst) != head)
                 continue;
             // Fig. 6 line 35, only when needed: the tail must not stay on the node we unlink.
-            // relaxed: only a hint for whether to CAS; the CAS itself is the synchronisation.
-            Node* tail = tail_.load(std::memory_order_relaxed);
+            // seq_cst load and seq_cst CAS (both orders): whichever of them sees tail_ off
+            // `head` puts the tail's move before our unlinking CAS in the seq_cst order. An
+            // enqueuer that validated hp1 == `head` as the tail read tail_ before that move,
+            // so its hazard store precedes the scan of whoever later reuses `head` (the
+            // argument in hazard.hpp acquire, for hp1 on a tail). On x86 the load is a plain
+            // mov and the CAS is locked whatever its orders, so this costs nothing.
+            Node* tail = tail_.load(std::memory_order_seq_cst);
             if (tail == head)
                 tail_.compare_exchange_strong(tail, next, std::memory_order_seq_cst,
-                                              std::memory_order_relaxed);
+                                              std::memory_order_seq_cst);
             // relaxed: next->item was published by the link we read with acquire above, and
             // next cannot be reused while hp2 protects it.
             QueueItem* item = next->item.load(std::memory_order_relaxed);

@@ -78,16 +78,19 @@ void collect(std::vector<TinyCase>& out, coopbench::TypeList<Ws...>) {
     m.cores = 2;
     (
         [&] {
-            const auto info = Ws::info(m);
-            for (const auto& grid : info.plans.at("tiny"))
-                for (const auto& pt : expand(grid)) {
-                    TinyCase c{info.name, &coopbench::run_point<B, Ws>, {}};
-                    c.ctx.params = pt.params;
-                    for (const auto& ps : info.params)
-                        if (!c.ctx.params.count(ps.name)) c.ctx.params[ps.name] = ps.default_value;
-                    c.ctx.options.processors = pt.processors;
-                    out.push_back(c);
-                }
+            // Workloads that leave this backend out (supports<B>() false) are not in the registry either.
+            if constexpr (coopbench::workload_supports<Ws, B>()) {
+                const auto info = Ws::info(m);
+                for (const auto& grid : info.plans.at("tiny"))
+                    for (const auto& pt : expand(grid)) {
+                        TinyCase c{info.name, &coopbench::run_point<B, Ws>, {}};
+                        c.ctx.params = pt.params;
+                        for (const auto& ps : info.params)
+                            if (!c.ctx.params.count(ps.name)) c.ctx.params[ps.name] = ps.default_value;
+                        c.ctx.options.processors = pt.processors;
+                        out.push_back(c);
+                    }
+            }
         }(),
         ...);
 }

@@ -15,7 +15,8 @@
 //   then re-check the word: 0 (released meanwhile, perhaps before our enqueue was visible to
 //   the unlocker) -> wake one waiter ourselves; 1 (a new holder that does not know of us) ->
 //   CAS it to 2 so that its unlock wakes a waiter; 2 -> its unlock will wake one.
-// - unlock(): exchange(0); if it was 2, dequeue one waiter and make it ready.
+// - unlock(): CAS 1->0; if the word was 2: register as a user, exchange(0), dequeue one
+//   waiter and make it ready.
 //   Dekker pair: unlocker {exchange(0); fence; dequeue}, parker {enqueue; fence; load word}:
 //   either the dequeue sees the parker's item, or the parker sees 0 and wakes one itself.
 //
@@ -23,8 +24,10 @@
 // - The wait queue owns the parked activities; the unlocker that dequeues one owns it
 //   until make_ready().
 // - Like pthread_mutex_t, the holder must unlock; destroying a Mutex with waiters is an
-//   error. unlock() touches the wait queue after releasing the word, so a Mutex must not
-//   be destroyed by another activity while an unlock() on it may still be returning.
+//   error. Destroying it right after the last unlock (by another activity) is allowed: the
+//   slow paths that may still touch it after a waiter returned from lock() (unlock with
+//   waiters, park) count themselves in users_, registering before that waiter can be woken,
+//   and ~Mutex waits until users_ is 0.
 #pragma once
 
 #include <atomic>
@@ -60,17 +63,28 @@ class Mutex {
 
     // unlock — releases the mutex; wakes one waiter if there may be any.
     void unlock() noexcept {
-        // seq_cst (xchg, like any locked RMW on x86): release for the critical section, and
-        // the unlocker's store of the Dekker pair with park() (header).
-        if (word_.exchange(0, std::memory_order_seq_cst) == 2) wake_one();
+        std::uint32_t expected = 1;
+        // release: publishes the critical section. Only 1 -> 0 here: with waiters (2) the
+        // slow path first registers as a user (see ~Mutex), while we still hold the lock.
+        if (word_.compare_exchange_strong(expected, 0, std::memory_order_release, std::memory_order_relaxed))
+            return;
+        unlock_slow();
     }
+
+    // ~Mutex — waits until no unlock or park that may still touch the mutex is running.
+    // Precondition (as for any mutex): unlocked, no waiters.
+    ~Mutex();
 
   private:
     void lock_slow() noexcept;
+    void unlock_slow() noexcept;
     void wake_one() noexcept;
     static void park(internal::Activity* previous, void* self) noexcept;
 
     std::atomic<std::uint32_t> word_{0};
+    // users_ — slow paths (unlock with waiters, park) that may touch the mutex after a
+    // waiter could already have returned from lock(); the destructor waits for them.
+    std::atomic<std::uint32_t> users_{0};
     Queue<internal::Activity> waiters_;
 };
 

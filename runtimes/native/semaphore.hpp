@@ -17,6 +17,9 @@
 //
 // Ownership rules
 // - The wait queue owns waiting activities; settle()'s caller owns the one it dequeues.
+// - release_slow() and park() may touch the semaphore after a waiter it woke has returned;
+//   they count themselves in users_ first (while a committed waiter still keeps it alive)
+//   and ~Semaphore waits for them.
 #pragma once
 
 #include <atomic>
@@ -35,6 +38,8 @@ class Semaphore {
     explicit Semaphore(std::ptrdiff_t initial = 0) noexcept : count_(initial) {}
     Semaphore(const Semaphore&) = delete;
     Semaphore& operator=(const Semaphore&) = delete;
+    // ~Semaphore — waits until no release or park that may still touch it is running.
+    ~Semaphore();
 
     // acquire — takes a permit, blocking the activity until one is released.
     void acquire() noexcept {
@@ -70,6 +75,7 @@ class Semaphore {
 
     alignas(kCacheLine) std::atomic<std::int64_t> count_;
     std::atomic<std::int64_t> pending_{0};
+    std::atomic<std::uint32_t> users_{0};  // slow paths still running (see ~Semaphore)
     Queue<internal::Activity> waiters_;
 };
 

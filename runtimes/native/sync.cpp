@@ -36,6 +36,42 @@ void Mutex::lock_slow() noexcept {
     while (word_.exchange(2, std::memory_order_acquire) != 0) internal::suspend(&Mutex::park, this);
 }
 
+namespace {
+// Users — RAII registration in a primitive's users_ counter (see ~Mutex, ~Semaphore).
+class Users {
+  public:
+    explicit Users(std::atomic<std::uint32_t>& c) noexcept : c_(c) {
+        // relaxed: the registration is ordered before anything that could let a waiter
+        // return (an enqueue, a word or token change: all later RMWs/fences on this thread).
+        c_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~Users() {
+        // release: our last accesses to the primitive happen before the destructor's
+        // acquire load that sees the count drop.
+        c_.fetch_sub(1, std::memory_order_release);
+    }
+    Users(const Users&) = delete;
+    Users& operator=(const Users&) = delete;
+
+  private:
+    std::atomic<std::uint32_t>& c_;
+};
+
+void wait_no_users(const std::atomic<std::uint32_t>& c) noexcept {
+    // acquire: pairs with Users' release decrement.
+    while (c.load(std::memory_order_acquire) != 0) cpu_relax();
+}
+}  // namespace
+
+Mutex::~Mutex() { wait_no_users(users_); }
+
+void Mutex::unlock_slow() noexcept {
+    Users u(users_);  // we still hold the lock: nobody may destroy the mutex yet
+    // seq_cst: release for the critical section, and the unlocker's store of the Dekker
+    // pair with park() (mutex.hpp).
+    if (word_.exchange(0, std::memory_order_seq_cst) == 2) wake_one();
+}
+
 void Mutex::wake_one() noexcept {
     // seq_cst fence: the unlocker's half of the Dekker pair with park() (mutex.hpp): our
     // exchange(0) is ordered before the dequeue's reads of the wait queue.
@@ -45,6 +81,7 @@ void Mutex::wake_one() noexcept {
 
 void Mutex::park(Activity* previous, void* self) noexcept {
     auto* m = static_cast<Mutex*>(self);
+    Users u(m->users_);  // before the enqueue: until then `previous` keeps the mutex alive
     m->waiters_.enqueue(previous);
     // seq_cst fence: the parker's half of the Dekker pair: the enqueue is ordered before
     // the re-check of the word.
@@ -119,7 +156,10 @@ void Semaphore::acquire_slow() noexcept {
     // Woken by settle(): we own the permit that release() handed over.
 }
 
+Semaphore::~Semaphore() { wait_no_users(users_); }
+
 void Semaphore::release_slow() noexcept {
+    Users u(users_);  // a committed waiter cannot return before our token: still alive
     // seq_cst: the token is published before settle() looks at the queue (Dekker pair with
     // park(): see semaphore.hpp).
     pending_.fetch_add(1, std::memory_order_seq_cst);
@@ -128,6 +168,7 @@ void Semaphore::release_slow() noexcept {
 
 void Semaphore::park(Activity* previous, void* self) noexcept {
     auto* s = static_cast<Semaphore*>(self);
+    Users u(s->users_);  // before the enqueue: until then `previous` keeps it alive
     s->waiters_.enqueue(previous);
     // seq_cst fence: the enqueue precedes settle()'s look at pending_ (Dekker pair).
     std::atomic_thread_fence(std::memory_order_seq_cst);

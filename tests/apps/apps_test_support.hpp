@@ -29,6 +29,19 @@ inline constexpr bool sanitized = false;
 inline constexpr bool sanitized = false;
 #endif
 
+// tsan — true in ThreadSanitizer builds.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool tsan = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool tsan = true;
+#else
+inline constexpr bool tsan = false;
+#endif
+#else
+inline constexpr bool tsan = false;
+#endif
+
 // Watchdog — aborts the process (a test failure, with a message) when it is still alive
 // `seconds` after construction: a deadlock or lost wake-up becomes a failure, not a hang.
 class Watchdog {

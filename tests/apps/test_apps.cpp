@@ -138,9 +138,17 @@ TYPED_TEST(AppTest, TinyPlanOnEveryRegisteredBackend) {
     const auto& backends = Registry::instance().backends();
     ASSERT_NE(Registry::instance().backend("pthreads"), nullptr);
     ASSERT_NE(Registry::instance().backend("stdthread"), nullptr);
+    std::string ran;
     for (const auto& b : backends) {
         const auto runner = b.runners.find(name);
         if (runner == b.runners.end()) continue;  // the workload says it does not support b
+        if (apps_test::tsan && b.family == "boostfiber") {
+            // Debian's Boost.Fiber switches stacks without telling TSan (Boost.Fiber issues 289,
+            // 333): TSan reports false races and can crash; tests/boostfiber is no-tsan too.
+            std::printf("note: %s skipped under TSan (fiber switches invisible to it)\n", b.name.c_str());
+            continue;
+        }
+        ran += " " + b.name;
         for (const auto& p : tiny_points<TypeParam>()) {
             for (bool fault : {false, true}) {
                 Watchdog dog(b.name + "/" + name + " " + apps_test::describe(p.params));
@@ -160,6 +168,7 @@ TYPED_TEST(AppTest, TinyPlanOnEveryRegisteredBackend) {
             }
         }
     }
+    std::printf("%s ran on:%s\n", name.c_str(), ran.c_str());
 }
 
 TEST(AppsRegistry, AllSevenAppsAreListedAndRunnableOnPthreads) {

@@ -142,6 +142,8 @@ inline long long read_meminfo_kib(const std::string& field) {
 
 }  // namespace boostfiber
 
+// BoostFiberBackend — the backend type (see the top of this file); registered as three
+// variants in register.cpp.
 struct BoostFiberBackend {
     static constexpr std::string_view name = "boostfiber";
 
@@ -185,8 +187,10 @@ struct BoostFiberBackend {
         }
     }
 
+    // yield — boost::this_fiber::yield(): the caller goes to the back of the ready queue.
     static void yield() { boost::this_fiber::yield(); }
 
+    // Mutex — boost::fibers::mutex (a waiting fiber is suspended, its thread runs others).
     class Mutex {
       public:
         void lock() { m_.lock(); }
@@ -198,6 +202,7 @@ struct BoostFiberBackend {
         boost::fibers::mutex m_;
     };
 
+    // CondVar — boost::fibers::condition_variable over Mutex; wait() returns with m held.
     class CondVar {
       public:
         void wait(Mutex& m) {
@@ -239,6 +244,7 @@ struct BoostFiberBackend {
     // work_stealing_used — set by the first work_stealing Runtime of the process (issue 217).
     static inline std::atomic<bool> work_stealing_used{false};
 
+    // Runtime — P worker threads sharing one Boost.Fiber scheduling algorithm (see the top).
     class Runtime {
       public:
         // Runtime — validate the options; throws std::invalid_argument on a bad option and
@@ -257,6 +263,7 @@ struct BoostFiberBackend {
         Runtime(const Runtime&) = delete;
         Runtime& operator=(const Runtime&) = delete;
 
+        // config — the effective configuration (options parsed, defaults applied).
         const boostfiber::Config& config() const { return cfg_; }
 
         // run — main as a fiber on worker 0 of P; returns when main has returned (its

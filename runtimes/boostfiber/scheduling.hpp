@@ -24,6 +24,11 @@
 // per-thread scheduler (installed with use_scheduling_algorithm) and registers itself in
 // slot `index` of Peers in its constructor; slots are read by other threads only after
 // the runtime's start barrier, which every worker passes after installing its algorithm.
+// A shared_work Waking is destroyed when its thread exits; that happens only after main
+// has returned and every fiber has been joined (Thread joins in its destructor), so no
+// movable fiber is made ready any more and no peer calls wake_one() on a destroyed slot.
+// Boost's work_stealing keeps every scheduler alive in a static table (any_ready() and
+// steal() may still reach it): those outlive the run, and the process (issue 217).
 #pragma once
 
 #include <algorithm>
@@ -48,10 +53,12 @@ class Peers {
         std::atomic<bool> sleeping{false};
     };
 
+    // Peers — records for `count` schedulers, filled in as each constructs its Waking.
     explicit Peers(unsigned count) : count_(count), slots_(new Slot[count]) {}
     Peers(const Peers&) = delete;
     Peers& operator=(const Peers&) = delete;
 
+    // count — the number of schedulers (P); slot — scheduler i's record.
     unsigned count() const { return count_; }
     Slot& slot(unsigned i) { return slots_[i]; }
 
@@ -103,6 +110,8 @@ class Waking final : public Base {
         peers_.slot(index_).algo = this;
     }
 
+    // awakened — Boost's hook: ctx became ready on this thread. Queue it (Base), then wake a
+    // sleeping peer if ctx may run anywhere and someone sleeps.
     void awakened(boost::fibers::context* ctx) noexcept override {
         const bool movable = !ctx->is_context(boost::fibers::type::pinned_context);
         Base::awakened(ctx);  // queues ctx (under the queue's lock)

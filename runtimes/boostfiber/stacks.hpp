@@ -16,6 +16,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <boost/context/fixedsize_stack.hpp>
 #include <boost/context/pooled_fixedsize_stack.hpp>
@@ -43,6 +44,7 @@ class StackSource {
     StackSource(StackKind kind, std::size_t bytes, std::size_t pool_block = 1024)
         : kind_(kind), bytes_(bytes), fixed_(bytes), protected_(bytes), pool_(bytes, 32, pool_block) {}
 
+    // allocate — a stack of bytes() bytes; thread-safe; throws std::bad_alloc.
     boost::context::stack_context allocate() {
         switch (kind_) {
             case StackKind::fixed:
@@ -56,6 +58,7 @@ class StackSource {
         return pool_.allocate();
     }
 
+    // deallocate — give back a stack from allocate(), from any thread.
     void deallocate(boost::context::stack_context& sctx) noexcept {
         switch (kind_) {
             case StackKind::fixed:
@@ -71,6 +74,7 @@ class StackSource {
         pool_.deallocate(sctx);
     }
 
+    // kind, bytes — the allocator and the size per stack.
     StackKind kind() const { return kind_; }
     std::size_t bytes() const { return bytes_; }
 
@@ -87,6 +91,7 @@ class StackSource {
 // control block); shares ownership of the source so the pool outlives every stack.
 class StackHandle {
   public:
+    // StackHandle — a handle on `s`; allocate/deallocate forward to it.
     explicit StackHandle(std::shared_ptr<StackSource> s) : source_(std::move(s)) {}
     boost::context::stack_context allocate() { return source_->allocate(); }
     void deallocate(boost::context::stack_context& sctx) noexcept { source_->deallocate(sctx); }

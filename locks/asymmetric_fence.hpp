@@ -23,6 +23,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -64,12 +66,14 @@ inline bool asymmetric_fence_heavy_available() { return detail::membarrier_state
 // asymmetric_fence_unavailable_reason — why not (empty when available).
 inline const std::string& asymmetric_fence_unavailable_reason() { return detail::membarrier_state().why; }
 
-// asymmetric_fence_heavy — the expensive side (precondition: available()); falls back to
-// a full fence if the call fails, which is then a plain (symmetric) fence and still safe
-// only if the light side also fences — callers check availability first.
+// asymmetric_fence_heavy — the expensive side (precondition: available(), so the call
+// cannot fail with EPERM). Should the kernel still refuse, this is a fatal error: a plain
+// fence here would not order the light side, which has no fence instruction.
 inline void asymmetric_fence_heavy() {
-    if (detail::membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (detail::membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+        std::fprintf(stderr, "asymmetric_fence_heavy: membarrier failed: %s\n", std::strerror(errno));
+        std::abort();
+    }
 }
 
 }  // namespace locks

@@ -21,6 +21,7 @@
 
 namespace coopbench {
 
+// City — the City workload (see the file comment); run() is the same program on every backend.
 struct City {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;

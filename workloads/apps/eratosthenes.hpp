@@ -45,6 +45,7 @@ inline std::vector<std::int64_t> sequential_primes(std::int64_t n) {
 }
 }  // namespace detail
 
+// Eratosthenes — the concurrent prime sieve workload (see the file comment).
 struct Eratosthenes {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;
@@ -61,6 +62,8 @@ struct Eratosthenes {
         return w;
     }
 
+    // Sieve — the state the pipeline's stages share: the channel capacity, the primes found
+    // and the first spawn failure (both guarded by `mutex`).
     template <Backend B>
     struct Sieve {
         using Channel = apps::BoundedBuffer<B, std::int64_t>;
@@ -69,11 +72,13 @@ struct Eratosthenes {
         std::vector<std::int64_t> primes;  // guarded by mutex
         std::string error;                 // the first spawn failure; guarded by mutex
 
+        // record — note the prime p.
         void record(std::int64_t p) {
             mutex.lock();
             primes.push_back(p);
             mutex.unlock();
         }
+        // fail — keep the first spawn failure.
         void fail(const std::string& why) {
             mutex.lock();
             if (error.empty()) error = why;

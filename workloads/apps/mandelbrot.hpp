@@ -42,6 +42,7 @@ inline std::int64_t mandelbrot_rows(std::int64_t c, std::int64_t k, std::int64_t
 }
 }  // namespace detail
 
+// Mandelbrot — the parallel Mandelbrot workload (see the file comment).
 struct Mandelbrot {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;

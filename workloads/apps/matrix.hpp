@@ -47,6 +47,7 @@ inline std::vector<std::string> matrix_threads(unsigned cores) {
 }
 }  // namespace detail
 
+// Matrix — the matrix multiplication workload of Fig. 10 (see the file comment).
 struct Matrix {
     static WorkloadInfo info(const Machine& machine) {
         WorkloadInfo w;

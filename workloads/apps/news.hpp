@@ -21,6 +21,7 @@
 
 namespace coopbench {
 
+// News — the news agency workload (see the file comment).
 struct News {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;

@@ -18,6 +18,7 @@
 
 namespace coopbench {
 
+// Producer — the producer/consumer workload (see the file comment).
 struct Producer {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;

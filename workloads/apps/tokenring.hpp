@@ -22,6 +22,7 @@
 
 namespace coopbench {
 
+// TokenRing — the token ring workload (see the file comment).
 struct TokenRing {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;

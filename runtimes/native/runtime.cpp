@@ -422,6 +422,7 @@ void make_ready(Activity* a) noexcept {
 }
 
 bool runtime_active() noexcept {
+    // acquire: as in start() (the state is built before it is published).
     return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
 }
 
@@ -642,6 +643,7 @@ Runtime::~Runtime() {
     for (auto& p : state_->processors) p->thread.join();
     state_->processors.clear();
     drain_pools();
+    // release: the teardown above happens before a next runtime's successful CAS (acq_rel).
     g_active.store(nullptr, std::memory_order_release);
     delete state_;
 }

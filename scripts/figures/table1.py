@@ -84,7 +84,9 @@ def _fmt_ms(v) -> str:
 
 
 def _fmt_ratio(v) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v:.2f}" if v >= 0.1 else f"{v:.2g}"  # small ratios keep two significant digits
 
 
 def best_paper_row(paper: pd.DataFrame, workload: str, params: dict):

@@ -75,19 +75,20 @@ namespace coop {
 // Fig6Corrected — the default Queue policy: Fig. 6 with the errata applied, no hooks.
 struct Fig6Corrected {
     static constexpr bool kClearHp1BeforeTailCas = false;
-    static void before_tail_cas() noexcept {}
+    static void before_tail_cas(const std::atomic<Node*>&, Node*) noexcept {}
 };
 
 // Fig6TestPolicy — test-only policies: `ClearEarly` selects the printed Fig. 6 (hp1 cleared
 // at line 18, before line 19's CAS) and `hook`, when not null, runs between the point where
-// the printed figure clears hp1 and ENQUEUE's final CAS(queue.tail, tail, node).
+// the printed figure clears hp1 and ENQUEUE's final CAS(queue.tail, tail, node); it gets
+// the queue's tail pointer and `tail` (the value that CAS expects).
 template <bool ClearEarly>
 struct Fig6TestPolicy {
     static constexpr bool kClearHp1BeforeTailCas = ClearEarly;
-    static inline void (*hook)() = nullptr;
-    static void before_tail_cas() {
+    static inline void (*hook)(const std::atomic<Node*>& queue_tail, Node* tail) = nullptr;
+    static void before_tail_cas(const std::atomic<Node*>& queue_tail, Node* tail) {
         if (hook != nullptr)
-            hook();
+            hook(queue_tail, tail);
     }
 };
 
@@ -159,7 +160,7 @@ public:
         }
         if constexpr (Policy::kClearHp1BeforeTailCas)
             self.hp1.store(nullptr, std::memory_order_release);  // the printed line 18 (bug)
-        Policy::before_tail_cas();
+        Policy::before_tail_cas(tail_, tail);
         // seq_cst: the tail moving past `tail` must precede (in the seq_cst order) the dequeue
         // that later unlinks `tail`, which validation in other processors relies on. It may
         // fail: another processor already helped the tail forward.

@@ -37,7 +37,7 @@ struct Scenario {
     static inline int steps = 0;             // hook steps that went as scripted
 
     // hook — runs once, as processor 1, at the hook point of processor 0's enqueue of A.
-    static void hook() {
+    static void hook(const std::atomic<coop::Node*>&, coop::Node*) {
         Policy::hook = nullptr;  // the hook's own enqueues must not re-enter it
         coop::bind_processor(1);
         if (q->dequeue() == x && x->node != nullptr) ++steps;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -205,6 +206,13 @@ TEST(QueueStress, ProducersConsumersOneQueue) {
     run_producers_consumers(1, kSanitized ? 300'000 : 3'000'000);
 }
 
+// g_rounds — rounds completed by all processors of the running YieldPattern (counted only
+// for test policies, whose hook waits for it); g_hold_rounds — how long a hook holds.
+std::atomic<std::uint64_t> g_rounds{0};
+std::atomic<std::uint64_t> g_hold_rounds{0};
+std::atomic<bool> g_holding{false};
+std::atomic<unsigned> g_running{0};  // processors still in their loop (a hook waits for them)
+
 struct Token : coop::QueueItem {
     std::uint64_t visits = 0;  // written only by the processor that dequeued the token
     std::uint32_t id = 0;
@@ -213,19 +221,21 @@ struct Token : coop::QueueItem {
 // run_yield_pattern — the YieldPattern scenario on a Queue<Token, Policy>.
 // `oversubscribe` processors per hardware thread: the OS then preempts processors inside
 // queue operations, which opens every window a cooperative scheduler keeps small.
+// `spare` tokens beyond one per processor: few make a node return to the tail quickly.
 template <class Policy>
-void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4) {
+void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4, unsigned spare = 0) {
     // N processors share one ready queue of M tokens and loop "dequeue, touch, enqueue";
     // every 64th visit a processor retires the token (release + delete) and enqueues a new
     // one in its place, so nodes are freed while other processors may still protect them.
     const unsigned N = processors() * oversubscribe;
-    const unsigned M = 2 * N;
+    const unsigned M = spare ? N + spare : 2 * N;  // tokens; more than N, so never empty
     // rounds per processor: `scale` million per hardware thread (a 20th under sanitizers)
     const std::uint64_t rounds = scale * (kSanitized ? 50'000 : 1'000'000) / oversubscribe;
 
     coop::bind_processor(N);
     coop::drain_pools();
     const std::size_t base = coop::nodes_live();
+    g_hold_rounds = 4 * M;  // by then a recycled node has come back as the tail
     std::atomic<std::uint64_t> progress{0};
     std::atomic<std::uint64_t> retired_visits{0};
     std::atomic<std::uint32_t> next_id{M};
@@ -244,6 +254,7 @@ void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4) {
         for (unsigned p = 0; p < N; ++p) {
             threads.emplace_back([&, p] {
                 coop::bind_processor(p);
+                g_running.fetch_add(1);
                 for (std::uint64_t r = 0; r < rounds; ++r) {
                     Token* t = ready.dequeue();
                     if (t == nullptr) {
@@ -258,6 +269,8 @@ void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4) {
                         t->id = next_id.fetch_add(1);
                     }
                     ready.enqueue(t);
+                    if constexpr (!std::is_same_v<Policy, coop::Fig6Corrected>)
+                        g_rounds.fetch_add(1, std::memory_order_relaxed);  // for the hook
                     if (r % 1024 == 0) {
                         progress.fetch_add(1024);
                         const std::size_t now = coop::nodes_live() - base;
@@ -266,6 +279,7 @@ void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4) {
                         }
                     }
                 }
+                g_running.fetch_sub(1);
             });
         }
         for (auto& t : threads)
@@ -297,21 +311,37 @@ TEST(QueueStress, YieldPatternWithRetirement) { run_yield_pattern<coop::Fig6Corr
 
 TEST(QueueStress, YieldPatternOversubscribed) { run_yield_pattern<coop::Fig6Corrected>(4); }
 
-// widen_window — a Fig6TestPolicy hook: every 4th enqueue of a thread gives up its CPU at
-// the hook point (after the tail is linked, before the tail CAS), so that other processors
-// dequeue, retire and reuse nodes inside the window that the printed Fig. 6 leaves open.
-void widen_window() {
+// hold_window_open — a Fig6TestPolicy hook. Every 16th enqueue of a thread (one thread at a
+// time, so the others keep going) stops at the hook point, after linking behind `tail` and
+// before CAS(queue_tail, tail, node), until the tail has moved on and come back to `tail`,
+// or the others completed g_hold_rounds rounds. In the printed Fig. 6 hp1 no longer protects `tail`, so
+// the others retire and reuse it and it soon comes back as the tail: the CAS then succeeds
+// on the recycled node (errata item 1). In the corrected figure hp1 keeps `tail` from reuse,
+// it never comes back, and the hook gives up after the rounds.
+void hold_window_open(const std::atomic<coop::Node*>& queue_tail, coop::Node* tail) {
     thread_local unsigned calls = 0;
-    if (++calls % 4 == 0)
-        std::this_thread::yield();
+    if (++calls % 16 != 0 || g_holding.exchange(true))
+        return;
+    const std::uint64_t start = g_rounds.load();
+    const std::uint64_t hold = g_hold_rounds.load();
+    bool moved = false;  // the tail has left `tail` (another processor helped it forward)
+    for (unsigned spins = 0; spins < (1u << 22); ++spins) {
+        const bool at_tail = queue_tail.load() == tail;
+        if ((moved && at_tail) || g_rounds.load() - start >= hold || g_running.load() < 2)
+            break;  // `tail` came back as the tail (recycled), or we gave up
+        moved = moved || !at_tail;
+        if (spins % 64 == 63)
+            std::this_thread::yield();  // let descheduled processors run (oversubscription)
+    }
+    g_holding.store(false);
 }
 
-TEST(QueueStress, YieldPatternWideAbaWindow) {
-    // The corrected queue with the ABA window of errata item 1 held open, 4 processors per
-    // hardware thread. (The printed Fig. 6 under this same test, PrintedFig6 in place of
-    // HookedFig6, hung or lost tokens in 5 of 6 runs here; see the report of issue 3.)
-    coop::HookedFig6::hook = &widen_window;
-    run_yield_pattern<coop::HookedFig6>(4, 1);
+TEST(QueueStress, YieldPatternHeldAbaWindow) {
+    // The corrected queue with the ABA window of errata item 1 held open. (The printed
+    // Fig. 6 under this same test, PrintedFig6 in place of HookedFig6, hung in 9 of 10 runs
+    // on a 2-core machine: the watchdog fired with the list corrupted.)
+    coop::HookedFig6::hook = &hold_window_open;
+    run_yield_pattern<coop::HookedFig6>(1, 1);
     coop::HookedFig6::hook = nullptr;
 }
 

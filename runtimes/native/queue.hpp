@@ -36,11 +36,12 @@
 //   freed (a use-after-free whose value is discarded, still undefined behaviour and an ASan
 //   error); a plain store for a hazard followed by the validating load is unsafe on x86
 //   (store->load reordering, errata 3).
-//   Measured (valgrind --tool=callgrind, g++ 12 -O2, one thread, queue of 4 items): one
-//   enqueue+dequeue pair costs 99 instructions with 1 bound processor (enqueue 60, dequeue
-//   38); the hazard scan in acquire() adds about 11 instructions per bound processor
-//   (176 with 8 bound). Each processor's slot is its own cache line, so on many cores the
-//   scan's cost is N line reads per enqueue: the paper's constant, independent of threads.
+//   Measured (valgrind --tool=callgrind on tests/native_queue/callgrind_pair.cpp, g++ 12
+//   Release, one thread, queue of 4 items): one enqueue+dequeue pair costs 93 instructions
+//   with 1 bound processor (enqueue 57, dequeue 38, with call overhead); the hazard scan in
+//   acquire() adds about 11 instructions per bound processor (170 with 8 bound). Each
+//   processor's slot is its own cache line, so on many cores the scan costs N line reads
+//   per enqueue: the paper's constant, independent of the number of activities.
 //
 // Ownership rules
 // - enqueue(item): the caller owns the item (in no queue) and its node; the queue owns both

@@ -25,6 +25,17 @@
 //
 // Primitives: boost::fibers::mutex and condition_variable; Boost.Fiber has no semaphore,
 // so Semaphore is a counter under a fiber mutex with a fiber condition variable.
+//
+// Measured (2-core KVM, g++ 12 -O2, Boost 1.74; callgrind instruction counts are exact,
+// times are noisy): one thread, round_robin: a yield ~490 instructions (~55-80 ns),
+// spawn+join one fiber at a time ~2000 instructions (~300-420 ns), uncontended
+// lock+unlock ~263 instructions. Bulk creation (N fibers, then join all) with a pool
+// that is still cold, as in every isolated point: ~6-10 us per fiber, almost all of it
+// first-touch page faults (~2.7 per fiber: Boost's pool links its free list through the
+// bottom of each chunk, the fiber's control block sits at the top); once the pool is
+// warm ~0.8-1.4 us. The `fixed` (Boost default, 128 KiB) allocator costs ~8 us per fiber
+// even warm (an mmap+munmap each) and one memory mapping per live fiber, so 100000 live
+// fibers exceed vm.max_map_count (65530) — capacity() says so in advance.
 #pragma once
 
 #include <atomic>

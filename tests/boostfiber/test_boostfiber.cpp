@@ -340,6 +340,20 @@ TEST(BoostFiber, EveryStackAllocatorWorks) {
     }
 }
 
+// The default stack size's headroom (kDefaultStackKib = 32): every workload still passes
+// on Boost's minimum stack (~13 KiB) with a guard page below it, which turns an overflow
+// into a crash instead of silent corruption. Sanitizer builds inflate frames: skipped there.
+TEST(BoostFiber, EveryWorkloadFitsInMinimumProtectedStacks) {
+    if (kScale != 1) GTEST_SKIP() << "sanitizer build: frames are larger";
+    for (auto c : tiny_cases()) {
+        c.ctx.options.processors = processors();
+        c.ctx.options.extra = {{"algorithm", "shared_work"}, {"stack", "protected"}, {"stack_kib", "8"}};
+        Watchdog dog("minimum stacks", 60);
+        auto o = c.run(c.ctx);
+        EXPECT_TRUE(o.ok) << describe(c) << ": " << o.reason;
+    }
+}
+
 TEST(BoostFiber, CapacityRefusesTooManyFibers) {
     auto o = options("shared_work", 1);
     EXPECT_FALSE(B::capacity(o, 1000).has_value());

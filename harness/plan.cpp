@@ -249,6 +249,9 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
                         pt.options.pin = req.pin;
                         pt.options.stack_size = req.stack_size;
                         pt.options.extra = b->fixed;
+                        // Record every option's value, defaults included, so a result says what ran.
+                        for (auto& o : b->options)
+                            if (!o.default_value.empty()) pt.options.extra.emplace(o.name, o.default_value);
                         for (auto& [k, v] : req.backend_options)
                             for (auto& o : b->options)
                                 if (o.name == k) pt.options.extra[k] = v;

@@ -161,6 +161,7 @@ bool register_backend(std::string name, std::string description, std::string ori
 
 // COOPBENCH_REGISTER_BACKEND_VARIANT(Type, "family/variant", "description", {fixed}, {options})
 #define COOPBENCH_REGISTER_BACKEND_VARIANT(Type, name, description, fixed, ...)                \
+    static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");    \
     [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =         \
         ::coopbench::register_backend<Type>(name, description, __FILE__, fixed __VA_OPT__(, ) __VA_ARGS__)
 

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <vector>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -59,14 +60,29 @@ std::string signal_text(int sig) {
     return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" + (desc ? desc : "?") + ")";
 }
 
-std::string last_line(const std::string& text) {
-    std::size_t end = text.find_last_not_of(" \n\r\t");
-    if (end == std::string::npos) return "";
-    std::size_t start = text.rfind('\n', end);
-    start = (start == std::string::npos) ? 0 : start + 1;
-    std::string line = text.substr(start, end - start + 1);
-    if (line.size() > 300) line = line.substr(0, 300) + "...";
-    return line;
+// The line of a failed child's stderr that best says what went wrong: a
+// sanitizer's SUMMARY (e.g. "SUMMARY: AddressSanitizer: SEGV ..."), else its
+// ERROR line, else the last line that is not a sanitizer's "==pid==ABORTING".
+std::string telling_line(const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) nl = text.size();
+        std::string line = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        std::size_t b = line.find_first_not_of(" \r\t");
+        std::size_t e = line.find_last_not_of(" \r\t");
+        if (b != std::string::npos) lines.push_back(line.substr(b, e - b + 1));
+    }
+    auto shorten = [](std::string l) { return l.size() > 300 ? l.substr(0, 300) + "..." : l; };
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+        if (it->rfind("SUMMARY: ", 0) == 0) return shorten(*it);
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+        if (it->find("ERROR: ") != std::string::npos && it->find("Sanitizer") != std::string::npos) return shorten(*it);
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+        if (!(it->rfind("==", 0) == 0 && it->find("ABORTING") != std::string::npos)) return shorten(*it);
+    return "";
 }
 
 }  // namespace
@@ -169,7 +185,7 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
     m.peak_rss_kib = static_cast<double>(ru.ru_maxrss);
     m.cpu_seconds = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
 
-    const std::string tail = last_line(err);
+    const std::string tail = telling_line(err);
     if (timed_out) {
         m.outcome = Outcome::failed("timeout after " + std::to_string(static_cast<long>(opts.timeout_seconds)) + " s");
     } else if (WIFSIGNALED(status)) {

@@ -47,6 +47,7 @@
 #include "runtimes/os/os_threads.hpp"
 
 #if COOP_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #if COOP_TSAN
@@ -159,6 +160,12 @@ void fin_yield(Activity* prev, void* policy) noexcept { static_cast<Policy*>(pol
 // fin_recycle — a finished activity's stack goes back to this processor's cache.
 void fin_recycle(Activity*, void* stack) noexcept {
     auto* s = static_cast<Stack*>(stack);
+#if COOP_ASAN
+    // The finished activity's last frames (trampoline, finish, switch_to) never returned,
+    // so their redzones are still poisoned; the next activity on this stack would trip
+    // over them (a false stack-buffer-overflow).
+    __asan_unpoison_memory_region(s->bottom, s->size);
+#endif
 #if COOP_TSAN
     __tsan_destroy_fiber(s->tsan_fiber);
     s->tsan_fiber = nullptr;

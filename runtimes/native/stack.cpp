@@ -10,6 +10,11 @@
 #include <cstring>
 #include <new>
 
+#include "runtimes/native/config.hpp"
+#if COOP_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace coop::internal {
 
 namespace {
@@ -71,6 +76,11 @@ void StackPool::free_stack(Stack* s) noexcept {
     void* m = s->mapping;
     const std::size_t mapped = s->mapped;
     const bool guarded = s->guarded;
+#if COOP_ASAN
+    // Frames that never returned leave poisoned redzones behind; the next mapping at this
+    // address must not inherit them.
+    __asan_unpoison_memory_region(s->bottom, s->size);
+#endif
     s->~Stack();
     if (guarded) munmap(m, mapped);
     else std::free(m);

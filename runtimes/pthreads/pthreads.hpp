@@ -123,7 +123,7 @@ struct PthreadsBackend {
 
     class Runtime {
       public:
-        explicit Runtime(const RuntimeOptions& o) : stack_(o.stack_size) {
+        explicit Runtime(const RuntimeOptions& o) {
             pthread_attr_init(&attr_);
             if (o.stack_size) pthread_attr_setstacksize(&attr_, o.stack_size);
             cpu_set_t mask = os::cpu_mask(o.processors);
@@ -145,7 +145,6 @@ struct PthreadsBackend {
 
       private:
         pthread_attr_t attr_;
-        std::size_t stack_;
     };
 
     static std::optional<std::string> capacity(const RuntimeOptions& o, std::size_t threads) {

@@ -139,6 +139,10 @@ std::int64_t now_ns() noexcept;
 // runtime_active — whether a runtime is running (spawn's precondition).
 bool runtime_active() noexcept;
 
+// ready_work — whether the caller's runtime has ready activities (a hint; false outside a
+// runtime).
+bool ready_work() noexcept;
+
 // processors_in_use — the current runtime's processor count (1 outside a runtime).
 unsigned processors_in_use() noexcept;
 

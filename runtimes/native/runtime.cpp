@@ -395,6 +395,11 @@ std::int64_t now_ns() noexcept {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+bool ready_work() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr && p->runtime->policy.has_ready();
+}
+
 unsigned processors_in_use() noexcept {
     Processor* p = this_processor();
     return p != nullptr ? p->runtime->processor_count : 1;

@@ -22,18 +22,31 @@ void Mutex::lock_slow() noexcept {
         while (word_.exchange(2, std::memory_order_acquire) != 0) std::this_thread::yield();
         return;
     }
-    if (internal::processors_in_use() > 1) {
-        for (unsigned i = 0; i < kLockSpins; ++i) {
-            cpu_relax();
-            std::uint32_t expected = 0;
-            // relaxed load: a hint; acquire CAS: as in lock().
-            if (word_.load(std::memory_order_relaxed) == 0 &&
-                word_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed))
-                return;
+    const bool spin = internal::processors_in_use() > 1;
+    // Drepper: an activity that slept must take the lock with 2, not 1: it cannot know
+    // whether others still wait, and with 1 the next unlock would not wake them.
+    std::uint32_t locked = 1;
+    for (;;) {
+        if (spin) {
+            // The holder runs on another processor and is never preempted: poll, backing
+            // off (config.hpp), for longer while this processor has nothing else to run.
+            for (unsigned i = 0, delay = 1;
+                 i < kLockSpins || (i < kLockSpinsIdle && !internal::ready_work());
+                 ++i, delay = delay < kLockBackoffMax ? 2 * delay : delay) {
+                for (unsigned d = 0; d < delay; ++d) cpu_relax();
+                std::uint32_t expected = 0;
+                // relaxed load: a hint; acquire CAS: as in lock().
+                if (word_.load(std::memory_order_relaxed) == 0 &&
+                    word_.compare_exchange_strong(expected, locked, std::memory_order_acquire,
+                                                  std::memory_order_relaxed))
+                    return;
+            }
         }
+        // acquire: as in lock(). Writing 2 tells the holder's unlock() to wake a waiter.
+        if (word_.exchange(2, std::memory_order_acquire) == 0) return;
+        internal::suspend(&Mutex::park, this);
+        locked = 2;
     }
-    // acquire: as in lock(). Writing 2 tells the holder's unlock() to wake a waiter (Drepper).
-    while (word_.exchange(2, std::memory_order_acquire) != 0) internal::suspend(&Mutex::park, this);
 }
 
 namespace {

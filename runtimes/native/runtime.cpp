@@ -395,6 +395,26 @@ std::int64_t now_ns() noexcept {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+Activity* dequeue_waiter(Queue<Activity>& q) noexcept {
+    if (processor_index() != detail::kUnbound) return q.dequeue();
+    // empty() needs no slot. Seeing an enqueue: the callers' seq_cst fence comes first (the
+    // Dekker pairs in sync.cpp); a parker whose enqueue we miss here re-checks after its own
+    // fence and sees our release, exactly as when dequeue() finds nothing.
+    if (q.empty()) return nullptr;
+    // The queue has waiters, so a runtime is running and cannot end before they do.
+    // acquire: the state is built before it is published (see Runtime).
+    RuntimeState* rt = g_active.load(std::memory_order_acquire);
+    if (rt == nullptr) return nullptr;
+    static std::mutex external;  // one borrower of the slot at a time
+    std::lock_guard<std::mutex> lock(external);
+    // Index processor_count: no worker of this runtime uses it; bind_processor raises the
+    // hazard scan bound to include it (one more slot per acquire() from now on).
+    bind_processor(rt->processor_count);
+    Activity* a = q.dequeue();
+    detail::t_index = detail::kUnbound;  // dequeue() cleared hp1/hp2 (release stores)
+    return a;
+}
+
 bool ready_work() noexcept {
     Processor* p = this_processor();
     return p != nullptr && p->runtime->policy.has_ready();
@@ -660,8 +680,9 @@ void sleep_until_ns(std::int64_t deadline_ns) noexcept {
 Runtime::Runtime(const Options& o) {
     using namespace internal;
     unsigned n = o.processors != 0 ? o.processors : std::max(1u, std::thread::hardware_concurrency());
-    if (n > kMaxProcessors)
-        throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors) + " processors");
+    // One hazard-pointer slot stays free for threads that are not workers (dequeue_waiter).
+    if (n > kMaxProcessors - 1)
+        throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors - 1) + " processors");
     auto* rt = new RuntimeState(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin);
     for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
     RuntimeState* expected = nullptr;

@@ -89,7 +89,7 @@ void Mutex::wake_one() noexcept {
     // seq_cst fence: the unlocker's half of the Dekker pair with park() (mutex.hpp): our
     // exchange(0) is ordered before the dequeue's reads of the wait queue.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    if (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
 }
 
 void Mutex::park(Activity* previous, void* self) noexcept {
@@ -145,11 +145,11 @@ void CondVar::park(Activity* previous, void* a) noexcept {
 }
 
 void CondVar::notify_one() noexcept {
-    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    if (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
 }
 
 void CondVar::notify_all() noexcept {
-    while (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    while (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
 }
 
 // ------------------------------------------------------------------------------ Semaphore
@@ -195,7 +195,7 @@ void Semaphore::settle() noexcept {
         do {
             if (p <= 0) return;
         } while (!pending_.compare_exchange_weak(p, p - 1, std::memory_order_seq_cst));
-        if (Activity* w = waiters_.dequeue()) {
+        if (Activity* w = internal::dequeue_waiter(waiters_)) {
             internal::make_ready(w);
             continue;
         }

@@ -139,6 +139,17 @@ std::int64_t now_ns() noexcept;
 // runtime_active — whether a runtime is running (spawn's precondition).
 bool runtime_active() noexcept;
 
+// dequeue_waiter — q.dequeue() from any thread. Workers (bound processors) dequeue
+// directly. A thread that is not one (e.g. main() unlocking a coop::Mutex that activities
+// wait for) has no hazard-pointer slot: if the queue looks empty it returns nullptr without
+// touching it (no runtime, no waiters); otherwise it borrows the slot just above the running
+// runtime's processors, one such thread at a time (a global mutex).
+Activity* dequeue_waiter(Queue<Activity>& q) noexcept;
+
+// ready_work — whether the caller's runtime has ready activities (a hint; false outside a
+// runtime).
+bool ready_work() noexcept;
+
 // processors_in_use — the current runtime's processor count (1 outside a runtime).
 unsigned processors_in_use() noexcept;
 

@@ -54,9 +54,19 @@ inline constexpr std::size_t kMinStackSize = 4096;
 // to ~20-40 us: no longer than the wake-up it tries to avoid.
 inline constexpr unsigned kIdleSpins = 1024;
 
-// kLockSpins — polls of a held mutex before lock() blocks (only with >1 processor: with
-// one, the holder cannot run while we spin).
-inline constexpr unsigned kLockSpins = 64;
+// kLockSpins / kLockSpinsIdle / kLockBackoffMax — how long lock() polls a held mutex before
+// it blocks (only with >1 processor: with one, the holder cannot run while we spin). Polls
+// back off exponentially, 1, 2, 4, ... up to kLockBackoffMax pauses (~19 ns each on the
+// reference machine) between two looks at the lock word: every look pulls the word's cache
+// line away from the holder, and a holder that re-locks at once (lock-global) then pays a
+// line transfer per critical section; with 64 polls of one pause each, 64 activities on 2
+// processors ran at ~80-100 ns per lock+unlock, with this backoff at ~14-24 ns (measured
+// with tests/native/callgrind_ops.cpp `lockg`). kLockSpins polls (511 pauses, ~10 us) when other
+// activities are ready (blocking lets this processor run them); kLockSpinsIdle polls
+// (2303 pauses, ~45 us, about what the idle loop spins before it parks) when none is.
+inline constexpr unsigned kLockSpins = 9;
+inline constexpr unsigned kLockSpinsIdle = 16;
+inline constexpr unsigned kLockBackoffMax = 256;
 
 // kTimerPollMask — a processor polls the timer list every (mask+1)-th yield.
 inline constexpr unsigned kTimerPollMask = 63;

@@ -7,10 +7,12 @@
 // 1 locked, 2 locked and maybe waiters.
 //
 // Design summary
-// - lock(): CAS 0->1 (the uncontended path: one locked instruction). Otherwise, with more
-//   than one processor, spin briefly (the holder runs on another processor and critical
-//   sections are short); then loop { if exchange(2) == 0: acquired; suspend with the
-//   finalizer park() }. The woken activity competes again (barging: throughput over FIFO).
+// - lock(): CAS 0->1 (the uncontended path: one locked instruction). Otherwise loop {
+//   with more than one processor, poll the word with exponential backoff (the holder runs
+//   on another processor and critical sections are short; kLockSpins in config.hpp), CAS
+//   0->1 (0->2 once we have slept, Drepper); if exchange(2) == 0: acquired; suspend with
+//   the finalizer park() }. The woken activity competes again (barging: throughput over
+//   FIFO).
 // - park(previous) runs on the resumed side: enqueue `previous` in the wait queue, fence,
 //   then re-check the word: 0 (released meanwhile, perhaps before our enqueue was visible to
 //   the unlocker) -> wake one waiter ourselves; 1 (a new holder that does not know of us) ->

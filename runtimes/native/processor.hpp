@@ -64,6 +64,7 @@ struct Processor {
     std::size_t free_count = 0;
     char* slab_next = nullptr;
     char* slab_end = nullptr;
+    std::size_t slab_bytes = 0;  // size of the last slab (they grow, see allocate_descriptor)
     std::thread thread;
 };
 

@@ -30,6 +30,7 @@
 // jump must not use values computed before it that depend on the OS thread (the activity may
 // have migrated): only SwitchArgs and TLS re-read through this_processor().
 #include <pthread.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <boost/context/detail/fcontext.hpp>
@@ -394,6 +395,31 @@ std::int64_t now_ns() noexcept {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+Activity* dequeue_waiter(Queue<Activity>& q) noexcept {
+    if (processor_index() != detail::kUnbound) return q.dequeue();
+    // empty() needs no slot. Seeing an enqueue: the callers' seq_cst fence comes first (the
+    // Dekker pairs in sync.cpp); a parker whose enqueue we miss here re-checks after its own
+    // fence and sees our release, exactly as when dequeue() finds nothing.
+    if (q.empty()) return nullptr;
+    // The queue has waiters, so a runtime is running and cannot end before they do.
+    // acquire: the state is built before it is published (see Runtime).
+    RuntimeState* rt = g_active.load(std::memory_order_acquire);
+    if (rt == nullptr) return nullptr;
+    static std::mutex external;  // one borrower of the slot at a time
+    std::lock_guard<std::mutex> lock(external);
+    // Index processor_count: no worker of this runtime uses it; bind_processor raises the
+    // hazard scan bound to include it (one more slot per acquire() from now on).
+    bind_processor(rt->processor_count);
+    Activity* a = q.dequeue();
+    detail::t_index = detail::kUnbound;  // dequeue() cleared hp1/hp2 (release stores)
+    return a;
+}
+
+bool ready_work() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr && p->runtime->policy.has_ready();
+}
+
 unsigned processors_in_use() noexcept {
     Processor* p = this_processor();
     return p != nullptr ? p->runtime->processor_count : 1;
@@ -477,9 +503,32 @@ SharedDescriptors& shared_descriptors() {
     static SharedDescriptors* s = new SharedDescriptors;  // outlives every thread
     return *s;
 }
-constexpr std::size_t kSlabBytes = std::size_t{1} << 20;
+// Slabs grow from kSlabFirst to kSlabMax bytes (doubling per processor), so a runtime that
+// spawns a thousand activities does not commit a megabyte, and each slab's pages are
+// committed in one madvise(MADV_POPULATE_WRITE) call instead of one page fault per 64
+// descriptors: on the reference KVM guest a first-touch fault cost ~11 us per 4 KiB page,
+// a populated page ~2-4 us (measured with mmap + touch vs MAP_POPULATE), which made the
+// faults the largest part of a create in a fresh process (see docs/native-runtime.md).
+// With doubling, at most half of the populated memory is not (yet) used.
+constexpr std::size_t kSlabFirst = std::size_t{64} << 10;
+constexpr std::size_t kSlabMax = std::size_t{2} << 20;
 constexpr std::size_t kDescriptorCacheMax = 4096;
 constexpr std::size_t kDescriptorBatch = 1024;
+
+// populate — commits the whole pages inside [m, m + bytes) with one system call (a hint:
+// on failure, e.g. a kernel before 5.14, the pages fault in on first touch as before).
+// The memory comes from operator new, not mmap, so that leak checkers still scan it.
+void populate(void* m, std::size_t bytes) noexcept {
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const std::uintptr_t lo = (reinterpret_cast<std::uintptr_t>(m) + page - 1) & ~(page - 1);
+    const std::uintptr_t hi = (reinterpret_cast<std::uintptr_t>(m) + bytes) & ~(page - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)lo;
+    (void)hi;
+#endif
+}
 
 inline Activity*& link(Activity* a) noexcept { return *reinterpret_cast<Activity**>(&a->context); }
 
@@ -497,13 +546,18 @@ void flush_descriptors(Processor& p, std::size_t keep) {
     if (list == nullptr) return;
     auto& sh = shared_descriptors();
     std::lock_guard<std::mutex> lock(sh.mutex);
+    std::size_t n = 0;
     while (list != nullptr) {
         Activity* a = list;
         list = link(a);
         link(a) = sh.head;
         sh.head = a;
-        sh.count.fetch_add(1, std::memory_order_relaxed);  // relaxed: under the mutex
+        ++n;
     }
+    // A plain load + store, not fetch_add: every writer holds the mutex, so no update is
+    // lost (a locked add per descriptor was one locked instruction per create in a burst);
+    // relaxed: readers outside the mutex use it only as a hint.
+    sh.count.store(sh.count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 void* allocate_descriptor(std::size_t size, Node** node) {
     *node = nullptr;
@@ -525,14 +579,16 @@ void* allocate_descriptor(std::size_t size, Node** node) {
     if (p->free_descriptors == nullptr && sh.count.load(std::memory_order_relaxed) > 0) {
         // relaxed: a hint; the lock decides
         std::lock_guard<std::mutex> lock(sh.mutex);
-        for (std::size_t i = 0; i < kDescriptorBatch && sh.head != nullptr; ++i) {
+        std::size_t i = 0;
+        for (; i < kDescriptorBatch && sh.head != nullptr; ++i) {
             Activity* a = sh.head;
             sh.head = link(a);
-            sh.count.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under the mutex
             link(a) = p->free_descriptors;
             p->free_descriptors = a;
             ++p->free_count;
         }
+        // relaxed load + store: under the mutex (see flush_descriptors).
+        sh.count.store(sh.count.load(std::memory_order_relaxed) - i, std::memory_order_relaxed);
     }
     if (Activity* a = p->free_descriptors) {
         p->free_descriptors = link(a);
@@ -541,13 +597,15 @@ void* allocate_descriptor(std::size_t size, Node** node) {
         return a;
     }
     if (p->slab_next == p->slab_end) {
-        auto* slab = static_cast<char*>(::operator new(kSlabBytes));
+        const std::size_t bytes = p->slab_bytes = p->slab_bytes == 0 ? kSlabFirst : std::min(2 * p->slab_bytes, kSlabMax);
+        auto* slab = static_cast<char*>(::operator new(bytes));
+        populate(slab, bytes);
         {
             std::lock_guard<std::mutex> lock(sh.mutex);
             sh.slabs.push_back(slab);
         }
         p->slab_next = slab;
-        p->slab_end = slab + kSlabBytes;
+        p->slab_end = slab + bytes;
     }
     void* m = p->slab_next;
     p->slab_next += kDescriptorBlock;
@@ -622,8 +680,9 @@ void sleep_until_ns(std::int64_t deadline_ns) noexcept {
 Runtime::Runtime(const Options& o) {
     using namespace internal;
     unsigned n = o.processors != 0 ? o.processors : std::max(1u, std::thread::hardware_concurrency());
-    if (n > kMaxProcessors)
-        throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors) + " processors");
+    // One hazard-pointer slot stays free for threads that are not workers (dequeue_waiter).
+    if (n > kMaxProcessors - 1)
+        throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors - 1) + " processors");
     auto* rt = new RuntimeState(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin);
     for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
     RuntimeState* expected = nullptr;

@@ -60,6 +60,13 @@ Stack* StackPool::allocate() {
         std::abort();
     }
     auto* base = static_cast<char*>(m);
+#ifdef MADV_POPULATE_WRITE
+    // A new activity touches the top two pages at once (the header and, below it, the
+    // coloured initial frame and the first frames of its body): commit them in one call
+    // rather than two first-touch faults (~11 us each on the reference KVM guest, ~2-4 us
+    // per page when populated). A hint: on failure they fault in as before.
+    (void)madvise(base + mapped - 2 * page, 2 * page, MADV_POPULATE_WRITE);
+#endif
     char* bottom = base + (guard_ ? page : 0);
     // The header sits at the top, 64-byte aligned; the stack grows down from it.
     auto* header = reinterpret_cast<Stack*>(base + mapped - round_up(sizeof(Stack), 64));

@@ -22,18 +22,31 @@ void Mutex::lock_slow() noexcept {
         while (word_.exchange(2, std::memory_order_acquire) != 0) std::this_thread::yield();
         return;
     }
-    if (internal::processors_in_use() > 1) {
-        for (unsigned i = 0; i < kLockSpins; ++i) {
-            cpu_relax();
-            std::uint32_t expected = 0;
-            // relaxed load: a hint; acquire CAS: as in lock().
-            if (word_.load(std::memory_order_relaxed) == 0 &&
-                word_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed))
-                return;
+    const bool spin = internal::processors_in_use() > 1;
+    // Drepper: an activity that slept must take the lock with 2, not 1: it cannot know
+    // whether others still wait, and with 1 the next unlock would not wake them.
+    std::uint32_t locked = 1;
+    for (;;) {
+        if (spin) {
+            // The holder runs on another processor and is never preempted: poll, backing
+            // off (config.hpp), for longer while this processor has nothing else to run.
+            for (unsigned i = 0, delay = 1;
+                 i < kLockSpins || (i < kLockSpinsIdle && !internal::ready_work());
+                 ++i, delay = delay < kLockBackoffMax ? 2 * delay : delay) {
+                for (unsigned d = 0; d < delay; ++d) cpu_relax();
+                std::uint32_t expected = 0;
+                // relaxed load: a hint; acquire CAS: as in lock().
+                if (word_.load(std::memory_order_relaxed) == 0 &&
+                    word_.compare_exchange_strong(expected, locked, std::memory_order_acquire,
+                                                  std::memory_order_relaxed))
+                    return;
+            }
         }
+        // acquire: as in lock(). Writing 2 tells the holder's unlock() to wake a waiter.
+        if (word_.exchange(2, std::memory_order_acquire) == 0) return;
+        internal::suspend(&Mutex::park, this);
+        locked = 2;
     }
-    // acquire: as in lock(). Writing 2 tells the holder's unlock() to wake a waiter (Drepper).
-    while (word_.exchange(2, std::memory_order_acquire) != 0) internal::suspend(&Mutex::park, this);
 }
 
 namespace {
@@ -76,7 +89,7 @@ void Mutex::wake_one() noexcept {
     // seq_cst fence: the unlocker's half of the Dekker pair with park() (mutex.hpp): our
     // exchange(0) is ordered before the dequeue's reads of the wait queue.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    if (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
 }
 
 void Mutex::park(Activity* previous, void* self) noexcept {
@@ -132,11 +145,11 @@ void CondVar::park(Activity* previous, void* a) noexcept {
 }
 
 void CondVar::notify_one() noexcept {
-    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    if (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
 }
 
 void CondVar::notify_all() noexcept {
-    while (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    while (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
 }
 
 // ------------------------------------------------------------------------------ Semaphore
@@ -182,7 +195,7 @@ void Semaphore::settle() noexcept {
         do {
             if (p <= 0) return;
         } while (!pending_.compare_exchange_weak(p, p - 1, std::memory_order_seq_cst));
-        if (Activity* w = waiters_.dequeue()) {
+        if (Activity* w = internal::dequeue_waiter(waiters_)) {
             internal::make_ready(w);
             continue;
         }

@@ -226,4 +226,49 @@ TEST_P(SyncP, JoinRaces) {
     EXPECT_EQ(done.load(), n);
 }
 
+// A thread that is not a worker (here the test's main thread) unlocks a mutex that
+// activities are parked on, and notifies a condition they wait for: it has no hazard-pointer
+// slot of its own (this aborted: "a queue was used by a thread that did not call
+// bind_processor()").
+TEST_P(SyncP, WakeFromANonWorkerThread) {
+    Watchdog dog("WakeFromANonWorkerThread", 120);
+    coop::Runtime rt({.processors = GetParam()});
+    coop::Mutex m;
+    coop::CondVar cv;
+    std::atomic<int> parked{0};
+    int entered = 0;
+    bool go = false;
+    for (int round = 0; round < 20; ++round) {
+        m.lock();  // outside any activity
+        std::vector<coop::Thread> ts;
+        for (int i = 0; i < 4; ++i)
+            ts.push_back(coop::spawn([&] {
+                parked.fetch_add(1);
+                m.lock();  // parks: main holds it
+                ++entered;
+                while (!go) cv.wait(m);
+                m.unlock();
+            }));
+        while (parked.load() < 4 * (round + 1)) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // let them park
+        m.unlock();  // wakes a parked activity from this thread
+        while (true) {  // all four entered and wait on cv (or passed it)
+            m.lock();
+            const bool all = entered == 4 * (round + 1);
+            if (all) go = true;
+            m.unlock();
+            if (all) break;
+            std::this_thread::yield();
+        }
+        m.lock();
+        cv.notify_all();  // from this thread too
+        m.unlock();
+        for (auto& t : ts) t.join();
+        m.lock();
+        go = false;
+        m.unlock();
+    }
+    EXPECT_EQ(entered, 80);
+}
+
 INSTANTIATE_TEST_SUITE_P(Processors, SyncP, ::testing::Values(1u, coop_test::many_processors()));

@@ -1,0 +1,81 @@
+// callgrind_ops.cpp — a loop program for counting the instructions of coop's hot operations
+// (not a test: the machine has no hardware counters).
+//
+//   native_callgrind_ops MODE N [P]     MODE: yield | create | lock | lockg
+//   valgrind --tool=callgrind --callgrind-out-file=cg.out build/release/tests/native/native_callgrind_ops yield 100000
+//   callgrind_annotate cg.out
+//
+// Run it twice with different N and divide the difference of the totals by the difference
+// of the operation counts: what remains is the cost of one operation (start-up and
+// shut-down cancel out).
+//   yield:  2 activities yield N times each (2N switches, as `switch` with T=2;
+//           callgrind's difference per N is therefore two switches)
+//   create: the main activity spawns N activities with an empty body, then joins them all
+//   lock:   one activity locks and unlocks a coop::Mutex N times (uncontended)
+//   lockg:  64 activities lock and unlock one coop::Mutex N/64 times each (lock-global)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "runtimes/native/coop.hpp"
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s yield|create|lock|lockg N [P]\n", argv[0]);
+        return 2;
+    }
+    const char* mode = argv[1];
+    const long n = std::atol(argv[2]);
+    const unsigned p = argc > 3 ? static_cast<unsigned>(std::atoi(argv[3])) : 1;
+    long sink = 0;
+    coop::Runtime rt({.processors = p});
+    double ns = 0;
+    rt.run([&] {
+        auto t0 = std::chrono::steady_clock::now();
+        if (std::strcmp(mode, "yield") == 0) {
+            long a = 0, b = 0;
+            coop::Thread t1 = coop::spawn([&] { for (long i = 0; i < n; ++i) { coop::yield(); ++a; } });
+            coop::Thread t2 = coop::spawn([&] { for (long i = 0; i < n; ++i) { coop::yield(); ++b; } });
+            t1.join();
+            t2.join();
+            sink = a + b;
+        } else if (std::strcmp(mode, "create") == 0) {
+            std::vector<unsigned char> ran(static_cast<std::size_t>(n));
+            std::vector<coop::Thread> ts;
+            ts.reserve(static_cast<std::size_t>(n));
+            t0 = std::chrono::steady_clock::now();  // as the harness: after the bookkeeping
+            for (long i = 0; i < n; ++i) ts.push_back(coop::spawn([f = &ran[static_cast<std::size_t>(i)]] { *f = 1; }));
+            for (auto& t : ts) t.join();
+            for (auto r : ran) sink += r;
+        } else if (std::strcmp(mode, "lockg") == 0) {
+            coop::Mutex m;
+            std::vector<coop::Thread> ts;
+            const long per = n / 64;
+            for (int i = 0; i < 64; ++i)
+                ts.push_back(coop::spawn([&m, &sink, per] {
+                    for (long j = 0; j < per; ++j) {
+                        m.lock();
+                        ++sink;
+                        m.unlock();
+                    }
+                }));
+            for (auto& t : ts) t.join();
+        } else {
+            coop::Mutex m;
+            for (long i = 0; i < n; ++i) {
+                m.lock();
+                ++sink;
+                m.unlock();
+            }
+        }
+        ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    });
+    // The wall time of the loop (as the harness measures it) per operation, on stderr.
+    // yield: per switch (2N of them); create: per create+run+join; lock: per lock+unlock.
+    const double ops = static_cast<double>(n) * (std::strcmp(mode, "yield") == 0 ? 2 : 1);
+    std::fprintf(stderr, "%s N=%ld P=%u: %.1f ns/op\n", mode, n, p, ns / ops);
+    std::printf("%ld\n", sink);
+    return 0;
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh — the main job: install what is missing, build coopbench (Release), run a sweep
-# (default: the `quick` plan, every backend x every workload), then draw the figures and
+# (default: the `quick` plan, every backend x every workload; --plan NAME picks another), then draw the figures and
 # report.md into the result folder.
 #
 #   scripts/run.sh                                   # the quick plan into results/<host>-<UTC time>/
@@ -14,15 +14,21 @@ cmake --preset release >/dev/null
 cmake --build build/release --target coopbench -j "$(nproc)"
 
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(--plan quick)
 out=""
+plan_given=no
 for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[$i]}" in
+    --plan|--plan=*) plan_given=yes ;;
+    --resume|--resume=*) plan_given=yes ;;  # the interrupted sweep's own plan
+  esac
   case "${args[$i]}" in
     --out|-o|--resume) out="${args[$((i + 1))]:-}" ;;
     --out=*|--resume=*) out="${args[$i]#*=}" ;;
     --dry-run|--help|-h) exec build/release/harness/coopbench run "${args[@]}" ;;
   esac
 done
+# The quick plan unless another is named (--param still overrides single parameters).
+[ "$plan_given" = no ] && args+=(--plan quick)
 if [ -z "$out" ]; then
   out="results/$(hostname -s 2>/dev/null || echo host)-$(date -u +%Y%m%dT%H%M%SZ)"
   args+=(--out "$out")

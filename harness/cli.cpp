@@ -222,6 +222,8 @@ int cli_main(int argc, char** argv) {
         }
         o.quiet = quiet;
         o.runner.inject_fault = inject_fault;
+        o.command = "coopbench";
+        for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
         auto points = expand(o.request, detect_machine());
         if (dry_run) {
             print_points(points);

@@ -113,7 +113,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
     context["points"] = std::to_string(points.size());
     context["repetitions"] = std::to_string(opts.request.repetitions);
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
-    context["coopbench_command"] = "coopbench run";
+    context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
 

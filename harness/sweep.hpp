@@ -18,6 +18,7 @@ struct SweepOptions {
     bool resume = false;                      // continue the sweep in `out`
     bool quiet = false;                       // no progress on stderr
     std::vector<std::string> benchmark_args;  // --benchmark_* flags, passed to Google Benchmark
+    std::string command;                      // the command line, recorded in context.json
 };
 
 // run_sweep — measure every point (skipping those `out` already holds when resuming);

@@ -168,6 +168,9 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
     for (auto key : {"cpu_model", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
         EXPECT_TRUE(j["context"].contains(key)) << key;
     EXPECT_GE(j["benchmarks"].size(), 8u);
+    // The whole command line, so a result folder says how to make it again.
+    const std::string command = j["context"].value("coopbench_command", "");
+    EXPECT_NE(command.find("run -b pthreads --plan tiny -w create,switch -r 2"), std::string::npos) << command;
     EXPECT_TRUE(fs::exists(dir / "context.json"));
     EXPECT_TRUE(fs::exists(dir / "sweep.json"));
     fs::remove_all(dir);

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "runtimes/native/config.hpp"
+#include "runtimes/native/memory.hpp"
 
 namespace coop {
 
@@ -190,13 +191,7 @@ struct Local {
         }
         constexpr std::size_t bytes = kSlabNodes * sizeof(Node);
         auto* slab = static_cast<Node*>(::operator new(bytes));
-        const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-        const std::uintptr_t lo = (reinterpret_cast<std::uintptr_t>(slab) + page - 1) & ~(page - 1);
-        const std::uintptr_t hi = (reinterpret_cast<std::uintptr_t>(slab) + bytes) & ~(page - 1);
-#ifdef MADV_POPULATE_WRITE
-        // A hint: on failure (kernel < 5.14) the pages fault in on first touch.
-        if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
-#endif
+        internal::populate(slab, bytes);
         {
             std::lock_guard<std::mutex> lock(sh.mutex);
             sh.slabs.push_back(slab);

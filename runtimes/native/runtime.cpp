@@ -515,21 +515,6 @@ constexpr std::size_t kSlabMax = std::size_t{2} << 20;
 constexpr std::size_t kDescriptorCacheMax = 4096;
 constexpr std::size_t kDescriptorBatch = 1024;
 
-// populate — commits the whole pages inside [m, m + bytes) with one system call (a hint:
-// on failure, e.g. a kernel before 5.14, the pages fault in on first touch as before).
-// The memory comes from operator new, not mmap, so that leak checkers still scan it.
-void populate(void* m, std::size_t bytes) noexcept {
-    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-    const std::uintptr_t lo = (reinterpret_cast<std::uintptr_t>(m) + page - 1) & ~(page - 1);
-    const std::uintptr_t hi = (reinterpret_cast<std::uintptr_t>(m) + bytes) & ~(page - 1);
-#ifdef MADV_POPULATE_WRITE
-    if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
-#else
-    (void)lo;
-    (void)hi;
-#endif
-}
-
 inline Activity*& link(Activity* a) noexcept { return *reinterpret_cast<Activity**>(&a->context); }
 
 }  // namespace

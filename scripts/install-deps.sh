@@ -9,6 +9,7 @@ packages=(
   libbenchmark-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libhwloc-dev
   python3 python3-pandas python3-matplotlib
+  spin
 )
 
 missing=()

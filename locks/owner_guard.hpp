@@ -46,10 +46,10 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
-#include <semaphore>
 #include <string_view>
 
 #include "locks/asymmetric_fence.hpp"
+#include "locks/os_semaphore.hpp"
 
 namespace locks {
 
@@ -181,7 +181,7 @@ class OwnerGuardT {
 
     // Waiter — a queued non-owner (on its stack).
     struct Waiter {
-        std::binary_semaphore wake{0};
+        OsSemaphore wake{0};
         Waiter* next = nullptr;
     };
 
@@ -201,7 +201,8 @@ class OwnerGuardT {
 
     alignas(64) std::atomic<bool> owner_wants_{false};
     alignas(64) std::atomic<bool> nonowner_wants_{false};
-    alignas(64) std::binary_semaphore mutex_{1};  // a mutex that another thread may hand on
+    alignas(64) OsSemaphore mutex_{1};  // a mutex that another thread may hand on (not
+                                        // std::binary_semaphore: see os_semaphore.hpp)
     Waiter* head_ = nullptr;  // the nonowner-waiting queue (FIFO), protected by mutex_
     Waiter* tail_ = nullptr;
     bool asym_ = false;  // Asym and membarrier available

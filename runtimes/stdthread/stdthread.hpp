@@ -85,6 +85,11 @@ struct StdThreadBackend {
         std::condition_variable c_;
     };
 
+    // Semaphore — std::counting_semaphore, as the standard gives it. Beware: libstdc++ 12
+    // (Debian 12's g++) can lose a wake-up in it under contention (GCC PR 98033/104928; we
+    // hit it in locks/owner_guard.hpp, see locks/os_semaphore.hpp). No workload uses the
+    // concept's Semaphore today; one that does may hang on this backend with g++ 12, and the
+    // harness then records the point as a timeout.
     class Semaphore {
       public:
         explicit Semaphore(std::ptrdiff_t initial) : s_(initial) {}

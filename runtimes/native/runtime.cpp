@@ -44,7 +44,6 @@
 #include <thread>
 
 #include "runtimes/native/coop.hpp"
-#include "runtimes/native/memory.hpp"
 #include "runtimes/native/processor.hpp"
 #include "runtimes/os/os_threads.hpp"
 

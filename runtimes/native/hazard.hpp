@@ -184,6 +184,11 @@ struct Local {
             Node* node = free;
             // relaxed: the list is ours (taken under the mutex).
             free = node->next.load(std::memory_order_relaxed);
+            // A fresh node, as allocate_node() promises: `next` still links the free list
+            // (a Queue's dummy with a stale `next` is a non-empty queue whose "first item"
+            // is a free node) and `item` is stale.
+            node->next.store(nullptr, std::memory_order_relaxed);
+            node->item.store(nullptr, std::memory_order_relaxed);
             std::size_t n = 0;  // recount: only a bound for give(), so a walk is fine here
             for (Node* q = free; q != nullptr; q = q->next.load(std::memory_order_relaxed)) ++n;
             free_count = n;

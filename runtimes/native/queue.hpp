@@ -108,6 +108,7 @@ public:
     // Queue — an empty queue (allocates its dummy node).
     Queue() {
         Node* dummy = detail::allocate_node();
+        assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "Queue: dummy not fresh");
         // relaxed: the queue is published to other threads by whatever publishes `this`.
         head_.store(dummy, std::memory_order_relaxed);
         tail_.store(dummy, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 // FIFO order, empty behaviour, node reuse (bounded node count), release(), pools.
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "runtimes/native/queue.hpp"
@@ -190,6 +191,28 @@ TEST_F(QueueBasic, AcquireFollowsASwapChainAndRestarts) {
     coop::detail::free_node(a);
     coop::detail::free_node(c);
     // B stays pooled; the fixture's drain_pools() frees it and checks the count.
+}
+
+// A queue built on a thread whose first nodes come from the shared free list (nodes that an
+// exited thread gave back) starts empty: refill() once returned such a node with its
+// free-list link still in `next`, so the new queue's dummy pointed at another free node.
+TEST(QueueNodeMemory, QueueBuiltFromTheSharedFreeListIsEmpty) {
+    std::thread([] {
+        coop::bind_processor(0);
+        coop::Queue<Job> a, b, c;  // their dummies go to this thread's list, then (exit) shared
+    }).join();
+    std::thread([] {
+        coop::bind_processor(0);
+        coop::Queue<Job> q;  // the first node of a fresh thread: refill() from the shared list
+        EXPECT_TRUE(q.empty());
+        EXPECT_EQ(q.check_quiescent(), 0);
+        EXPECT_EQ(q.dequeue(), nullptr);
+        Job j;
+        q.enqueue(&j);
+        EXPECT_EQ(q.dequeue(), &j);
+        EXPECT_EQ(q.dequeue(), nullptr);
+        coop::release(&j);
+    }).join();
 }
 
 }  // namespace

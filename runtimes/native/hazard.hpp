@@ -171,28 +171,22 @@ struct Local {
         sh.free = first;
     }
 
-    [[gnu::noinline]] Node* refill() {
+    // refill — makes the free list or the bump slab non-empty: takes the whole shared list
+    // if it has nodes, else starts a new slab. allocate_node() then pops or bumps as usual,
+    // so every reused node is cleared in one place.
+    [[gnu::noinline]] void refill() {
         Shared& sh = shared();
         {
             std::lock_guard<std::mutex> lock(sh.mutex);
-            if (sh.free != nullptr) {  // take the whole shared list
-                free = sh.free;
-                sh.free = nullptr;
-            }
+            free = sh.free;
+            sh.free = nullptr;
         }
         if (free != nullptr) {
-            Node* node = free;
-            // relaxed: the list is ours (taken under the mutex).
-            free = node->next.load(std::memory_order_relaxed);
-            // A fresh node, as allocate_node() promises: `next` still links the free list
-            // (a Queue's dummy with a stale `next` is a non-empty queue whose "first item"
-            // is a free node) and `item` is stale.
-            node->next.store(nullptr, std::memory_order_relaxed);
-            node->item.store(nullptr, std::memory_order_relaxed);
             std::size_t n = 0;  // recount: only a bound for give(), so a walk is fine here
+            // relaxed: the list is ours (taken under the mutex).
             for (Node* q = free; q != nullptr; q = q->next.load(std::memory_order_relaxed)) ++n;
             free_count = n;
-            return node;
+            return;
         }
         constexpr std::size_t bytes = kSlabNodes * sizeof(Node);
         auto* slab = static_cast<Node*>(::operator new(bytes));
@@ -201,9 +195,8 @@ struct Local {
             std::lock_guard<std::mutex> lock(sh.mutex);
             sh.slabs.push_back(slab);
         }
-        next = slab + 1;
+        next = slab;
         end = slab + kSlabNodes;
-        return ::new (static_cast<void*>(slab)) Node;
     }
 };
 inline thread_local Local t_local;
@@ -216,18 +209,20 @@ inline Node* allocate_node() {
     Node* node = new Node;
 #else
     node_memory::Local& l = node_memory::t_local;
+    if (l.free == nullptr && l.next == l.end) l.refill();
     Node* node;
     if (l.free != nullptr) {
         node = l.free;
         --l.free_count;
         // relaxed: the node is this thread's (nobody else uses a node on a free list).
         l.free = node->next.load(std::memory_order_relaxed);
+        // A fresh node, as promised: `next` still links the free list (a Queue's dummy with
+        // a stale `next` is a non-empty queue whose first item is a free node) and `item`
+        // is stale.
         node->next.store(nullptr, std::memory_order_relaxed);
         node->item.store(nullptr, std::memory_order_relaxed);
-    } else if (l.next != l.end) {
-        node = ::new (static_cast<void*>(l.next++)) Node;
     } else {
-        node = l.refill();
+        node = ::new (static_cast<void*>(l.next++)) Node;
     }
 #endif
     // relaxed: a statistic; no other memory is published through the counter.

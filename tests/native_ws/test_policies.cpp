@@ -166,11 +166,14 @@ void policy_stress() {
     auto acts = std::make_unique<TA[]>(kActivities);
     std::atomic<int> done{0};
     std::atomic<long> runs{0};
+    std::atomic<unsigned> started{0};
     std::vector<std::thread> ts;
     for (unsigned p = 0; p < P; ++p) {
         ts.emplace_back([&, p] {
             coop::bind_processor(p);
             auto& self = policy.local(p);
+            started.fetch_add(1);
+            wstest::spin_until([&] { return started.load() == P; });  // all processors up
             if (p == 0)
                 for (int k = 0; k < kActivities; ++k) policy.yielded(self, &acts[k]);
             while (done.load(std::memory_order_relaxed) < kActivities) {

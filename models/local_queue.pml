@@ -62,13 +62,14 @@ inline push(x) {
 #endif
             break
         :: else ->
-            /* push_slow: read the oldest CAP/2 slots, then CAS head */
-            b0 = slots[h % CAP];
-#if CAP > 2
-            b1 = slots[(h + 1) % CAP];
-#endif
+            /* push_slow: CAS head past the oldest CAP/2 items, then read their slots (only
+               the owner writes slots, so they still hold the taken items) */
             if
             :: atomic { head == h -> head = h + CAP / 2 } ->
+                b0 = slots[h % CAP];
+#if CAP > 2
+                b1 = slots[(h + 1) % CAP];
+#endif
                 take(b0);
 #if CAP > 2
                 take(b1);

@@ -95,6 +95,11 @@ TEST(LocalQueue, StealRespectsThiefRoom) {
     EXPECT_EQ(victim.steal_into(thief, false, no_grace), &v[1]);
     EXPECT_EQ(thief.size_hint(), 8u);
     EXPECT_EQ(victim.size_hint(), 6u);
+    // The thief's own items are intact, the stolen one behind them (a steal that wrote the
+    // returned item into the ring too would overwrite the thief's oldest, t[0]).
+    for (auto& i : t) EXPECT_EQ(thief.pop(), &i);
+    EXPECT_EQ(thief.pop(), &v[0]);
+    EXPECT_EQ(thief.pop(), nullptr);
 }
 
 TEST(LocalQueue, RunnextFirstAndDisplaced) {

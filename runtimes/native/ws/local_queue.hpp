@@ -30,8 +30,9 @@
 //   (nor is it in Go).
 // - pop (owner): FIFO from the head by CAS (thieves race for the same head).
 // - steal_into (a thief, on the victim): takes ceil(n/2) of the victim's n items by one CAS,
-//   copies them into the thief's own ring (slots beyond the thief's tail: invisible to the
-//   thief's own thieves until its tail moves) and returns the last one to run at once.
+//   copies all but the newest of them into the thief's own ring (slots beyond the thief's
+//   tail: invisible to the thief's own thieves until its tail moves) and returns the newest
+//   one to run at once.
 // - runnext (Go's runnext, Tokio's LIFO slot): push_next puts the woken/spawned item there;
 //   an item it displaces goes to the ring's tail. pick() takes runnext first, at most
 //   kMaxRunnextStreak times in a row while the ring holds other items, so a ping-pong pair
@@ -239,25 +240,25 @@ class LocalQueue {
             // h was read before t; if the owner pushed and consumers popped a lot in
             // between, t - h may exceed the capacity: an inconsistent snapshot, retry.
             if (n > Capacity / 2) continue;
-            if (n > room + 1) n = room + 1;  // one item is returned, not stored
-            for (std::uint32_t i = 0; i < n; ++i) {
-                // relaxed both: a slot read may be stale (the owner overwrote it after head_
-                // moved past it), then the CAS below fails; our writes go to positions of
-                // our own ring at or beyond its tail, published by the release store below.
+            if (n > room + 1) n = room + 1;  // n-1 go into the thief's ring, one is returned
+            // relaxed (all slot accesses here): a slot read may be stale (the owner overwrote
+            // it after head_ moved past it), then the CAS below fails and the values are
+            // dropped; our writes go to free positions of our own ring (>= its tail, < its
+            // head + Capacity), published by the release store of its tail below.
+            for (std::uint32_t i = 0; i + 1 < n; ++i)
                 thief.slots_[(tt + i) & kMask].store(slots_[(h + i) & kMask].load(std::memory_order_relaxed),
                                                      std::memory_order_relaxed);
-            }
+            // The returned item is not stored in the thief's ring: with room == n-1 its
+            // position would be the thief's own oldest slot (test StealRespectsThiefRoom).
+            T* item = slots_[(h + n - 1) & kMask].load(std::memory_order_relaxed);
             Hooks::before_steal_cas();
             // release: our slot reads happen-before the owner's overwrites of those slots
             // (it acquire-loads head_ before reusing them). Success proves positions [h,h+n)
             // were still in the ring and unchanged (see file comment).
             if (head_.compare_exchange_strong(h, h + n, std::memory_order_release,
                                               std::memory_order_relaxed)) {
-                --n;
-                // relaxed: our own write above.
-                T* item = thief.slots_[(tt + n) & kMask].load(std::memory_order_relaxed);
-                // release: publishes the n copied slots to the thief's own thieves.
-                if (n > 0) thief.tail_.store(tt + n, std::memory_order_release);
+                // release: publishes the n-1 copied slots to the thief's own thieves.
+                if (n > 1) thief.tail_.store(tt + n - 1, std::memory_order_release);
                 return item;
             }
         }
@@ -307,20 +308,23 @@ class LocalQueue {
 
     // push_slow — owner, ring full: moves the oldest Capacity/2 items and `item` to
     // `overflow` (Go's runqputslow). 0 when the CAS lost (the ring has room again).
+    // The slots are read after the CAS, not copied before it (Go copies into a batch
+    // first): once head_ has moved past them no consumer can take them, and only the owner
+    // — this thread, which pushes nothing until we return — ever writes slots, so they
+    // still hold the taken items. Saves a Capacity/2 array on a possibly small stack.
     template <class Overflow>
     std::uint32_t push_slow(T* item, Overflow& overflow) {
         constexpr std::uint32_t n = Capacity / 2;
-        T* batch[n];
         // acquire: as in try_push.
         std::uint32_t h = head_.load(std::memory_order_acquire);
         // relaxed: only we write tail_.
         const std::uint32_t t = tail_.load(std::memory_order_relaxed);
         if (t - h != Capacity) return 0;  // a consumer took some since try_push
-        for (std::uint32_t i = 0; i < n; ++i) batch[i] = slots_[(h + i) & kMask].load(std::memory_order_relaxed);
         // release: as in pop (the taken slots will be overwritten by our later pushes).
         if (!head_.compare_exchange_strong(h, h + n, std::memory_order_release, std::memory_order_relaxed))
             return 0;
-        for (std::uint32_t i = 0; i < n; ++i) overflow(batch[i]);
+        // relaxed: our own writes (see above).
+        for (std::uint32_t i = 0; i < n; ++i) overflow(slots_[(h + i) & kMask].load(std::memory_order_relaxed));
         overflow(item);
         return n + 1;
     }

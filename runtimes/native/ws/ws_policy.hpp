@@ -141,6 +141,7 @@ class WorkStealingPolicyT {
     Pick find_work(Local& self, Priority min, int spinning, int parked) {
         if (min > Priority::Default || processors_ < 2) return {};
         if (!may_spin(spinning, static_cast<int>(processors_), parked)) return {};
+        const std::uint32_t had = self.ring.size_hint();  // own (thieves may shrink it)
         for (int pass = 0; pass < kStealPasses; ++pass) {
             const bool runnext_too = pass == kStealPasses - 1;
             const unsigned start = self.rng.next() % processors_;
@@ -150,7 +151,10 @@ class WorkStealingPolicyT {
                 Activity* a = victim.ring.steal_into(self.ring, runnext_too,
                                                      [] { spin_for_ns(kRunnextGraceNs); });
                 if (a != nullptr) {
-                    self.counters.steals += 1 + self.ring.size_hint();
+                    // activities moved: the one returned plus those added to our ring
+                    // (approximate if a thief of ours took some meanwhile)
+                    const std::uint32_t now = self.ring.size_hint();
+                    self.counters.steals += 1 + (now > had ? now - had : 0);
                     return {a, false};
                 }
             }

@@ -1,0 +1,87 @@
+// local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
+// LocalSchedulingPolicy concept and the pieces both sketches share (Pick, counters, the
+// spinning rule, victim selection).
+//
+// STATUS: a sketch, NOT wired into the runtime. Today's runtime (runtimes/native) takes a
+// policy satisfying `SchedulingPolicy` (scheduler.hpp), whose methods get no processor. The
+// policies of this folder need the processor's `Local` state, so the runtime must first be
+// made a template over its policy (issue 10, after issue 9's rework of runtime.cpp lands);
+// see docs/scaling-model.md "Integration steps". Parking (suspend/notify) is deliberately
+// absent here: it stays the protocol that the issue-9 work is designing and model-checking
+// for GlobalPriorityPolicy (scheduler.hpp; "has_ready" below is what that protocol's parker
+// re-checks after announcing itself). TODO(issue 9): plug in that protocol; do not write a
+// second one here.
+//
+// Citation: the per-processor-state interface the issue asks for; Go runtime/proc.go
+// (schedule: the global run queue checked every 61 schedticks; findRunnable: steal from
+// random victims, runnext only on the last pass; the spinning rule 2*nmspinning < P -
+// npidle in wakep/findRunnable), learnt from, not copied.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "runtimes/native/activity.hpp"
+
+namespace coop::ws {
+
+using coop::internal::Activity;
+
+// Pick — pick_next's answer: the activity (nullptr: none) and whether it inherits the
+// running time slice (it was handed off through runnext: the runtime should not reset
+// the quantum, so a ping-pong pair shares one quantum, Go's inheritTime).
+struct Pick {
+    Activity* activity = nullptr;
+    bool inherits = false;
+};
+
+// Counters — per processor, written only by its owner (plain fields; read after a join or
+// as racy statistics by the harness through its own snapshot).
+struct Counters {
+    std::uint64_t local_picks = 0;     // picked from the own ring/deque
+    std::uint64_t runnext_hits = 0;    // picked from runnext (inherits)
+    std::uint64_t global_picks = 0;    // picked from a global queue
+    std::uint64_t fairness_checks = 0; // global looked at first (every kGlobalCheckInterval)
+    std::uint64_t steals = 0;          // successful steals (items obtained incl. the one run)
+    std::uint64_t failed_steals = 0;   // find_work passes that found nothing
+    std::uint64_t overflowed = 0;      // items moved to the global queue by a full ring
+};
+
+// kGlobalCheckInterval — every this many picks the global queue is looked at first, so
+// that a processor whose local queue never empties cannot starve it (Go: 61, a prime so it
+// does not beat against other periodic patterns).
+inline constexpr std::uint32_t kGlobalCheckInterval = 61;
+
+// may_spin — Go's rule: a processor starts spinning (looking for work to steal) only if
+// fewer than half of the busy processors are already spinning, 2*spinning < P - parked;
+// otherwise it should park at once (the parking protocol: TODO(issue 9)). Bounds the CPU
+// burnt by idle processors, and the contention on victims' head_ lines, at large P.
+inline bool may_spin(int spinning, int processors, int parked) noexcept {
+    return 2 * spinning < processors - parked;
+}
+
+// XorShift — the victim chooser's state (per processor, owner-only).
+struct XorShift {
+    std::uint32_t s;
+    explicit XorShift(std::uint32_t seed) : s(seed * 2654435761u + 1u) {}
+    std::uint32_t next() noexcept {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        return s;
+    }
+};
+
+// LocalSchedulingPolicy — what the (templated) runtime will need.
+template <class P>
+concept LocalSchedulingPolicy = requires(P& p, typename P::Local& local, Activity* a, coop::Priority min,
+                                         int spinning, int parked) {
+    { p.local(0u) } -> std::same_as<typename P::Local&>;
+    p.awakened(local, a);                                  // a woke up / was spawned here
+    p.yielded(local, a);                                   // a yielded: behind the others
+    { p.pick_next(local, min) } -> std::same_as<Pick>;     // own queue, fairness, global
+    { p.find_work(local, min, spinning, parked) } -> std::same_as<Pick>;  // steal
+    { p.has_ready() } -> std::same_as<bool>;               // the parker's re-check
+};
+
+}  // namespace coop::ws

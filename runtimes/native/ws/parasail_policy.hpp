@@ -1,0 +1,159 @@
+// parasail_policy.hpp — ParasailPolicy, the sketch of `native-parasail`: each processor
+// serves its own deque LIFO, idle processors steal FIFO, the deque guarded by the owner
+// guard (parasail_queue.hpp) so the owner pays no atomic RMW in the common case.
+//
+// STATUS: a sketch, NOT wired into the runtime (see local_policy.hpp; parking is
+// TODO(issue 9), the protocol being designed there — no second park protocol here).
+//
+// Citation: Taft 2012 (papers/parasail-work-stealing-owner-access.txt); Go's global-queue
+// fairness check and spinning rule as in ws_policy.hpp.
+//
+// Design summary
+// - Default-priority activities live in the processor's ParasailQueue: a woken/spawned
+//   activity is pushed at the back (served next: LIFO), a yielded one at the front (served
+//   after all others: round robin, Negele Sect. 4.4, and the first to be stolen).
+// - Pure LIFO would let a ping-pong pair (each wakes the other, then blocks) starve a
+//   yielded activity forever. As for runnext (local_queue.hpp), after kMaxRunnextStreak
+//   consecutive LIFO picks with no yield in between, the newest activity is demoted to the
+//   FIFO end (treated as if it yielded) before the next pick. Popping the front instead
+//   would be wrong: the front holds the *latest* yield, so with two yielders one would
+//   starve. (A deviation from ParaSail, which has no yield; found by the policy tests.)
+// - Steal: one activity from the front of a random victim (ParaSail steals one picothread;
+//   each steal costs the victim's mutex and a membarrier, so stealing half would not amortise
+//   better per activity — a steal takes the lock once either way; one keeps it simple).
+// - Other priorities, the fairness check every kGlobalCheckInterval picks, the spinning
+//   rule: as WorkStealingPolicy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/queue.hpp"
+#include "runtimes/native/ws/local_policy.hpp"
+#include "runtimes/native/ws/local_queue.hpp"
+#include "runtimes/native/ws/parasail_queue.hpp"
+
+namespace coop::ws {
+
+template <class Guard = locks::OwnerGuardAsym>
+class ParasailPolicyT {
+  public:
+    struct alignas(kRingLine) Local {
+        ParasailQueue<Activity, Guard> deque;
+        unsigned index = 0;
+        std::uint32_t ticks = 0;
+        unsigned lifo_streak = 0;  // consecutive LIFO picks
+        XorShift rng{1};
+        Counters counters;
+    };
+
+    explicit ParasailPolicyT(unsigned processors)
+        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
+        for (unsigned i = 0; i < processors; ++i) {
+            locals_[i].index = i;
+            locals_[i].rng = XorShift(i + 1);
+        }
+    }
+
+    Local& local(unsigned i) noexcept { return locals_[i]; }
+
+    // awakened — served next on this processor (LIFO). TODO(issue 9): notify, as in
+    // WorkStealingPolicy::awakened.
+    void awakened(Local& self, Activity* a) {
+        if (a->priority != Priority::Default) global(a->priority).enqueue(a);
+        else self.deque.push_back(a);
+    }
+
+    // yielded — behind every other ready activity of this processor. A yield ends a LIFO
+    // streak (the streak bounds uninterrupted wake-up chains, see pick_next).
+    void yielded(Local& self, Activity* a) {
+        if (a->priority != Priority::Default) {
+            global(a->priority).enqueue(a);
+            return;
+        }
+        self.lifo_streak = 0;
+        self.deque.push_front(a);
+    }
+
+    Pick pick_next(Local& self, Priority min) {
+        for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
+            if (p < static_cast<int>(min)) return {};
+            if (Activity* a = try_global(static_cast<Priority>(p))) return {a, false};
+        }
+        if (min <= Priority::Default) {
+            if (++self.ticks % kGlobalCheckInterval == 0) {
+                ++self.counters.fairness_checks;
+                if (Activity* a = try_global(Priority::Default)) {
+                    ++self.counters.global_picks;
+                    return {a, false};
+                }
+            }
+            if (self.lifo_streak >= kMaxRunnextStreak) {
+                // Demote the newest woken activity to the FIFO end (as if it yielded), so
+                // the next LIFO pick is an older one: a ping-pong pair cannot starve it.
+                self.lifo_streak = 0;
+                if (self.deque.size_hint() > 1)
+                    if (Activity* x = self.deque.pop_back()) self.deque.push_front(x);
+            }
+            Activity* a = self.deque.pop_back();
+            if (a != nullptr) {
+                ++self.lifo_streak;
+                ++self.counters.local_picks;
+                return {a, false};
+            }
+            self.lifo_streak = 0;
+            if (Activity* g = try_global(Priority::Default)) {
+                ++self.counters.global_picks;
+                return {g, false};
+            }
+        }
+        for (int p = static_cast<int>(Priority::Low); p >= static_cast<int>(min); --p)
+            if (Activity* a = try_global(static_cast<Priority>(p))) return {a, false};
+        return {};
+    }
+
+    Pick find_work(Local& self, Priority min, int spinning, int parked) {
+        if (min > Priority::Default || processors_ < 2) return {};
+        if (!may_spin(spinning, static_cast<int>(processors_), parked)) return {};
+        const unsigned start = self.rng.next() % processors_;
+        for (unsigned k = 0; k < processors_; ++k) {
+            Local& victim = locals_[(start + k) % processors_];
+            if (&victim == &self) continue;
+            if (Activity* a = victim.deque.steal()) {
+                ++self.counters.steals;
+                return {a, false};
+            }
+        }
+        ++self.counters.failed_steals;
+        return {};
+    }
+
+    bool has_ready() const noexcept {
+        for (auto& g : global_)
+            if (!g.q.empty()) return true;
+        for (unsigned i = 0; i < processors_; ++i)
+            if (locals_[i].deque.size_hint() != 0) return true;
+        return false;
+    }
+
+    Queue<Activity>& global(Priority p) noexcept { return global_[static_cast<unsigned>(p)].q; }
+
+  private:
+    Activity* try_global(Priority p) {
+        auto& q = global(p);
+        return q.empty() ? nullptr : q.dequeue();
+    }
+
+    struct alignas(kCacheLine) Global {
+        Queue<Activity> q;
+    };
+    const unsigned processors_;
+    Global global_[kPriorities];
+    std::unique_ptr<Local[]> locals_;
+};
+
+using ParasailPolicy = ParasailPolicyT<>;
+static_assert(LocalSchedulingPolicy<ParasailPolicy>);
+
+}  // namespace coop::ws

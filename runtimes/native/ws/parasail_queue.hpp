@@ -1,0 +1,151 @@
+// parasail_queue.hpp — ParaSail's per-worker ready queue: the owner serves its own deque
+// LIFO (newest first), non-owners steal FIFO (oldest first), and the deque is protected by
+// the owner/non-owner protocol so that the owner pays no atomic read-modify-write in the
+// common case.
+//
+// Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
+// 24 Sep 2012 (papers/parasail-work-stealing-owner-access.txt): "each serving their own
+// queue of picothreads (in a LIFO manner), and periodically stealing a picothread from some
+// other worker process (using FIFO ...)"; the protocol is locks/owner_guard.hpp, here its
+// asymmetric-fence variant (OwnerGuardAsym: the owner's path is plain loads/stores and a
+// compiler fence; every non-owner entry pays a membarrier syscall).
+//
+// Design summary
+// - A plain (non-atomic) growable circular deque of T*, every access inside the guard:
+//   owner_access for the owner's push_back / push_front / pop_back / pop_front, nonowner_access
+//   for steal (front). The guard's flags order the deque's memory (owner_guard.hpp: release/
+//   acquire on the flags plus the mutex), so the deque itself needs no atomics.
+// - push_back: a woken/spawned item, served next (LIFO). push_front: a yielded item, served
+//   after every other local item (round robin, Negele Sect. 4.4) and first to be stolen.
+// - `size_` is an atomic copy of the count, written (relaxed store, no RMW: writers are
+//   mutually excluded by the guard) after every change, so a would-be thief can skip an
+//   empty victim without entering the guard (each entry costs a membarrier IPI).
+// - Growth (doubling) happens inside the guard; an allocation failure throws std::bad_alloc
+//   with the deque unchanged.
+//
+// Costs (x86-64, owner alone): owner_lock = one plain store + one plain load, owner_unlock
+// = one plain store + one plain load: 0 locked instructions per push or pop, versus 6 per
+// enqueue+dequeue of the global Queue. A steal: mutex (an atomic RMW) + membarrier syscall
+// (~µs, IPIs to every CPU running this process) — stealing is meant to be rare.
+//
+// Ownership rules: one owner thread (push_back/push_front/pop_back/pop_front, never
+// concurrently with itself); any other thread may call steal and size_hint. The deque does
+// not own the items.
+//
+// Example
+//   coop::ws::ParasailQueue<Job> q;            // owned by one worker
+//   q.push_back(&a); q.push_front(&b);         // owner
+//   Job* mine = q.pop_back();                  // owner: &a (LIFO)
+//   Job* theirs = q.steal();                   // another worker: &b (FIFO end)
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "locks/owner_guard.hpp"
+
+namespace coop::ws {
+
+// ParasailQueue — see file comment. Guard: locks::OwnerGuardAsym (or OwnerGuard, for tests
+// on systems without membarrier: the same protocol with seq_cst flags).
+template <class T, class Guard = locks::OwnerGuardAsym>
+class ParasailQueue {
+  public:
+    explicit ParasailQueue(std::size_t initial_capacity = 64)
+        : cap_(round_up(initial_capacity)), buf_(std::make_unique<T*[]>(cap_)) {}
+    ParasailQueue(const ParasailQueue&) = delete;
+    ParasailQueue& operator=(const ParasailQueue&) = delete;
+
+    // push_back — owner: `item` will be served next (LIFO end).
+    void push_back(T* item) {
+        guard_.owner_access([&] {
+            grow_if_full();
+            buf_[(front_ + count_) & (cap_ - 1)] = item;
+            set_count(count_ + 1);
+        });
+    }
+
+    // push_front — owner: `item` is served after every other local item (FIFO end).
+    void push_front(T* item) {
+        guard_.owner_access([&] {
+            grow_if_full();
+            front_ = (front_ + cap_ - 1) & (cap_ - 1);
+            buf_[front_] = item;
+            set_count(count_ + 1);
+        });
+    }
+
+    // pop_back — owner: the newest item, or nullptr.
+    T* pop_back() noexcept {
+        // relaxed: a hint to skip the guard when empty. Only the owner adds items, so an
+        // empty deque seen by the owner stays empty until the owner pushes.
+        if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
+        return guard_.owner_access([&]() -> T* {
+            if (count_ == 0) return nullptr;  // a thief emptied it meanwhile
+            set_count(count_ - 1);
+            return buf_[(front_ + count_) & (cap_ - 1)];
+        });
+    }
+
+    // pop_front — owner: the oldest item, or nullptr (the fairness path of a policy).
+    T* pop_front() noexcept {
+        if (size_.load(std::memory_order_relaxed) == 0) return nullptr;  // as in pop_back
+        return guard_.owner_access([&]() -> T* { return take_front(); });
+    }
+
+    // steal — a non-owner: the oldest item, or nullptr. Skips the guard (and its
+    // membarrier) when the deque looks empty.
+    T* steal() {
+        // relaxed: a hint; the guard orders the real check inside.
+        if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
+        return guard_.nonowner_access([&]() -> T* { return take_front(); });
+    }
+
+    // size_hint — the number of items as last published (any thread; stale at once).
+    std::size_t size_hint() const noexcept { return size_.load(std::memory_order_relaxed); }
+
+    // using_membarrier — whether the guard runs the asymmetric fence (see owner_guard.hpp).
+    bool using_membarrier() const { return guard_.using_membarrier(); }
+
+  private:
+    static std::size_t round_up(std::size_t n) {
+        std::size_t c = 2;
+        while (c < n) c *= 2;
+        return c;
+    }
+
+    // Inside the guard only.
+    T* take_front() noexcept {
+        if (count_ == 0) return nullptr;
+        T* item = buf_[front_];
+        front_ = (front_ + 1) & (cap_ - 1);
+        set_count(count_ - 1);
+        return item;
+    }
+    void set_count(std::size_t n) noexcept {
+        count_ = n;
+        // relaxed: a hint for size_hint/steal; the deque's contents are ordered by the guard.
+        // No RMW: writers are mutually excluded by the guard.
+        size_.store(n, std::memory_order_relaxed);
+    }
+    void grow_if_full() {
+        if (count_ < cap_) return;
+        auto bigger = std::make_unique<T*[]>(cap_ * 2);
+        for (std::size_t i = 0; i < count_; ++i) bigger[i] = buf_[(front_ + i) & (cap_ - 1)];
+        buf_ = std::move(bigger);
+        cap_ *= 2;
+        front_ = 0;
+    }
+
+    Guard guard_;
+    // The deque (inside the guard only).
+    std::size_t cap_;
+    std::unique_ptr<T*[]> buf_;
+    std::size_t front_ = 0;
+    std::size_t count_ = 0;
+    alignas(64) std::atomic<std::size_t> size_{0};
+};
+
+}  // namespace coop::ws

@@ -1,0 +1,232 @@
+// test_local_queue.cpp — unit and directed-interleaving tests of the work-stealing ring
+// (runtimes/native/ws/local_queue.hpp).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "runtimes/native/queue.hpp"
+#include "runtimes/native/ws/local_queue.hpp"
+#include "tests/native_ws/ws_test_util.hpp"
+
+using coop::ws::kMaxRunnextStreak;
+using coop::ws::LocalQueue;
+using coop::ws::RingTestHooks;
+using wstest::Item;
+
+namespace {
+
+auto no_overflow = [](Item*) { ADD_FAILURE() << "unexpected overflow"; };
+auto no_grace = [] {};
+
+TEST(LocalQueue, FifoWithWrapAround) {
+    LocalQueue<Item, 8> q;
+    std::vector<Item> items(100);
+    int next_in = 0, next_out = 0;
+    for (int round = 0; round < 30; ++round) {
+        for (int k = 0; k < 5; ++k) q.push(&items[next_in++ % 100], no_overflow);
+        for (int k = 0; k < 5; ++k) {
+            Item* i = q.pop();
+            ASSERT_EQ(i, &items[next_out++ % 100]);
+        }
+    }
+    EXPECT_EQ(q.pop(), nullptr);
+    EXPECT_TRUE(q.empty_hint());
+}
+
+TEST(LocalQueue, TryPushRefusesWhenFull) {
+    LocalQueue<Item, 4> q;
+    Item items[5];
+    for (int k = 0; k < 4; ++k) EXPECT_TRUE(q.try_push(&items[k]));
+    EXPECT_FALSE(q.try_push(&items[4]));
+    EXPECT_EQ(q.size_hint(), 4u);
+}
+
+// Overflow: a full ring moves its oldest half, then the new item, to the global queue
+// (here coop's lock-free Queue, as the policy does).
+struct QItem : coop::QueueItem {
+    int id = 0;
+};
+TEST(LocalQueue, OverflowHalfToGlobalQueue) {
+    coop::bind_processor(0);
+    coop::Queue<QItem> global;
+    LocalQueue<QItem, 8> q;
+    QItem items[9];
+    for (int k = 0; k < 9; ++k) items[k].id = k;
+    std::uint32_t moved = 0;
+    for (int k = 0; k < 9; ++k) moved += q.push(&items[k], [&](QItem* i) { global.enqueue(i); });
+    EXPECT_EQ(moved, 5u);
+    // The ring keeps the newer half, in order.
+    for (int k = 4; k < 8; ++k) EXPECT_EQ(q.pop(), &items[k]);
+    EXPECT_EQ(q.pop(), nullptr);
+    // The global queue got the older half, oldest first, then the item that overflowed.
+    for (int k : {0, 1, 2, 3, 8}) {
+        QItem* i = global.dequeue();
+        ASSERT_NE(i, nullptr);
+        EXPECT_EQ(i->id, k);
+        coop::release(i);
+    }
+    EXPECT_EQ(global.dequeue(), nullptr);
+}
+
+TEST(LocalQueue, StealHalfOldestFirst) {
+    LocalQueue<Item, 16> victim, thief;
+    Item items[5];
+    for (auto& i : items) victim.push(&i, no_overflow);
+    // 5 items: the thief takes ceil(5/2) = 3 (the oldest), runs the last of them and keeps
+    // the other two in its ring.
+    Item* got = victim.steal_into(thief, false, no_grace);
+    EXPECT_EQ(got, &items[2]);
+    EXPECT_EQ(thief.pop(), &items[0]);
+    EXPECT_EQ(thief.pop(), &items[1]);
+    EXPECT_EQ(thief.pop(), nullptr);
+    EXPECT_EQ(victim.pop(), &items[3]);
+    EXPECT_EQ(victim.pop(), &items[4]);
+    EXPECT_EQ(victim.steal_into(thief, false, no_grace), nullptr);
+}
+
+TEST(LocalQueue, StealRespectsThiefRoom) {
+    LocalQueue<Item, 8> victim, thief;
+    Item v[8], t[7];
+    for (auto& i : v) victim.push(&i, no_overflow);
+    for (auto& i : t) thief.push(&i, no_overflow);  // one free slot
+    // Wants 4, may take 2: one into the free slot, one returned.
+    EXPECT_EQ(victim.steal_into(thief, false, no_grace), &v[1]);
+    EXPECT_EQ(thief.size_hint(), 8u);
+    EXPECT_EQ(victim.size_hint(), 6u);
+    // The thief's own items are intact, the stolen one behind them (a steal that wrote the
+    // returned item into the ring too would overwrite the thief's oldest, t[0]).
+    for (auto& i : t) EXPECT_EQ(thief.pop(), &i);
+    EXPECT_EQ(thief.pop(), &v[0]);
+    EXPECT_EQ(thief.pop(), nullptr);
+}
+
+TEST(LocalQueue, RunnextFirstAndDisplaced) {
+    LocalQueue<Item, 8> q;
+    Item a, b, c;
+    q.push(&a, no_overflow);
+    q.push_next(&b, no_overflow);
+    q.push_next(&c, no_overflow);  // b is displaced to the ring's tail
+    auto p = q.pick();
+    EXPECT_EQ(p.item, &c);
+    EXPECT_TRUE(p.inherits);
+    p = q.pick();
+    EXPECT_EQ(p.item, &a);
+    EXPECT_FALSE(p.inherits);
+    p = q.pick();
+    EXPECT_EQ(p.item, &b);
+    EXPECT_EQ(q.pick().item, nullptr);
+}
+
+// Fairness: a ping-pong pair (each wakes the other through runnext, then blocks) must not
+// starve an activity that yields on the same processor. Fails if pick() has no streak bound.
+TEST(LocalQueue, RunnextBoundedPingPongCannotStarve) {
+    LocalQueue<Item, 8> q;
+    Item a, b, c;
+    q.push_next(&a, no_overflow);
+    q.push(&c, no_overflow);
+    int c_runs = 0;
+    constexpr int kPicks = 1000;
+    for (int k = 0; k < kPicks; ++k) {
+        auto p = q.pick();
+        ASSERT_NE(p.item, nullptr);
+        if (p.item == &c) {
+            ++c_runs;
+            q.push(&c, no_overflow);  // yields: behind the others
+        } else {
+            q.push_next(p.item == &a ? &b : &a, no_overflow);  // wakes the partner, blocks
+        }
+    }
+    // One ring pick at least every kMaxRunnextStreak + 1 picks.
+    EXPECT_GE(c_runs, kPicks / static_cast<int>(kMaxRunnextStreak + 1) - 1);
+}
+
+// A stuck owner cannot stall its runnext item: a thief takes it after the grace, only on
+// a pass that allows it, and only once.
+TEST(LocalQueue, RunnextStolenAfterGrace) {
+    LocalQueue<Item, 8> victim, thief;
+    Item x;
+    victim.push_next(&x, no_overflow);
+    int graces = 0;
+    EXPECT_EQ(victim.steal_into(thief, false, [&] { ++graces; }), nullptr);
+    EXPECT_EQ(graces, 0);
+    EXPECT_EQ(victim.steal_into(thief, true, [&] { ++graces; }), &x);
+    EXPECT_EQ(graces, 1);
+    EXPECT_EQ(victim.pick().item, nullptr);
+    EXPECT_EQ(victim.steal_into(thief, true, [&] { ++graces; }), nullptr);
+}
+
+// Directed: the owner picks its runnext item while a thief is inside its grace (between
+// reading the slot and the CAS). Exactly one of them gets it. Fails if the thief's take
+// were a plain load+store instead of the CAS.
+TEST(LocalQueue, RunnextRaceOwnerWinsDuringGrace) {
+    LocalQueue<Item, 8> victim, thief;
+    Item x;
+    victim.push_next(&x, no_overflow);
+    Item* owner_got = nullptr;
+    Item* thief_got = victim.steal_into(thief, true, [&] { owner_got = victim.pick().item; });
+    EXPECT_EQ(owner_got, &x);
+    EXPECT_EQ(thief_got, nullptr);
+}
+
+using HookedRing = LocalQueue<Item, 8, RingTestHooks>;
+
+// Directed interleaving of the last-item race, stealer first: the thief has read head_ and
+// the slot and is stopped before its CAS; the owner pops the same (last) item; then the
+// thief goes on. Exactly one gets it. Fails if steal_into's CAS on head_ is replaced by a
+// plain store.
+TEST(LocalQueue, LastItemRaceThiefStoppedBeforeCas) {
+    wstest::Watchdog dog("LastItemRaceThiefStoppedBeforeCas", 60);
+    HookedRing victim, thief;
+    Item x;
+    victim.push(&x, [](Item*) {});
+    static std::atomic<int> phase{0};
+    phase = 0;
+    RingTestHooks::steal_hook = [] {
+        int expected = 0;
+        if (phase.compare_exchange_strong(expected, 1))  // first time only
+            wstest::spin_until([] { return phase.load() == 2; });
+    };
+    Item* thief_got = &x;
+    std::thread t([&] { thief_got = victim.steal_into(thief, false, [] {}); });
+    wstest::spin_until([] { return phase.load() == 1; });
+    Item* owner_got = victim.pop();
+    phase = 2;
+    t.join();
+    RingTestHooks::steal_hook = nullptr;
+    EXPECT_EQ(owner_got, &x);
+    EXPECT_EQ(thief_got, nullptr);
+    EXPECT_EQ(thief.pop(), nullptr);
+}
+
+// The same race, owner first: the owner has read head_ and the slot and is stopped before
+// its CAS; a thief steals the last item; then the owner goes on. Fails if pop() stores
+// head_ without the CAS (the mutant models/local_queue.pml also rejects).
+TEST(LocalQueue, LastItemRaceOwnerStoppedBeforeCas) {
+    wstest::Watchdog dog("LastItemRaceOwnerStoppedBeforeCas", 60);
+    HookedRing victim, thief;
+    Item x;
+    static std::atomic<int> phase{0};
+    phase = 0;
+    RingTestHooks::pop_hook = [] {
+        int expected = 0;
+        if (phase.compare_exchange_strong(expected, 1))
+            wstest::spin_until([] { return phase.load() == 2; });
+    };
+    Item* owner_got = &x;
+    Item* thief_got = nullptr;
+    std::thread owner([&] {
+        victim.push(&x, [](Item*) {});
+        owner_got = victim.pop();
+    });
+    wstest::spin_until([] { return phase.load() == 1; });
+    thief_got = victim.steal_into(thief, false, [] {});
+    phase = 2;
+    owner.join();
+    RingTestHooks::pop_hook = nullptr;
+    EXPECT_EQ(thief_got, &x);
+    EXPECT_EQ(owner_got, nullptr);
+}
+
+}  // namespace

@@ -1,0 +1,216 @@
+// test_policies.cpp — the policy sketches (ws_policy.hpp, parasail_policy.hpp) driven
+// without the runtime: single-thread behaviour (round robin for yields, runnext first and
+// inheriting, fairness of the global queue every 61 picks, a ping-pong pair cannot starve a
+// yielding activity, priorities) and an OS-thread stress where each thread plays one
+// processor: every activity runs exactly R times, never on two processors at once, none is
+// lost (watchdog).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "runtimes/native/ws/parasail_policy.hpp"
+#include "runtimes/native/ws/ws_policy.hpp"
+#include "tests/native_ws/ws_test_util.hpp"
+
+using coop::Priority;
+using coop::internal::Activity;
+using coop::ws::kGlobalCheckInterval;
+using coop::ws::kMaxRunnextStreak;
+
+namespace {
+
+struct TA : Activity {
+    int id = 0;
+    std::atomic<bool> running{false};
+    std::atomic<int> runs{0};
+};
+
+template <class Policy>
+class PolicyTest : public ::testing::Test {};
+using Policies = ::testing::Types<coop::ws::WorkStealingPolicy, coop::ws::ParasailPolicy>;
+TYPED_TEST_SUITE(PolicyTest, Policies);
+
+// A yield goes behind the processor's other ready activities (round robin).
+TYPED_TEST(PolicyTest, YieldIsRoundRobin) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA a, b, c;
+    policy.yielded(self, &a);
+    policy.yielded(self, &b);
+    policy.yielded(self, &c);
+    std::vector<Activity*> order;
+    for (int k = 0; k < 9; ++k) {
+        Activity* x = policy.pick_next(self, Priority::Idle).activity;
+        ASSERT_NE(x, nullptr);
+        order.push_back(x);
+        policy.yielded(self, x);
+    }
+    Activity* const expected[3] = {&a, &b, &c};
+    for (int k = 0; k < 9; ++k) EXPECT_EQ(order[k], expected[k % 3]) << k;
+    for (int k = 0; k < 3; ++k) policy.pick_next(self, Priority::Idle);
+    EXPECT_FALSE(policy.has_ready());
+}
+
+// A woken activity runs next (before earlier yields).
+TYPED_TEST(PolicyTest, WokenRunsNext) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA a, w;
+    policy.yielded(self, &a);
+    policy.awakened(self, &w);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &w);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &a);
+}
+
+// The global queue is looked at every kGlobalCheckInterval picks even when the local
+// queue never empties (fails without the periodic check).
+TYPED_TEST(PolicyTest, GlobalQueueNotStarvedByBusyLocalQueue) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA x, y, g;
+    policy.yielded(self, &x);
+    policy.yielded(self, &y);
+    policy.global(Priority::Default).enqueue(&g);
+    int seen_at = -1;
+    for (int k = 0; k < 2 * static_cast<int>(kGlobalCheckInterval); ++k) {
+        Activity* a = policy.pick_next(self, Priority::Idle).activity;
+        ASSERT_NE(a, nullptr);
+        if (a == &g) {
+            seen_at = k;
+            break;
+        }
+        policy.yielded(self, a);
+    }
+    EXPECT_GE(seen_at, 0);
+    EXPECT_LT(seen_at, static_cast<int>(kGlobalCheckInterval));
+    while (Activity* a = policy.pick_next(self, Priority::Idle).activity) (void)a;
+    coop::release(&g);
+}
+
+// A ping-pong pair (each wakes the other, then blocks) cannot starve a yielding activity
+// on its processor (fails without the streak bound: runnext / LIFO would win forever).
+TYPED_TEST(PolicyTest, PingPongCannotStarveYielder) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA a, b, c;
+    policy.awakened(self, &a);
+    policy.yielded(self, &c);
+    int c_runs = 0;
+    constexpr int kPicks = 1000;
+    for (int k = 0; k < kPicks; ++k) {
+        Activity* x = policy.pick_next(self, Priority::Idle).activity;
+        ASSERT_NE(x, nullptr);
+        if (x == &c) {
+            ++c_runs;
+            policy.yielded(self, &c);
+        } else {
+            policy.awakened(self, x == &a ? &b : &a);
+        }
+    }
+    EXPECT_GE(c_runs, kPicks / static_cast<int>(kMaxRunnextStreak + 1) - 1);
+    while (policy.pick_next(self, Priority::Idle).activity) {
+    }
+}
+
+// Higher priorities (global queues) first; `min` filters.
+TYPED_TEST(PolicyTest, PrioritiesHighestFirst) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA lo, def, hi;
+    lo.priority = Priority::Low;
+    hi.priority = Priority::High;
+    policy.awakened(self, &lo);
+    policy.awakened(self, &def);
+    EXPECT_EQ(policy.pick_next(self, Priority::High).activity, nullptr);
+    policy.awakened(self, &hi);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &hi);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &def);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &lo);
+    for (TA* t : {&lo, &def, &hi}) coop::release(t);
+}
+
+// An idle processor steals; the spinning rule can refuse.
+TYPED_TEST(PolicyTest, IdleProcessorSteals) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    TA a, b;
+    policy.yielded(policy.local(0), &a);
+    policy.yielded(policy.local(0), &b);
+    EXPECT_EQ(policy.find_work(policy.local(1), Priority::Idle, 1, 0).activity, nullptr);  // 2*1 >= 2
+    Activity* s = policy.find_work(policy.local(1), Priority::Idle, 0, 0).activity;
+    // The end the owner serves last: the oldest of the ring; the latest yield of the deque.
+    Activity* const last_served = std::is_same_v<TypeParam, coop::ws::WorkStealingPolicy> ? &a : &b;
+    EXPECT_EQ(s, last_served);
+    EXPECT_EQ(policy.pick_next(policy.local(0), Priority::Idle).activity, s == &a ? &b : &a);
+}
+
+// Each OS thread plays one processor; every activity runs kRuns times, alternately
+// yielding and being re-awakened, with stealing; never on two processors at once.
+template <class Policy>
+void policy_stress() {
+    const unsigned P = std::max(2u, std::thread::hardware_concurrency());
+    const int kActivities = wstest::kSanitized ? 300 : 3000;  // > ring capacity: overflow
+    const int kRuns = wstest::kSanitized ? 20 : 200;
+    wstest::Watchdog dog("policy stress", 240);
+    Policy policy(P);
+    auto acts = std::make_unique<TA[]>(kActivities);
+    std::atomic<int> done{0};
+    std::atomic<long> runs{0};
+    std::atomic<unsigned> started{0};
+    std::vector<std::thread> ts;
+    for (unsigned p = 0; p < P; ++p) {
+        ts.emplace_back([&, p] {
+            coop::bind_processor(p);
+            auto& self = policy.local(p);
+            started.fetch_add(1);
+            wstest::spin_until([&] { return started.load() == P; });  // all processors up
+            if (p == 0)
+                for (int k = 0; k < kActivities; ++k) policy.yielded(self, &acts[k]);
+            while (done.load(std::memory_order_relaxed) < kActivities) {
+                coop::ws::Pick pick = policy.pick_next(self, Priority::Idle);
+                if (pick.activity == nullptr) pick = policy.find_work(self, Priority::Idle, 0, 0);
+                if (pick.activity == nullptr) {
+                    std::this_thread::yield();
+                    continue;
+                }
+                TA* a = static_cast<TA*>(pick.activity);
+                ASSERT_FALSE(a->running.exchange(true)) << "activity running on two processors";
+                const int r = a->runs.fetch_add(1, std::memory_order_relaxed) + 1;
+                runs.fetch_add(1, std::memory_order_relaxed);
+                a->running.store(false);
+                if (r == kRuns) done.fetch_add(1);
+                else if (r % 2 == 0) policy.yielded(self, a);
+                else policy.awakened(self, a);
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(runs.load(), static_cast<long>(kActivities) * kRuns);
+    for (int k = 0; k < kActivities; ++k) ASSERT_EQ(acts[k].runs.load(), kRuns) << k;
+    coop::bind_processor(0);
+    EXPECT_FALSE(policy.has_ready());
+    long steals = 0, overflowed = 0, runnext = 0;
+    for (unsigned p = 0; p < P; ++p) {
+        steals += static_cast<long>(policy.local(p).counters.steals);
+        overflowed += static_cast<long>(policy.local(p).counters.overflowed);
+        runnext += static_cast<long>(policy.local(p).counters.runnext_hits);
+    }
+    for (int k = 0; k < kActivities; ++k) coop::release(&acts[k]);
+    std::printf("policy stress: P=%u, %d activities x %d runs: %ld steals, %ld overflowed, %ld runnext hits\n", P,
+                kActivities, kRuns, steals, overflowed, runnext);
+}
+
+TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WorkStealingPolicy>(); }
+TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailPolicy>(); }
+
+}  // namespace

@@ -31,6 +31,31 @@
 #define COOP_TSAN 0
 #endif
 
+// COOP_HOOK(name) — a test hook: in builds with COOP_TEST_HOOKS (the `coop_hooked` library
+// and the tests linked to it, never the production `coop`) it calls the function pointer
+// coop::test_hooks::name if one is set, so a directed interleaving test can stop a thread
+// inside a protocol window; elsewhere it compiles to nothing.
+#if defined(COOP_TEST_HOOKS)
+namespace coop::test_hooks {
+inline void (*notify_before_claim)() = nullptr;        // scheduler: notify() passed its idle check
+inline void (*enqueue_before_tail_cas)() = nullptr;    // queue: linked, before the tail swing
+inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 not yet published
+inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
+inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue
+inline void (*semaphore_park_before_enqueue)() = nullptr;  // Semaphore::park, before the enqueue
+inline void (*condvar_park_between)() = nullptr;       // CondVar::park, between enqueue and unlock
+inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each worker starts
+}  // namespace coop::test_hooks
+#define COOP_HOOK(name, ...)                                                                  \
+    do {                                                                                      \
+        if (::coop::test_hooks::name != nullptr) ::coop::test_hooks::name(__VA_ARGS__);      \
+    } while (0)
+#else
+#define COOP_HOOK(name, ...) \
+    do {                     \
+    } while (0)
+#endif
+
 namespace coop {
 
 // kDefaultQuantum — the quantum an activity gets when it is switched to (Fig. 1: "activity→

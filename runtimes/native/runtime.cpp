@@ -306,7 +306,8 @@ void idle_loop(Processor& p) {
     for (;;) {
         if (Activity* next = rt.policy.pick_next(Priority::Idle)) {
             spins = 0;
-            // Chained wake-up: more work than we take -> another parked processor helps.
+            // Chained wake-up: more work than we take -> another parked processor helps
+            // (park.hpp: a burst wakes processors one after the other, one futex wake each).
             if (rt.policy.has_ready()) rt.policy.notify();
             switch_to(p, &p.idle, next, nullptr, nullptr);
             ran = true;
@@ -331,7 +332,7 @@ void idle_loop(Processor& p) {
         // relaxed: only a timeout; a later push notifies us.
         if (rt.timers.load(std::memory_order_relaxed) != nullptr)
             timeout = std::max<std::int64_t>(0, rt.earliest_ns.load(std::memory_order_relaxed) - now_ns());
-        rt.policy.suspend(timeout, &more_work, &rt);
+        rt.policy.suspend(p.index, timeout, &more_work, &rt);
     }
 }
 

@@ -38,7 +38,8 @@
 #if defined(COOP_TEST_HOOKS)
 namespace coop::test_hooks {
 inline void (*notify_before_claim)() = nullptr;        // scheduler: notify() passed its idle check
-inline void (*enqueue_before_tail_cas)() = nullptr;    // queue: linked, before the tail swing
+// queue: linked, before the tail swing CAS(queue_tail, tail, node); gets &tail_ and tail
+inline void (*enqueue_before_tail_cas)(const void* queue_tail, const void* tail) = nullptr;
 inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 not yet published
 inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
 inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue

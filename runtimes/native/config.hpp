@@ -43,8 +43,11 @@ inline void (*enqueue_before_tail_cas)(const void* queue_tail, const void* tail)
 inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 not yet published
 inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
 inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue
+inline void (*mutex_park_done)() = nullptr;            // Mutex::park, at its end
 inline void (*semaphore_park_before_enqueue)() = nullptr;  // Semaphore::park, before the enqueue
-inline void (*condvar_park_between)() = nullptr;       // CondVar::park, between enqueue and unlock
+inline void (*semaphore_park_done)() = nullptr;        // Semaphore::park, at its end
+inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claimed, no waiter seen
+inline void (*condvar_park_before_enqueue)() = nullptr;  // CondVar::park, before the enqueue
 inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each worker starts
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \

@@ -669,21 +669,35 @@ Runtime::Runtime(const Options& o) {
     // One hazard-pointer slot stays free for threads that are not workers (dequeue_waiter).
     if (n > kMaxProcessors - 1)
         throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors - 1) + " processors");
-    auto* rt = new RuntimeState(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin);
+    // Everything that may throw before the state is published (allocation, CPU choice)...
+    auto rt = std::make_unique<RuntimeState>(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin);
     for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
-    RuntimeState* expected = nullptr;
-    // acq_rel: release publishes the built state to start()'s acquire load.
-    if (!g_active.compare_exchange_strong(expected, rt, std::memory_order_acq_rel)) {
-        delete rt;
-        throw std::logic_error("coop::Runtime: another runtime is still running in this process");
-    }
-    state_ = rt;
     std::vector<int> cpus;
     if (o.pin) cpus = coopbench::os::choose_cpus(n);
-    for (unsigned i = 0; i < n; ++i) {
-        const int cpu = i < cpus.size() ? cpus[i] : -1;
-        rt->processors[i]->thread = std::thread(&worker_main, rt->processors[i].get(), cpu);
+    RuntimeState* expected = nullptr;
+    // acq_rel: release publishes the built state to start()'s acquire load.
+    if (!g_active.compare_exchange_strong(expected, rt.get(), std::memory_order_acq_rel))
+        throw std::logic_error("coop::Runtime: another runtime is still running in this process");
+    // ...and what may throw after (a worker thread the OS refuses): stop the workers already
+    // started and withdraw the state, so that a later Runtime can start (issue 9 defect 7).
+    unsigned started = 0;
+    try {
+        for (; started < n; ++started) {
+            const int cpu = started < cpus.size() ? cpus[started] : -1;
+            COOP_HOOK(runtime_start_worker);
+            rt->processors[started]->thread = std::thread(&worker_main, rt->processors[started].get(), cpu);
+        }
+    } catch (...) {
+        // seq_cst: as in ~Runtime (the stop flag's half of the Dekker pair with parkers).
+        rt->stopping.store(true, std::memory_order_seq_cst);
+        rt->policy.notify_all();
+        for (unsigned i = 0; i < started; ++i) rt->processors[i]->thread.join();
+        rt->processors.clear();
+        // release: as in ~Runtime.
+        g_active.store(nullptr, std::memory_order_release);
+        throw;
     }
+    state_ = rt.release();
 }
 
 Runtime::~Runtime() {

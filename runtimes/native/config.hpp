@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define COOP_ASAN 1
@@ -60,7 +62,31 @@ inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each
     } while (0)
 #endif
 
+// COOP_ASSERT(cond, msg) — a contract check of coop's internals (slabs, queues). Unlike
+// assert() it stays on in the sanitizer builds (asan/tsan presets are RelWithDebInfo, so
+// NDEBUG), where a broken contract should be found; off in Release (NDEBUG, no sanitizer).
+#if !defined(NDEBUG) || COOP_ASAN || COOP_TSAN
+#define COOP_CHECKED 1
+#define COOP_ASSERT(cond, msg)                                                             \
+    do {                                                                                   \
+        if (!(cond)) [[unlikely]]                                                          \
+            ::coop::contract_failed(#cond, msg, __FILE__, __LINE__);                     \
+    } while (0)
+#else
+#define COOP_CHECKED 0
+#define COOP_ASSERT(cond, msg) \
+    do {                       \
+    } while (0)
+#endif
+
 namespace coop {
+
+// contract_failed — COOP_ASSERT's failure: one line on stderr, abort.
+[[noreturn, gnu::cold, gnu::noinline]] inline void contract_failed(const char* cond, const char* msg,
+                                                                   const char* file, int line) noexcept {
+    std::fprintf(stderr, "coop: contract violated at %s:%d: %s (%s)\n", file, line, msg, cond);
+    std::abort();
+}
 
 // kDefaultQuantum — the quantum an activity gets when it is switched to (Fig. 1: "activity→
 // quantum ← Default"): the number of check() units it may run before check() switches.

@@ -65,7 +65,6 @@
 #pragma once
 
 #include <atomic>
-#include <cassert>
 #include <cstddef>
 #include <type_traits>
 
@@ -95,7 +94,7 @@ public:
     // Queue — an empty queue (allocates its dummy node).
     Queue() {
         Node* dummy = detail::allocate_node();
-        assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "Queue: dummy not fresh");
+        COOP_ASSERT(dummy->next.load(std::memory_order_relaxed) == nullptr, "Queue: dummy not fresh");
         // relaxed: the queue is published to other threads by whatever publishes `this`.
         head_.store(dummy, std::memory_order_relaxed);
         tail_.store(dummy, std::memory_order_relaxed);
@@ -107,7 +106,7 @@ public:
         // relaxed: no operation is in flight; the caller's own synchronisation (joining the
         // threads that used the queue, say) orders their last writes before this.
         Node* dummy = head_.load(std::memory_order_relaxed);
-        assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "~Queue: not empty");
+        COOP_ASSERT(dummy->next.load(std::memory_order_relaxed) == nullptr, "~Queue: not empty");
         QueueItem holder;
         holder.node = dummy;
         release(&holder);  // frees it, or a pooled node if a stale hazard still names it

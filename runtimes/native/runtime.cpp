@@ -100,10 +100,6 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 [[noreturn]] void finish(Activity* self) noexcept;
 }  // namespace
 
-// flush_descriptors — moves the processor's cached descriptors beyond `keep` to the shared
-// list.
-void flush_descriptors(Processor& p, std::size_t keep);
-
 namespace {
 
 // trampoline — the first frame of every activity.
@@ -353,7 +349,7 @@ void worker_main(Processor* p, int cpu) {
 #endif
     idle_loop(*p);
     p->stacks.flush();
-    flush_descriptors(*p, 0);
+    p->descriptors.flush(0);
     t_processor = nullptr;
 }
 
@@ -491,111 +487,16 @@ void join_and_free(Activity* a) noexcept {
     free_descriptor(a);
 }
 
-namespace {
-// The shared descriptor list (surplus of the processors' caches) and the slabs (never
-// returned to the OS: recycled descriptors keep their nodes; listed here for leak checkers).
-struct SharedDescriptors {
-    std::mutex mutex;
-    Activity* head = nullptr;
-    std::atomic<std::size_t> count{0};  // written under the mutex; read as a hint without
-    std::vector<void*> slabs;
-};
-SharedDescriptors& shared_descriptors() {
-    static SharedDescriptors* s = new SharedDescriptors;  // outlives every thread
-    return *s;
-}
-// Slabs grow from kSlabFirst to kSlabMax bytes (doubling per processor), so a runtime that
-// spawns a thousand activities does not commit a megabyte, and each slab's pages are
-// committed in one madvise(MADV_POPULATE_WRITE) call instead of one page fault per 64
-// descriptors: on the reference KVM guest a first-touch fault cost ~11 us per 4 KiB page,
-// a populated page ~2-4 us (measured with mmap + touch vs MAP_POPULATE), which made the
-// faults the largest part of a create in a fresh process (see docs/native-runtime.md).
-// With doubling, at most half of the populated memory is not (yet) used.
-constexpr std::size_t kSlabFirst = std::size_t{64} << 10;
-constexpr std::size_t kSlabMax = std::size_t{2} << 20;
-constexpr std::size_t kDescriptorCacheMax = 4096;
-constexpr std::size_t kDescriptorBatch = 1024;
-
-inline Activity*& link(Activity* a) noexcept { return *reinterpret_cast<Activity**>(&a->context); }
-
-}  // namespace
-
-void flush_descriptors(Processor& p, std::size_t keep) {
-    Activity* list = nullptr;
-    while (p.free_count > keep) {
-        Activity* a = p.free_descriptors;
-        p.free_descriptors = link(a);
-        --p.free_count;
-        link(a) = list;
-        list = a;
-    }
-    if (list == nullptr) return;
-    auto& sh = shared_descriptors();
-    std::lock_guard<std::mutex> lock(sh.mutex);
-    std::size_t n = 0;
-    while (list != nullptr) {
-        Activity* a = list;
-        list = link(a);
-        link(a) = sh.head;
-        sh.head = a;
-        ++n;
-    }
-    // A plain load + store, not fetch_add: every writer holds the mutex, so no update is
-    // lost (a locked add per descriptor was one locked instruction per create in a burst);
-    // relaxed: readers outside the mutex use it only as a hint.
-    sh.count.store(sh.count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
 void* allocate_descriptor(std::size_t size, Node** node) {
     *node = nullptr;
     if (size > kDescriptorBlock) return ::operator new(size);
     Processor* p = this_processor();
-    auto& sh = shared_descriptors();
-    if (p == nullptr) {
-        std::lock_guard<std::mutex> lock(sh.mutex);
-        if (Activity* a = sh.head) {
-            sh.head = link(a);
-            sh.count.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under the mutex
-            *node = a->node;
-            return a;
-        }
-        void* m = ::operator new(kDescriptorBlock);
-        sh.slabs.push_back(m);
-        return m;
-    }
-    if (p->free_descriptors == nullptr && sh.count.load(std::memory_order_relaxed) > 0) {
-        // relaxed: a hint; the lock decides
-        std::lock_guard<std::mutex> lock(sh.mutex);
-        std::size_t i = 0;
-        for (; i < kDescriptorBatch && sh.head != nullptr; ++i) {
-            Activity* a = sh.head;
-            sh.head = link(a);
-            link(a) = p->free_descriptors;
-            p->free_descriptors = a;
-            ++p->free_count;
-        }
-        // relaxed load + store: under the mutex (see flush_descriptors).
-        sh.count.store(sh.count.load(std::memory_order_relaxed) - i, std::memory_order_relaxed);
-    }
-    if (Activity* a = p->free_descriptors) {
-        p->free_descriptors = link(a);
-        --p->free_count;
-        *node = a->node;
-        return a;
-    }
-    if (p->slab_next == p->slab_end) {
-        const std::size_t bytes = p->slab_bytes = p->slab_bytes == 0 ? kSlabFirst : std::min(2 * p->slab_bytes, kSlabMax);
-        auto* slab = static_cast<char*>(::operator new(bytes));
-        populate(slab, bytes);
-        {
-            std::lock_guard<std::mutex> lock(sh.mutex);
-            sh.slabs.push_back(slab);
-        }
-        p->slab_next = slab;
-        p->slab_end = slab + bytes;
-    }
-    void* m = p->slab_next;
-    p->slab_next += kDescriptorBlock;
-    return m;
+    bool recycled = false;
+    auto* a = static_cast<Activity*>(p != nullptr ? p->descriptors.allocate(recycled)
+                                                  : BlockCache<DescriptorTraits>::allocate_shared(recycled));
+    // A recycled block still carries its queue node (free() keeps the first 16 bytes).
+    if (recycled) *node = a->node;
+    return a;
 }
 
 void free_descriptor(Activity* a) noexcept {
@@ -604,18 +505,10 @@ void free_descriptor(Activity* a) noexcept {
         ::operator delete(static_cast<void*>(a));
         return;
     }
-    Processor* p = this_processor();
-    if (p == nullptr) {
-        auto& sh = shared_descriptors();
-        std::lock_guard<std::mutex> lock(sh.mutex);
-        link(a) = sh.head;
-        sh.head = a;
-        sh.count.fetch_add(1, std::memory_order_relaxed);  // relaxed: under the mutex
-        return;
-    }
-    link(a) = p->free_descriptors;
-    p->free_descriptors = a;
-    if (++p->free_count > kDescriptorCacheMax) flush_descriptors(*p, kDescriptorCacheMax - kDescriptorBatch);
+    if (Processor* p = this_processor())
+        p->descriptors.free(a);
+    else
+        BlockCache<DescriptorTraits>::free_shared(a);
 }
 
 Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), stacks(rt.stack_pool) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <system_error>
+#include <vector>
 
 #include "runtimes/native/coop.hpp"
 #include "tests/native/support.hpp"
@@ -35,6 +36,45 @@ TEST(RuntimeFailures, ConstructorThrowsAndTheNextRuntimeWorks) {
         ADD_FAILURE() << "a Runtime after the failed one threw: " << e.what();
     }
     EXPECT_EQ(ran.load(), 2);
+}
+
+// Defect 5: every pooled descriptor (64-byte block) starts on a cache line, so neighbours
+// on different processors never share one (`quantum` is written on every check()).
+TEST(RuntimeFailures, DescriptorsDoNotStraddleCacheLines) {
+    coop_test::Watchdog dog("RuntimeFailures.DescriptorsDoNotStraddleCacheLines", 60);
+    static_assert(coop::internal::kDescriptorBlock == coop::kCacheLine);
+    std::atomic<long> misaligned{0}, seen{0};
+    coop::Runtime rt(coop::Options{.processors = 2});
+    rt.run([&] {
+        std::vector<coop::Thread> ts;
+        for (int i = 0; i < 3000; ++i)  // more than one slab (64 KiB = 1024 blocks)
+            ts.push_back(coop::spawn([&] {
+                auto addr = reinterpret_cast<std::uintptr_t>(coop::internal::current());
+                if (addr % coop::kCacheLine != 0) misaligned.fetch_add(1);
+                seen.fetch_add(1);
+            }));
+    });
+    EXPECT_EQ(seen.load(), 3000);
+    EXPECT_EQ(misaligned.load(), 0) << "descriptors straddling two cache lines";
+}
+
+// Defect 4: a use of a freed descriptor is reported (ASan: the slab block is poisoned on
+// free). Only ASan builds can see it; elsewhere the test says so and skips.
+TEST(RuntimeFailuresDeathTest, UseOfAFreedDescriptorIsReported) {
+    if (!COOP_ASAN) GTEST_SKIP() << "needs AddressSanitizer (the asan preset)";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            coop::Runtime rt(coop::Options{.processors = 1});
+            rt.run([] {
+                static coop::internal::Activity* freed = nullptr;
+                coop::Thread t = coop::spawn([] { freed = coop::internal::current(); });
+                t.join();  // frees the descriptor into this processor's cache
+                volatile std::int32_t q = freed->quantum;  // use after free
+                (void)q;
+            });
+        },
+        "use-after-poison|heap-use-after-free");
 }
 
 }  // namespace

@@ -2,14 +2,15 @@
 //
 // Design summary
 // - A Processor is one OS thread bound to one hazard-pointer slot (queue.hpp's
-//   bind_processor(index)), optionally pinned to one CPU. Its processor-local storage: the
+//   bind_processor(index), declared in hazard.hpp), optionally pinned to one CPU. Its
+//   processor-local storage: the
 //   running activity, its own idle activity (the OS thread's context: the idle loop runs
 //   there and is switched to when an activity blocks with nothing else ready), its stack
-//   cache and a switch counter for timer polls.
+//   and descriptor caches and a switch counter for timer polls.
 // - RuntimeState holds what all processors share: the scheduling policy (ready queues,
 //   parking), the stack pool, the live-activity count that Runtime::run waits on, the inbox
 //   through which non-worker threads hand in activities (they have no hazard-pointer slot,
-//   so they must not touch the lock-free queues), and the timer list of sleep_for.
+//   so they must not touch the lock-free queues), and the timers of sleep_for.
 //
 // Ownership rules
 // - A Processor's fields are touched only by its own OS thread, except `thread` (the
@@ -113,9 +114,13 @@ struct RuntimeState {
     std::mutex inbox_mutex;
     std::vector<Activity*> inbox;
 
-    // Timers: a lock-free stack of TimerEntry (push: CAS; pop: take-all exchange, so no ABA).
+    // Timers (timers.cpp): pushed entries (a lock-free stack: push CAS, take-all exchange),
+    // a lower bound of every pending deadline (INT64_MAX: none), and the min-heap of the
+    // entries a poller took, under timer_mutex.
     alignas(kCacheLine) std::atomic<TimerEntry*> timers{nullptr};
     std::atomic<std::int64_t> earliest_ns{INT64_MAX};
+    std::mutex timer_mutex;
+    std::vector<TimerEntry*> timer_heap;
 };
 
 }  // namespace coop::internal

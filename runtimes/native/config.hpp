@@ -1,7 +1,7 @@
 // config.hpp — coop's build-time configuration: sanitizer detection and tuning constants.
 //
 // Sanitizers see user-level context switches only when told (Boost 1.74's fcontext does not
-// tell them), so the switch path in runtime.cpp announces every switch to ASan and TSan when
+// tell them), so the switch path in switch.hpp announces every switch to ASan and TSan when
 // this header detects them (g++: __SANITIZE_ADDRESS__/__SANITIZE_THREAD__, clang:
 // __has_feature).
 #pragma once

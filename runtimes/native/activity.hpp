@@ -129,7 +129,7 @@ void make_ready(Activity* a) noexcept;
 // Throws std::runtime_error when no runtime is running.
 void start(Activity* a, Priority priority);
 
-// wait_finished — join(): blocks until `a` has finished (the activity when called from
+// join_and_free — join(): blocks until `a` has finished (the activity when called from
 // one, the OS thread otherwise), then frees the descriptor.
 void join_and_free(Activity* a) noexcept;
 

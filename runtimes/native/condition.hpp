@@ -14,12 +14,14 @@
 //
 // Ownership rules
 // - The wait queue owns the waiting activities; the notifier that dequeues one owns it
-//   until make_ready(). Destroying a CondVar with waiters is an error.
+//   until make_ready(). Destroying a CondVar with waiters is an error; destroying it right
+//   after a broadcast is allowed (as POSIX allows): park and notify register in the wait
+//   queue's guard (wait_queue.hpp), whose destructor waits for them.
 #pragma once
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/mutex.hpp"
-#include "runtimes/native/queue.hpp"
+#include "runtimes/native/wait_queue.hpp"
 
 namespace coop {
 
@@ -49,7 +51,7 @@ class CondVar {
 
   private:
     static void park(internal::Activity* previous, void* args) noexcept;
-    Queue<internal::Activity> waiters_;
+    internal::WaitQueue waiters_;
 };
 
 }  // namespace coop

@@ -1,13 +1,15 @@
 // config.hpp — coop's build-time configuration: sanitizer detection and tuning constants.
 //
 // Sanitizers see user-level context switches only when told (Boost 1.74's fcontext does not
-// tell them), so the switch path in runtime.cpp announces every switch to ASan and TSan when
+// tell them), so the switch path in switch.hpp announces every switch to ASan and TSan when
 // this header detects them (g++: __SANITIZE_ADDRESS__/__SANITIZE_THREAD__, clang:
 // __has_feature).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define COOP_ASAN 1
@@ -31,7 +33,60 @@
 #define COOP_TSAN 0
 #endif
 
+// COOP_HOOK(name) — a test hook: in builds with COOP_TEST_HOOKS (the `coop_hooked` library
+// and the tests linked to it, never the production `coop`) it calls the function pointer
+// coop::test_hooks::name if one is set, so a directed interleaving test can stop a thread
+// inside a protocol window; elsewhere it compiles to nothing.
+#if defined(COOP_TEST_HOOKS)
+namespace coop::test_hooks {
+inline void (*notify_before_claim)() = nullptr;        // scheduler: notify() passed its idle check
+// queue: linked, before the tail swing CAS(queue_tail, tail, node); gets &tail_ and tail
+inline void (*enqueue_before_tail_cas)(const void* queue_tail, const void* tail) = nullptr;
+inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 not yet published
+inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
+inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue
+inline void (*mutex_park_done)() = nullptr;            // Mutex::park, at its end
+inline void (*semaphore_park_before_enqueue)() = nullptr;  // Semaphore::park, before the enqueue
+inline void (*semaphore_park_done)() = nullptr;        // Semaphore::park, at its end
+inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claimed, no waiter seen
+inline void (*condvar_park_before_enqueue)() = nullptr;  // CondVar::park, before the enqueue
+inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each worker starts
+}  // namespace coop::test_hooks
+#define COOP_HOOK(name, ...)                                                                  \
+    do {                                                                                      \
+        if (::coop::test_hooks::name != nullptr) ::coop::test_hooks::name(__VA_ARGS__);      \
+    } while (0)
+#else
+#define COOP_HOOK(name, ...) \
+    do {                     \
+    } while (0)
+#endif
+
+// COOP_ASSERT(cond, msg) — a contract check of coop's internals (slabs, queues). Unlike
+// assert() it stays on in the sanitizer builds (asan/tsan presets are RelWithDebInfo, so
+// NDEBUG), where a broken contract should be found; off in Release (NDEBUG, no sanitizer).
+#if !defined(NDEBUG) || COOP_ASAN || COOP_TSAN
+#define COOP_CHECKED 1
+#define COOP_ASSERT(cond, msg)                                                             \
+    do {                                                                                   \
+        if (!(cond)) [[unlikely]]                                                          \
+            ::coop::contract_failed(#cond, msg, __FILE__, __LINE__);                     \
+    } while (0)
+#else
+#define COOP_CHECKED 0
+#define COOP_ASSERT(cond, msg) \
+    do {                       \
+    } while (0)
+#endif
+
 namespace coop {
+
+// contract_failed — COOP_ASSERT's failure: one line on stderr, abort.
+[[noreturn, gnu::cold, gnu::noinline]] inline void contract_failed(const char* cond, const char* msg,
+                                                                   const char* file, int line) noexcept {
+    std::fprintf(stderr, "coop: contract violated at %s:%d: %s (%s)\n", file, line, msg, cond);
+    std::abort();
+}
 
 // kDefaultQuantum — the quantum an activity gets when it is switched to (Fig. 1: "activity→
 // quantum ← Default"): the number of check() units it may run before check() switches.

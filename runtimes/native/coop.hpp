@@ -36,7 +36,7 @@ namespace coop {
 // Options — a runtime's configuration.
 struct Options {
     unsigned processors = 0;     // worker OS threads; 0 = std::thread::hardware_concurrency()
-    bool pin = false;            // pin worker i to the i-th CPU of coopbench::os::choose_cpus
+    bool pin = false;            // pin worker i to the i-th CPU of choose_cpus (cpus.hpp, hwloc)
     std::size_t stack_size = 0;  // usable bytes per activity stack; 0 = kDefaultStackSize
     bool guard = true;           // a PROT_NONE guard page below every stack
 };

@@ -55,7 +55,7 @@
 #include <vector>
 
 #include "runtimes/native/config.hpp"
-#include "runtimes/native/memory.hpp"
+#include "runtimes/native/slab.hpp"
 
 namespace coop {
 
@@ -65,13 +65,16 @@ inline constexpr unsigned kMaxProcessors = 256;
 
 // kCacheLine — the padding unit that keeps two processors' slots on different lines.
 inline constexpr std::size_t kCacheLine = 64;
+static_assert(kCacheLine == internal::kSlabAlign, "slabs are aligned to cache lines");
 
 struct QueueItem;
 
 // Node — a link of a queue's list (Fig. 4 NODE). `next` is set once from nullptr while the
-// node is in a queue; `item` is written before the node is published. Both are atomics
-// because a processor holding a stale (not yet validated) pointer may read them while the
-// owner reinitialises a reused node; the value read then is discarded by the validation.
+// node is in a queue, by a CAS that concurrent enqueuers race for (so it is atomic); `item`
+// is written before the node is published and read after the acquire that sees the
+// publication, so it could be plain: it is an atomic accessed with relaxed orders (plain
+// movs) only to keep every access to a node's fields atomic. No processor dereferences a node
+// before validating its hazard pointer (queue.hpp protect()).
 struct Node {
     std::atomic<Node*> next{nullptr};
     std::atomic<QueueItem*> item{nullptr};
@@ -123,108 +126,41 @@ inline ProcessorSlot& slot() noexcept {
     return g_processors[index];
 }
 
-// Node memory. Outside sanitizer builds nodes come from per-thread slabs and per-thread free
-// lists (surplus and a dying thread's list go to a shared list under a mutex), never back to
-// the OS: a fresh node was ~200 instructions of glibc malloc (a split of the top chunk) and a
-// first-touch page fault per 128 nodes, one node per fresh activity, so about a third of a
-// create in a fresh process (docs/native-runtime.md). A slab's pages are committed with one
-// madvise(MADV_POPULATE_WRITE). Under ASan/TSan nodes are new/delete as before, so a use
-// after free_node() is still reported there. A node given to free_node() is no longer used
-// by anybody (acquire()'s guarantee), exactly as before a delete; reusing its memory for
-// another node is what malloc would do.
-#if !COOP_ASAN && !COOP_TSAN
-namespace node_memory {
-inline constexpr std::size_t kSlabNodes = 4096;      // 64 KiB of 16-byte nodes
-inline constexpr std::size_t kLocalFreeMax = 4096;   // beyond this, half go to the shared list
-
-struct Shared {
-    std::mutex mutex;
-    Node* free = nullptr;          // linked through Node::next (relaxed: under the mutex)
-    std::vector<void*> slabs;      // never freed; listed so that leak checkers see them
-};
-inline Shared& shared() {
-    static Shared* s = new Shared;  // outlives every thread (thread-exit flushes use it)
-    return *s;
-}
-
-// Local — one thread's bump slab and free list; the destructor (thread exit) hands the
-// free list to the shared one.
-struct Local {
-    Node* next = nullptr;
-    Node* end = nullptr;
-    Node* free = nullptr;
-    std::size_t free_count = 0;
-    ~Local() { give(free_count); }
-
-    // give — moves `n` nodes of the free list to the shared list.
-    void give(std::size_t n) noexcept {
-        if (n == 0) return;
-        Node* first = free;
-        Node* last = free;
-        for (std::size_t i = 1; i < n; ++i) last = last->next.load(std::memory_order_relaxed);
-        free = last->next.load(std::memory_order_relaxed);
-        free_count -= n;
-        Shared& sh = shared();
-        std::lock_guard<std::mutex> lock(sh.mutex);
-        // relaxed: the node is owned by this thread until the unlock publishes it.
-        last->next.store(sh.free, std::memory_order_relaxed);
-        sh.free = first;
-    }
-
-    // refill — makes the free list or the bump slab non-empty: takes the whole shared list
-    // if it has nodes, else starts a new slab. allocate_node() then pops or bumps as usual,
-    // so every reused node is cleared in one place.
-    [[gnu::noinline]] void refill() {
-        Shared& sh = shared();
-        {
-            std::lock_guard<std::mutex> lock(sh.mutex);
-            free = sh.free;
-            sh.free = nullptr;
-        }
-        if (free != nullptr) {
-            std::size_t n = 0;  // recount: only a bound for give(), so a walk is fine here
-            // relaxed: the list is ours (taken under the mutex).
-            for (Node* q = free; q != nullptr; q = q->next.load(std::memory_order_relaxed)) ++n;
-            free_count = n;
-            return;
-        }
-        constexpr std::size_t bytes = kSlabNodes * sizeof(Node);
-        auto* slab = static_cast<Node*>(::operator new(bytes));
-        internal::populate(slab, bytes);
-        {
-            std::lock_guard<std::mutex> lock(sh.mutex);
-            sh.slabs.push_back(slab);
-        }
-        next = slab;
-        end = slab + kSlabNodes;
+// Node memory: the slab allocator of slab.hpp (the same one as descriptors'), in every build,
+// sanitizers included (ASan poisons a free node except its link). Per-thread caches; a
+// dying thread's free nodes go to the shared list. A fresh node was ~200 instructions of
+// glibc malloc and a first-touch page fault per 128 nodes, one node per fresh activity, so
+// about a third of a create in a fresh process (docs/native-runtime.md). A node given to
+// free_node() is no longer used by anybody (acquire()'s guarantee), exactly as before a
+// delete; reusing its memory for another node is what malloc would do.
+struct NodeTraits {
+    static constexpr std::size_t kBlock = sizeof(Node);
+    static constexpr std::size_t kLinkOffset = 0;  // Node::next
+    static constexpr std::size_t kKeep = sizeof(void*);
+    static constexpr std::size_t kSlabFirst = std::size_t{64} << 10;  // 4096 nodes
+    static constexpr std::size_t kSlabMax = std::size_t{64} << 10;
+    static constexpr std::size_t kCacheMax = 4096;
+    static constexpr std::size_t kBatch = 2048;
+    static internal::SlabShared& shared() {
+        static auto* s = new internal::SlabShared;  // outlives every thread (exit flushes use it)
+        return *s;
     }
 };
-inline thread_local Local t_local;
-}  // namespace node_memory
-#endif
+static_assert(sizeof(Node) == 16 && offsetof(Node, next) == 0);
+
+// NodeCache — one thread's node cache; its free nodes go to the shared list at thread exit.
+struct NodeCache : internal::BlockCache<NodeTraits> {
+    ~NodeCache() { flush(0); }
+};
+inline thread_local NodeCache t_nodes;
 
 // allocate_node — a fresh node (next and item nullptr), counted in nodes_live().
 inline Node* allocate_node() {
-#if COOP_ASAN || COOP_TSAN
-    Node* node = new Node;
-#else
-    node_memory::Local& l = node_memory::t_local;
-    if (l.free == nullptr && l.next == l.end) l.refill();
-    Node* node;
-    if (l.free != nullptr) {
-        node = l.free;
-        --l.free_count;
-        // relaxed: the node is this thread's (nobody else uses a node on a free list).
-        l.free = node->next.load(std::memory_order_relaxed);
-        // A fresh node, as promised: `next` still links the free list (a Queue's dummy with
-        // a stale `next` is a non-empty queue whose first item is a free node) and `item`
-        // is stale.
-        node->next.store(nullptr, std::memory_order_relaxed);
-        node->item.store(nullptr, std::memory_order_relaxed);
-    } else {
-        node = ::new (static_cast<void*>(l.next++)) Node;
-    }
-#endif
+    auto* node = static_cast<Node*>(t_nodes.allocate());
+    // relaxed stores on the reused memory (its atomics are never accessed non-atomically);
+    // relaxed: the node is published later by the queue's release CAS.
+    node->next.store(nullptr, std::memory_order_relaxed);
+    node->item.store(nullptr, std::memory_order_relaxed);
     // relaxed: a statistic; no other memory is published through the counter.
     g_nodes_live.fetch_add(1, std::memory_order_relaxed);
     return node;
@@ -232,15 +168,8 @@ inline Node* allocate_node() {
 
 // free_node — frees a node the caller owns (returned by acquire(), never a pooled one).
 inline void free_node(Node* node) noexcept {
-#if COOP_ASAN || COOP_TSAN
-    delete node;
-#else
-    node_memory::Local& l = node_memory::t_local;
-    // relaxed: the node is ours; a later give() publishes it under the mutex.
-    node->next.store(l.free, std::memory_order_relaxed);
-    l.free = node;
-    if (++l.free_count > node_memory::kLocalFreeMax) l.give(node_memory::kLocalFreeMax / 2);
-#endif
+    COOP_ASSERT(node != nullptr, "free_node(nullptr)");
+    t_nodes.free(node);
     // relaxed: a statistic (see allocate_node).
     g_nodes_live.fetch_sub(1, std::memory_order_relaxed);
 }

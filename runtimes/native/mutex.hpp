@@ -28,8 +28,8 @@
 // - Like pthread_mutex_t, the holder must unlock; destroying a Mutex with waiters is an
 //   error. Destroying it right after the last unlock (by another activity) is allowed: the
 //   slow paths that may still touch it after a waiter returned from lock() (unlock with
-//   waiters, park) count themselves in users_, registering before that waiter can be woken,
-//   and ~Mutex waits until users_ is 0.
+//   waiters, park) register in the wait queue's guard (wait_queue.hpp) before that waiter
+//   can be woken, and the wait queue's destructor waits for them.
 #pragma once
 
 #include <atomic>
@@ -37,6 +37,7 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/queue.hpp"
+#include "runtimes/native/wait_queue.hpp"
 
 namespace coop {
 
@@ -73,21 +74,19 @@ class Mutex {
         unlock_slow();
     }
 
-    // ~Mutex — waits until no unlock or park that may still touch the mutex is running.
-    // Precondition (as for any mutex): unlocked, no waiters.
-    ~Mutex();
+    // ~Mutex — (the wait queue's) waits until no unlock or park that may still touch the
+    // mutex is running. Precondition (as for any mutex): unlocked, no waiters.
+    ~Mutex() = default;
 
   private:
     void lock_slow() noexcept;
     void unlock_slow() noexcept;
     void wake_one() noexcept;
     static void park(internal::Activity* previous, void* self) noexcept;
+    static void park_enqueue(internal::Activity* previous, Mutex* m) noexcept;
 
     std::atomic<std::uint32_t> word_{0};
-    // users_ — slow paths (unlock with waiters, park) that may touch the mutex after a
-    // waiter could already have returned from lock(); the destructor waits for them.
-    std::atomic<std::uint32_t> users_{0};
-    Queue<internal::Activity> waiters_;
+    internal::WaitQueue waiters_;  // with the guard of the slow paths (wait_queue.hpp)
 };
 
 }  // namespace coop

@@ -2,7 +2,7 @@
 // the harness's Backend concept (runtimes/concept.hpp).
 //
 // Options: RuntimeOptions::processors (worker OS threads), ::pin (one CPU each, from
-// coopbench::os::choose_cpus), ::stack_size (0: coop::kDefaultStackSize) and the extra
+// coop::internal::choose_cpus, cpus.hpp), ::stack_size (0: coop::kDefaultStackSize) and the extra
 // option guard=on|off (off: no guard page, the paper's micro stacks; see kOptions).
 #pragma once
 

@@ -65,7 +65,6 @@
 #pragma once
 
 #include <atomic>
-#include <cassert>
 #include <cstddef>
 #include <type_traits>
 
@@ -76,30 +75,17 @@ namespace coop {
 // Fig6Corrected — the default Queue policy: Fig. 6 with the errata applied, no hooks.
 struct Fig6Corrected {
     static constexpr bool kClearHp1BeforeTailCas = false;
-    static void before_tail_cas(const std::atomic<Node*>&, Node*) noexcept {}
 };
 
-// Fig6TestPolicy — test-only policies: `ClearEarly` selects the printed Fig. 6 (hp1 cleared
-// at line 18, before line 19's CAS) and `hook`, when not null, runs between the point where
-// the printed figure clears hp1 and ENQUEUE's final CAS(queue.tail, tail, node); it gets
-// the queue's tail pointer and `tail` (the value that CAS expects).
-template <bool ClearEarly>
-struct Fig6TestPolicy {
-    static constexpr bool kClearHp1BeforeTailCas = ClearEarly;
-    static inline void (*hook)(const std::atomic<Node*>& queue_tail, Node* tail) = nullptr;
-    static void before_tail_cas(const std::atomic<Node*>& queue_tail, Node* tail) {
-        if (hook != nullptr)
-            hook(queue_tail, tail);
-    }
+// PrintedFig6 — Fig. 6 exactly as printed (ABA bug, errata item 1: hp1 cleared at line 18,
+// before line 19's CAS); for tests only. The tests' hooks (COOP_HOOK in config.hpp) run in
+// the production policy's code, so what they check is the queue the runtime uses.
+struct PrintedFig6 {
+    static constexpr bool kClearHp1BeforeTailCas = true;
 };
-
-// PrintedFig6 — Fig. 6 exactly as printed (ABA bug, errata item 1); for tests only.
-using PrintedFig6 = Fig6TestPolicy<true>;
-// HookedFig6 — the corrected Fig. 6 with the same test hook as PrintedFig6.
-using HookedFig6 = Fig6TestPolicy<false>;
 
 // Queue — unbounded lock-free FIFO of T* (T derives from QueueItem). Operations are
-// lock-free; node reuse is wait-free (hazard.hpp). `Policy` is for tests (see PrintedFig6).
+// lock-free; node reuse is wait-free (hazard.hpp). `Policy` is for tests (PrintedFig6).
 template <class T, class Policy = Fig6Corrected>
 class Queue {
     static_assert(std::is_base_of_v<QueueItem, T>, "coop::Queue<T>: T must derive from QueueItem");
@@ -108,7 +94,7 @@ public:
     // Queue — an empty queue (allocates its dummy node).
     Queue() {
         Node* dummy = detail::allocate_node();
-        assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "Queue: dummy not fresh");
+        COOP_ASSERT(dummy->next.load(std::memory_order_relaxed) == nullptr, "Queue: dummy not fresh");
         // relaxed: the queue is published to other threads by whatever publishes `this`.
         head_.store(dummy, std::memory_order_relaxed);
         tail_.store(dummy, std::memory_order_relaxed);
@@ -120,7 +106,7 @@ public:
         // relaxed: no operation is in flight; the caller's own synchronisation (joining the
         // threads that used the queue, say) orders their last writes before this.
         Node* dummy = head_.load(std::memory_order_relaxed);
-        assert(dummy->next.load(std::memory_order_relaxed) == nullptr && "~Queue: not empty");
+        COOP_ASSERT(dummy->next.load(std::memory_order_relaxed) == nullptr, "~Queue: not empty");
         QueueItem holder;
         holder.node = dummy;
         release(&holder);  // frees it, or a pooled node if a stale hazard still names it
@@ -162,7 +148,7 @@ public:
         }
         if constexpr (Policy::kClearHp1BeforeTailCas)
             self.hp1.store(nullptr, std::memory_order_release);  // the printed line 18 (bug)
-        Policy::before_tail_cas(tail_, tail);
+        COOP_HOOK(enqueue_before_tail_cas, &tail_, tail);
         // seq_cst: the tail moving past `tail` must precede (in the seq_cst order) the dequeue
         // that later unlinks `tail`, which validation in other processors relies on. It may
         // fail: another processor already helped the tail forward.
@@ -193,6 +179,7 @@ public:
                 self.hp2.store(nullptr, std::memory_order_release);
                 return nullptr;
             }
+            COOP_HOOK(dequeue_before_hp2);
             // seq_cst exchange: publication needs store->load order before the validation.
             self.hp2.exchange(next, std::memory_order_seq_cst);
             // seq_cst: the validation load of the Dekker pair (hazard.hpp acquire). If head_
@@ -214,6 +201,7 @@ public:
                                               std::memory_order_seq_cst);
             // relaxed: next->item was published by the link we read with acquire above, and
             // next cannot be reused while hp2 protects it.
+            COOP_HOOK(dequeue_read_item, next);
             QueueItem* item = next->item.load(std::memory_order_relaxed);
             // seq_cst: the unlinking CAS that acquire()'s argument orders hazard scans after.
             if (head_.compare_exchange_strong(head, next, std::memory_order_seq_cst,

@@ -12,82 +12,49 @@
 //
 // Design summary (GlobalPriorityPolicy)
 // - kPriorities lock-free queues (queue.hpp). pick_next(min) scans from Realtime down to
-//   `min`, skipping queues that look empty (empty() is two plain loads; a dequeue costs
-//   three locked instructions even when it finds nothing).
-// - `working_` counts processors that are not parked (the paper's `working`; we count
-//   down on parking instead of up on every enqueue, so a yield costs no extra locked
-//   instruction). awakened() resumes a parked processor when working_ < processors;
-//   yielded() does not: the yielding processor stays busy and will run the queue itself,
-//   so no ready activity can be stranded (liveness needs only that *some* processor that
-//   will look at the queue is awake).
-// - Parking (suspend) and waking (notify) use one futex word `epoch_`, Dekker-style:
-//     parker: e = epoch; working--; fence; if nothing to do: futex_wait(epoch, e)
-//     waker:  enqueue; fence; if working < P: epoch++; futex_wake(1)
-//   With both fences seq_cst, either the parker's check sees the enqueued activity, or the
-//   waker sees the decremented `working_`, bumps the epoch after the parker read it, and the
-//   futex_wait returns at once or is woken. No wake-up is lost.
-// - `waking_` keeps a burst of enqueues from issuing one futex syscall each: only one wake
-//   is in flight; the woken processor clears it (then fences and re-checks the queues, so an
-//   enqueue that saw waking_ == true is still seen) and, if it finds more work than it
-//   takes, wakes the next one (chained wake-up, see Processor::idle_loop).
-//
+//   `min`, skipping queues that look empty (empty() is two plain loads; a dequeue that finds
+//   nothing still costs one locked instruction, the xchg publishing hp1).
+// - Parking and waking: park.hpp (Parking: one futex word per processor, a count of parked
+//   processors and a wake-up token that the woken processor gives back; its header has the
+//   protocol and why no wake-up is lost, models/park_notify.pml the Spin model).
+//   awakened() wakes a parked processor (Fig. 2: when INCREMENT(working) < Processors, here
+//   when parked > 0); yielded() does not: the yielding processor stays busy and will run the
+//   queue itself, so no ready activity can be stranded (liveness needs only that *some*
+//   processor that will look at the queue is awake).
+
 // Ownership rules
 // - The queues own the ready activities; pick_next's caller owns what it returns.
 // - Every method may be called by any bound processor concurrently; notify_all() also by
 //   non-worker threads (it does not touch the queues).
 #pragma once
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <climits>
 #include <concepts>
 #include <cstdint>
 
 #include "runtimes/native/activity.hpp"
+#include "runtimes/native/park.hpp"
 #include "runtimes/native/queue.hpp"
 
 namespace coop::internal {
 
 // SchedulingPolicy — what the runtime needs from a policy.
 template <class P>
-concept SchedulingPolicy = requires(P& p, Activity* a, Priority min, std::int64_t timeout_ns,
-                                    bool (*more_work)(void*), void* arg) {
+concept SchedulingPolicy = requires(P& p, Activity* a, Priority min, unsigned self,
+                                    std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) {
     p.awakened(a);                                  // a became ready: enqueue, wake if needed
     p.yielded(a);                                   // a yielded: enqueue, no wake-up
     { p.pick_next(min) } -> std::same_as<Activity*>;  // next ready of priority >= min
     { p.has_ready() } -> std::same_as<bool>;
-    p.suspend(timeout_ns, more_work, arg);          // park an idle processor
+    p.suspend(self, timeout_ns, more_work, arg);    // park idle processor `self`
     p.notify();                                     // wake one parked processor if any
     p.notify_all();                                 // wake every parked processor
 };
-
-// futex_wait / futex_wake — the Linux futex on a 32-bit word (process-private).
-inline void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
-                       std::int64_t timeout_ns) noexcept {
-    timespec ts{};
-    timespec* tsp = nullptr;
-    if (timeout_ns >= 0) {
-        ts.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
-        ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
-        tsp = &ts;
-    }
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, tsp,
-            nullptr, 0);
-}
-inline void futex_wake(std::atomic<std::uint32_t>* word, int n) noexcept {
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, n, nullptr,
-            nullptr, 0);
-}
 
 // GlobalPriorityPolicy — the paper's policy: one global lock-free ready queue per priority.
 class GlobalPriorityPolicy {
   public:
     explicit GlobalPriorityPolicy(unsigned processors)
-        : processors_(static_cast<int>(processors)), working_(static_cast<int>(processors)) {}
+        : processors_(processors), parking_(processors) {}
 
     // awakened — `a` (owned by the caller) is ready; wakes a parked processor unless `a` is
     // Idle-priority (Fig. 2 ENQUEUESWITCH).
@@ -120,62 +87,38 @@ class GlobalPriorityPolicy {
     }
 
     // notify — ResumeAnyProcessor: wakes one parked processor if some processor is parked
-    // (or about to park) and no wake-up is already in flight. Call after publishing work.
-    void notify() noexcept {
-        // seq_cst fence: the waker's half of the Dekker pair (header): orders the enqueue
-        // (or other published work) before the load of working_.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        // relaxed: ordered by the fence above; a stale larger value means the parker has not
-        // passed its own fence yet and will see our work.
-        if (working_.load(std::memory_order_relaxed) >= processors_) return;
-        // relaxed load first: skip the RMW while a wake-up is in flight (the common case in
-        // a burst). seq_cst exchange: in the order the woken processor's clear relies on.
-        if (waking_.load(std::memory_order_relaxed) || waking_.exchange(true, std::memory_order_seq_cst))
-            return;
-        // seq_cst: the epoch bump must follow our check in the single order, so a parker
-        // that read the old epoch cannot sleep through it.
-        epoch_.fetch_add(1, std::memory_order_seq_cst);
-        futex_wake(&epoch_, 1);
-    }
+    // and no wake-up is already in flight (park.hpp). Call after publishing work.
+    void notify() noexcept { parking_.wake_one(); }
 
     // notify_all — wakes every parked processor (stop, external submissions, timers).
-    void notify_all() noexcept {
-        // seq_cst fence + RMW: as notify(), without the working_/waking_ shortcuts.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        epoch_.fetch_add(1, std::memory_order_seq_cst);
-        futex_wake(&epoch_, INT_MAX);
-    }
+    void notify_all() noexcept { parking_.wake_all(); }
 
-    // suspend — parks the calling (idle) processor until notify, the timeout (ns, < 0:
-    // none) or a spurious wake-up; returns at once if a queue or more_work(arg) has work.
-    void suspend(std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
-        // seq_cst: read before announcing, so any later notify's bump changes it.
-        const std::uint32_t e = epoch_.load(std::memory_order_seq_cst);
-        // seq_cst RMW + fence: the parker's half of the Dekker pair (header).
-        working_.fetch_sub(1, std::memory_order_seq_cst);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (!has_ready() && !more_work(arg)) futex_wait(&epoch_, e, timeout_ns);
-        // seq_cst: back at work before we clear waking_ (waker reads them in this order).
-        working_.fetch_add(1, std::memory_order_seq_cst);
-        // seq_cst store + fence: a waker that saw waking_ == true (and therefore skipped
-        // its wake-up) precedes this clear; our caller's next look at the queues follows
-        // the fence, so it sees that waker's work.
-        waking_.store(false, std::memory_order_seq_cst);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+    // suspend — parks processor `self` (idle) until notify, the timeout (ns, < 0: none) or
+    // a spurious wake-up; returns at once if a queue or more_work(arg) has work.
+    void suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
+        struct Look {
+            GlobalPriorityPolicy* policy;
+            bool (*more_work)(void*);
+            void* arg;
+        } look{this, more_work, arg};
+        parking_.park(self, timeout_ns, [](void* l) {
+            auto* x = static_cast<Look*>(l);
+            return x->policy->has_ready() || x->more_work(x->arg);
+        }, &look);
     }
 
     // working — processors not parked (tests and statistics).
-    int working() const noexcept { return working_.load(std::memory_order_relaxed); }
+    int working() const noexcept { return static_cast<int>(processors_ - parking_.parked()); }
+    // parking — the park/wake protocol (tests).
+    const Parking& parking() const noexcept { return parking_; }
 
   private:
     struct alignas(kCacheLine) Ready {
         Queue<Activity> q;
     };
     Ready ready_[kPriorities];
-    const int processors_;
-    alignas(kCacheLine) std::atomic<int> working_;
-    alignas(kCacheLine) std::atomic<bool> waking_{false};
-    alignas(kCacheLine) std::atomic<std::uint32_t> epoch_{0};
+    const unsigned processors_;
+    Parking parking_;
 };
 
 static_assert(SchedulingPolicy<GlobalPriorityPolicy>);

@@ -18,8 +18,8 @@
 // Ownership rules
 // - The wait queue owns waiting activities; settle()'s caller owns the one it dequeues.
 // - release_slow() and park() may touch the semaphore after a waiter it woke has returned;
-//   they count themselves in users_ first (while a committed waiter still keeps it alive)
-//   and ~Semaphore waits for them.
+//   they register in the wait queue's guard first (while a committed waiter still keeps it
+//   alive) and its destructor waits for them (wait_queue.hpp).
 #pragma once
 
 #include <atomic>
@@ -28,6 +28,7 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/queue.hpp"
+#include "runtimes/native/wait_queue.hpp"
 
 namespace coop {
 
@@ -38,8 +39,9 @@ class Semaphore {
     explicit Semaphore(std::ptrdiff_t initial = 0) noexcept : count_(initial) {}
     Semaphore(const Semaphore&) = delete;
     Semaphore& operator=(const Semaphore&) = delete;
-    // ~Semaphore — waits until no release or park that may still touch it is running.
-    ~Semaphore();
+    // ~Semaphore — (the wait queue's) waits until no release or park that may still touch
+    // it is running.
+    ~Semaphore() = default;
 
     // acquire — takes a permit, blocking the activity until one is released.
     void acquire() noexcept {
@@ -75,8 +77,7 @@ class Semaphore {
 
     alignas(kCacheLine) std::atomic<std::int64_t> count_;
     std::atomic<std::int64_t> pending_{0};
-    std::atomic<std::uint32_t> users_{0};  // slow paths still running (see ~Semaphore)
-    Queue<internal::Activity> waiters_;
+    internal::WaitQueue waiters_;  // with the guard of the slow paths (wait_queue.hpp)
 };
 
 }  // namespace coop

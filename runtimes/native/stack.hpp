@@ -6,7 +6,9 @@
 // - A Stack is owned by exactly one of: a running or suspended activity, one processor's
 //   StackCache, or the StackPool. It moves between them only through these calls.
 // - StackCache is touched only by its processor's OS thread; StackPool is shared (a mutex:
-//   it is entered once per kBatch stacks, never on a switch's fast path).
+//   it is entered once per kBatch stacks). The cache is on the switch path only at an
+//   activity's first run (first_run inside switch_to takes a stack) and end (fin_recycle
+//   puts it back); an ordinary switch does not touch it.
 #pragma once
 
 #include <cstddef>

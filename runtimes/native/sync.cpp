@@ -49,37 +49,10 @@ void Mutex::lock_slow() noexcept {
     }
 }
 
-namespace {
-// Users — RAII registration in a primitive's users_ counter (see ~Mutex, ~Semaphore).
-class Users {
-  public:
-    explicit Users(std::atomic<std::uint32_t>& c) noexcept : c_(c) {
-        // relaxed: the registration is ordered before anything that could let a waiter
-        // return (an enqueue, a word or token change: all later RMWs/fences on this thread).
-        c_.fetch_add(1, std::memory_order_relaxed);
-    }
-    ~Users() {
-        // release: our last accesses to the primitive happen before the destructor's
-        // acquire load that sees the count drop.
-        c_.fetch_sub(1, std::memory_order_release);
-    }
-    Users(const Users&) = delete;
-    Users& operator=(const Users&) = delete;
-
-  private:
-    std::atomic<std::uint32_t>& c_;
-};
-
-void wait_no_users(const std::atomic<std::uint32_t>& c) noexcept {
-    // acquire: pairs with Users' release decrement.
-    while (c.load(std::memory_order_acquire) != 0) cpu_relax();
-}
-}  // namespace
-
-Mutex::~Mutex() { wait_no_users(users_); }
+using Use = internal::WaitQueue::Use;
 
 void Mutex::unlock_slow() noexcept {
-    Users u(users_);  // we still hold the lock: nobody may destroy the mutex yet
+    Use u(waiters_);  // we still hold the lock: nobody may destroy the mutex yet
     // seq_cst: release for the critical section, and the unlocker's store of the Dekker
     // pair with park() (mutex.hpp).
     if (word_.exchange(0, std::memory_order_seq_cst) == 2) wake_one();
@@ -89,12 +62,17 @@ void Mutex::wake_one() noexcept {
     // seq_cst fence: the unlocker's half of the Dekker pair with park() (mutex.hpp): our
     // exchange(0) is ordered before the dequeue's reads of the wait queue.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
+    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
 }
 
 void Mutex::park(Activity* previous, void* self) noexcept {
-    auto* m = static_cast<Mutex*>(self);
-    Users u(m->users_);  // before the enqueue: until then `previous` keeps the mutex alive
+    park_enqueue(previous, static_cast<Mutex*>(self));
+    COOP_HOOK(mutex_park_done);
+}
+
+void Mutex::park_enqueue(Activity* previous, Mutex* m) noexcept {
+    Use u(m->waiters_);  // before the enqueue: until then `previous` keeps the mutex alive
+    COOP_HOOK(mutex_park_before_enqueue);
     m->waiters_.enqueue(previous);
     // seq_cst fence: the parker's half of the Dekker pair: the enqueue is ordered before
     // the re-check of the word.
@@ -117,7 +95,7 @@ void Mutex::park(Activity* previous, void* self) noexcept {
 
 namespace {
 struct CondArgs {
-    Queue<Activity>* waiters;
+    internal::WaitQueue* waiters;
     Mutex* mutex;
 };
 }  // namespace
@@ -139,17 +117,23 @@ void CondVar::park(Activity* previous, void* a) noexcept {
     // Copy first: once enqueued, the waiter may be notified and resumed elsewhere, and the
     // arguments on its stack overwritten.
     const CondArgs args = *static_cast<CondArgs*>(a);
+    // Before the enqueue: until then `previous` keeps the condition variable alive; the
+    // enqueue still touches the queue after a notifier may have woken `previous`.
+    Use u(*args.waiters);
+    COOP_HOOK(condvar_park_before_enqueue);
     args.waiters->enqueue(previous);
     // Only now: a notifier that takes the mutex after this unlock finds us in the queue.
     args.mutex->unlock();
 }
 
 void CondVar::notify_one() noexcept {
-    if (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
+    Use u(waiters_);  // the caller keeps us alive until now; a woken waiter may destroy us
+    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
 }
 
 void CondVar::notify_all() noexcept {
-    while (Activity* w = internal::dequeue_waiter(waiters_)) internal::make_ready(w);
+    Use u(waiters_);  // as notify_one: the loop dequeues again after each wake-up
+    while (Activity* w = waiters_.dequeue()) internal::make_ready(w);
 }
 
 // ------------------------------------------------------------------------------ Semaphore
@@ -169,10 +153,8 @@ void Semaphore::acquire_slow() noexcept {
     // Woken by settle(): we own the permit that release() handed over.
 }
 
-Semaphore::~Semaphore() { wait_no_users(users_); }
-
 void Semaphore::release_slow() noexcept {
-    Users u(users_);  // a committed waiter cannot return before our token: still alive
+    Use u(waiters_);  // a committed waiter cannot return before our token: still alive
     // seq_cst: the token is published before settle() looks at the queue (Dekker pair with
     // park(): see semaphore.hpp).
     pending_.fetch_add(1, std::memory_order_seq_cst);
@@ -181,11 +163,15 @@ void Semaphore::release_slow() noexcept {
 
 void Semaphore::park(Activity* previous, void* self) noexcept {
     auto* s = static_cast<Semaphore*>(self);
-    Users u(s->users_);  // before the enqueue: until then `previous` keeps it alive
-    s->waiters_.enqueue(previous);
-    // seq_cst fence: the enqueue precedes settle()'s look at pending_ (Dekker pair).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    s->settle();
+    {
+        Use u(s->waiters_);  // before the enqueue: until then `previous` keeps it alive
+        COOP_HOOK(semaphore_park_before_enqueue);
+        s->waiters_.enqueue(previous);
+        // seq_cst fence: the enqueue precedes settle()'s look at pending_ (Dekker pair).
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        s->settle();
+    }
+    COOP_HOOK(semaphore_park_done);
 }
 
 void Semaphore::settle() noexcept {
@@ -195,10 +181,11 @@ void Semaphore::settle() noexcept {
         do {
             if (p <= 0) return;
         } while (!pending_.compare_exchange_weak(p, p - 1, std::memory_order_seq_cst));
-        if (Activity* w = internal::dequeue_waiter(waiters_)) {
+        if (Activity* w = waiters_.dequeue()) {
             internal::make_ready(w);
             continue;
         }
+        COOP_HOOK(semaphore_settle_missed);
         // No waiter visible yet: give the token back, then look again. A waiter whose
         // enqueue we missed sees the token in its own settle().
         pending_.fetch_add(1, std::memory_order_seq_cst);

@@ -1,6 +1,8 @@
 // test_queue_aba.cpp — the ABA bug of the printed Fig. 6 (negele-errata.md item 1),
-// reproduced deterministically on one thread, and the corrected queue surviving the very
-// same interleaving.
+// reproduced deterministically on one thread, and the production queue (coop::Queue's
+// default policy, the one the runtime uses; the hooks are config.hpp's COOP_HOOK points,
+// compiled in for this test only) surviving the very same interleaving. Also the window
+// of dequeue's re-check of head_ after publishing hp2 (issue 9, defect 6).
 //
 // The interleaving. Processor 0 enqueues A behind X: it has protected the tail nX (hp1),
 // linked nA behind it, and is about to swing the tail with CAS(tail_, nX, nA). At that
@@ -17,6 +19,8 @@
 // back off the list. X's next enqueue then reuses nA and links it behind itself (the tail):
 // a cycle, and X is lost. In the corrected figure the CAS fails and nothing is lost.
 #include <gtest/gtest.h>
+
+#include <type_traits>
 
 #include "runtimes/native/queue.hpp"
 
@@ -37,8 +41,8 @@ struct Scenario {
     static inline int steps = 0;             // hook steps that went as scripted
 
     // hook — runs once, as processor 1, at the hook point of processor 0's enqueue of A.
-    static void hook(const std::atomic<coop::Node*>&, coop::Node*) {
-        Policy::hook = nullptr;  // the hook's own enqueues must not re-enter it
+    static void hook(const void*, const void*) {
+        coop::test_hooks::enqueue_before_tail_cas = nullptr;  // our own enqueues must not re-enter
         coop::bind_processor(1);
         if (q->dequeue() == x && x->node != nullptr) ++steps;
         if (q->dequeue() == a && a->node == nx) ++steps;  // A now carries nX
@@ -61,9 +65,9 @@ struct Scenario {
         na = a->node = coop::detail::allocate_node();
         queue.enqueue(x);
         ASSERT_EQ(queue.check_quiescent(), 1);
-        Policy::hook = &hook;
+        coop::test_hooks::enqueue_before_tail_cas = &hook;
         queue.enqueue(a);
-        Policy::hook = nullptr;
+        coop::test_hooks::enqueue_before_tail_cas = nullptr;
         ASSERT_EQ(steps, 3) << "the interleaving did not run as scripted";
     }
 };
@@ -109,12 +113,15 @@ TEST_F(QueueAba, PrintedFig6LosesAnItem) {
     coop::release(&a);
 }
 
-TEST_F(QueueAba, CorrectedFig6KeepsTheQueue) {
+// The production queue (default policy, as in the runtime): flipping
+// Fig6Corrected::kClearHp1BeforeTailCas to the printed figure's true makes this test fail.
+TEST_F(QueueAba, ProductionQueueSurvivesTheAbaInterleaving) {
+    static_assert(std::is_same_v<coop::Queue<Job>, coop::Queue<Job, coop::Fig6Corrected>>);
     Job x, a, z;
     x.id = 1, a.id = 2, z.id = 3;
     {
-        coop::Queue<Job, coop::HookedFig6> q;
-        using S = Scenario<coop::HookedFig6>;
+        coop::Queue<Job> q;
+        using S = Scenario<coop::Fig6Corrected>;
         S::run(q, x, a);
         // hp1 still protected nX: the reuse swapped it into processor 0's pool1.
         EXPECT_EQ(coop::detail::g_processors[0].pool1.load(), S::nx)
@@ -129,6 +136,57 @@ TEST_F(QueueAba, CorrectedFig6KeepsTheQueue) {
     coop::release(&x);
     coop::release(&a);
     coop::release(&z);
+}
+
+// Dequeue's validation of hp2: processor 0 has read head (the dummy D) and next (X's node
+// nX) and is about to publish hp2 = nX. Processor 1 then dequeues X and A, which unlinks nX
+// (A carries it), and frees it (release(A): no hazard names nX yet). Processor 0 publishes
+// hp2 = nX, and only the re-check of head_ keeps it from reading nX->item, freed memory.
+// Without the re-check the dequeue_read_item hook sees processor 0 about to read nX.
+struct Recheck {
+    static inline coop::Queue<Job>* q = nullptr;
+    static inline Job* x = nullptr;
+    static inline Job* a = nullptr;
+    static inline const void* freed = nullptr;
+    static inline int reads_of_freed = 0;
+    static inline int steps = 0;
+
+    static void before_hp2() {
+        coop::test_hooks::dequeue_before_hp2 = nullptr;
+        coop::bind_processor(1);
+        if (q->dequeue() == x) ++steps;
+        Job* got = q->dequeue();
+        if (got == a) ++steps;
+        freed = a->node;  // nX, unlinked; nothing protects it: release() frees it
+        coop::release(a);
+        coop::bind_processor(0);
+    }
+    static void read_item(const void* node) {
+        if (node == freed) ++reads_of_freed;
+    }
+};
+
+TEST_F(QueueAba, DequeueRechecksHeadAfterPublishingHp2) {
+    Job x, a;
+    {
+        coop::Queue<Job> q;
+        Recheck::q = &q, Recheck::x = &x, Recheck::a = &a;
+        Recheck::steps = Recheck::reads_of_freed = 0;
+        q.enqueue(&x);
+        q.enqueue(&a);
+        coop::test_hooks::dequeue_before_hp2 = &Recheck::before_hp2;
+        coop::test_hooks::dequeue_read_item = &Recheck::read_item;
+        Job* got = q.dequeue();
+        coop::test_hooks::dequeue_before_hp2 = nullptr;
+        coop::test_hooks::dequeue_read_item = nullptr;
+        EXPECT_EQ(Recheck::steps, 2) << "the interleaving did not run as scripted";
+        EXPECT_EQ(Recheck::reads_of_freed, 0)
+            << "dequeue read the item of a node that was unlinked and freed after it read it "
+               "(the head_ re-check after publishing hp2 is missing)";
+        EXPECT_EQ(got, nullptr) << "both items were taken by processor 1";
+        EXPECT_EQ(q.check_quiescent(), 0);
+    }
+    coop::release(&x);
 }
 
 }  // namespace

@@ -269,7 +269,7 @@ void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4, unsi
                         t->id = next_id.fetch_add(1);
                     }
                     ready.enqueue(t);
-                    if constexpr (!std::is_same_v<Policy, coop::Fig6Corrected>)
+                    if (coop::test_hooks::enqueue_before_tail_cas != nullptr)
                         g_rounds.fetch_add(1, std::memory_order_relaxed);  // for the hook
                     if (r % 1024 == 0) {
                         progress.fetch_add(1024);
@@ -311,14 +311,15 @@ TEST(QueueStress, YieldPatternWithRetirement) { run_yield_pattern<coop::Fig6Corr
 
 TEST(QueueStress, YieldPatternOversubscribed) { run_yield_pattern<coop::Fig6Corrected>(4); }
 
-// hold_window_open — a Fig6TestPolicy hook. Every 16th enqueue of a thread (one thread at a
+// hold_window_open — a COOP_HOOK enqueue_before_tail_cas. Every 16th enqueue of a thread (one thread at a
 // time, so the others keep going) stops at the hook point, after linking behind `tail` and
 // before CAS(queue_tail, tail, node), until the tail has moved on and come back to `tail`,
 // or the others completed g_hold_rounds rounds. In the printed Fig. 6 hp1 no longer protects `tail`, so
 // the others retire and reuse it and it soon comes back as the tail: the CAS then succeeds
 // on the recycled node (errata item 1). In the corrected figure hp1 keeps `tail` from reuse,
 // it never comes back, and the hook gives up after the rounds.
-void hold_window_open(const std::atomic<coop::Node*>& queue_tail, coop::Node* tail) {
+void hold_window_open(const void* tail_ptr, const void* tail) {
+    const auto& queue_tail = *static_cast<const std::atomic<coop::Node*>*>(tail_ptr);
     thread_local unsigned calls = 0;
     if (++calls % 16 != 0 || g_holding.exchange(true))
         return;
@@ -338,11 +339,11 @@ void hold_window_open(const std::atomic<coop::Node*>& queue_tail, coop::Node* ta
 
 TEST(QueueStress, YieldPatternHeldAbaWindow) {
     // The corrected queue with the ABA window of errata item 1 held open. (The printed
-    // Fig. 6 under this same test, PrintedFig6 in place of HookedFig6, hung in 9 of 10 runs
+    // Fig. 6 under this same test, PrintedFig6 in place of Fig6Corrected, hung in 9 of 10 runs
     // on a 2-core machine: the watchdog fired with the list corrupted.)
-    coop::HookedFig6::hook = &hold_window_open;
-    run_yield_pattern<coop::HookedFig6>(1, 1);
-    coop::HookedFig6::hook = nullptr;
+    coop::test_hooks::enqueue_before_tail_cas = &hold_window_open;
+    run_yield_pattern<coop::Fig6Corrected>(1, 1);
+    coop::test_hooks::enqueue_before_tail_cas = nullptr;
 }
 
 }  // namespace

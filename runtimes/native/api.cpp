@@ -1,0 +1,247 @@
+// api.cpp — coop's public API (coop.hpp: Runtime, spawn's start, join, yield, sleep) and the
+// runtime-wide state it reaches (the calling thread's processor, the active runtime).
+//
+// Citation: Negele et al. 2017, Sect. 3.1-3.2, Fig. 2 (SWITCH: yield switches to a ready
+// activity of the same or higher priority; ENQUEUESWITCH via fin_yield).
+//
+// The runtime's files: switch.hpp/.cpp (the task switch, sanitizer glue), finalizers.cpp,
+// worker.cpp (idle loop, finish), inbox.cpp, timers.cpp, quiescence.cpp, descriptors.cpp
+// (allocator), cpus.cpp (CPU choice and pinning, hwloc), and this file. Ownership rules: see
+// activity.hpp (descriptors, contexts), stack.hpp (stacks) and processor.hpp
+// (processor-local state).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "runtimes/native/coop.hpp"
+#include "runtimes/native/cpus.hpp"
+#include "runtimes/native/switch.hpp"
+
+namespace coop {
+namespace internal {
+
+namespace {
+// t_processor — the processor this OS thread is (nullptr for other threads).
+thread_local Processor* t_processor = nullptr;
+}  // namespace
+
+// g_active — the one running runtime (for spawns from non-worker threads).
+std::atomic<RuntimeState*> g_active{nullptr};
+
+void set_this_processor(Processor* p) noexcept { t_processor = p; }
+
+Processor* this_processor() noexcept {
+    // Empty asm: keeps the compiler from assuming anything about this thread's identity.
+    asm volatile("" ::: "memory");
+    return t_processor;
+}
+
+Activity* current() noexcept {
+    asm volatile("" ::: "memory");
+    Processor* p = t_processor;
+    return p != nullptr && !p->current->idle ? p->current : nullptr;
+}
+
+std::int64_t now_ns() noexcept {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+Activity* dequeue_waiter(Queue<Activity>& q) noexcept {
+    if (processor_index() != detail::kUnbound) return q.dequeue();
+    // empty() needs no slot. Seeing an enqueue: the callers' seq_cst fence comes first (the
+    // Dekker pairs in sync.cpp); a parker whose enqueue we miss here re-checks after its own
+    // fence and sees our release, exactly as when dequeue() finds nothing.
+    if (q.empty()) return nullptr;
+    // The queue has waiters, so a runtime is running and cannot end before they do.
+    // acquire: the state is built before it is published (see Runtime).
+    RuntimeState* rt = g_active.load(std::memory_order_acquire);
+    if (rt == nullptr) return nullptr;
+    static std::mutex external;  // one borrower of the slot at a time
+    std::lock_guard<std::mutex> lock(external);
+    // Index processor_count: no worker of this runtime uses it; bind_processor raises the
+    // hazard scan bound to include it (one more slot per acquire() from now on).
+    bind_processor(rt->processor_count);
+    Activity* a = q.dequeue();
+    detail::t_index = detail::kUnbound;  // dequeue() cleared hp1/hp2 (release stores)
+    return a;
+}
+
+bool ready_work() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr && p->runtime->policy.has_ready();
+}
+
+unsigned processors_in_use() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr ? p->runtime->processor_count : 1;
+}
+
+void quantum_expired() noexcept {
+    Activity* a = current();
+    if (a == nullptr) return;
+    if (a->uncooperative != 0) {
+        a->quantum = 0;  // switch when the outermost uncooperative scope ends
+        return;
+    }
+    coop::yield();
+}
+
+void suspend(Finalizer finalizer, void* value) noexcept {
+    Processor* p = this_processor();
+    Activity* cur = p->current;
+    Activity* next = p->runtime->policy.pick_next(Priority::Idle);
+    if (next == nullptr) next = &p->idle;
+    switch_to(*p, cur, next, finalizer, value);
+}
+
+void make_ready(Activity* a) noexcept {
+    if (Processor* p = this_processor()) {
+        p->runtime->policy.awakened(a);
+        return;
+    }
+    // A non-worker thread (e.g. unlocking a coop::Mutex from main()): it has no hazard
+    // pointer slot, so it hands the activity to the workers through the inbox.
+    RuntimeState* rt = g_active.load(std::memory_order_acquire);
+    submit_inbox(*rt, a);
+}
+
+bool runtime_active() noexcept {
+    // acquire: as in start() (the state is built before it is published).
+    return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
+}
+
+void start(Activity* a, Priority priority) {
+    a->priority = priority;
+    Processor* p = this_processor();
+    // acquire: the runtime's state is fully built before it is published (see Runtime).
+    RuntimeState* rt = p != nullptr ? p->runtime : g_active.load(std::memory_order_acquire);
+    if (p != nullptr) {
+        bump(p->started);  // before the enqueue: the activity's finish happens after it
+        rt->policy.awakened(a);
+    } else {
+        // seq_cst: counted before the hand-over (and before Runtime::run waits).
+        rt->external_started.fetch_add(1, std::memory_order_seq_cst);
+        submit_inbox(*rt, a);
+    }
+}
+
+void join_and_free(Activity* a) noexcept {
+    // acquire: pairs with finish()'s release exchange.
+    if (a->join_word.load(std::memory_order_acquire) != kJoinFinished) {
+        if (current() != nullptr) {
+            suspend(&fin_join, a);
+            // Made ready by finish() (or by fin_join itself): the target has finished; the
+            // queue hand-off ordered its writes before us.
+        } else {
+            // A non-worker thread: poll (rare: Runtime::run joins after everything ended).
+            while (a->join_word.load(std::memory_order_acquire) != kJoinFinished)
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    }
+    free_descriptor(a);
+}
+
+Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), stacks(rt.stack_pool) {
+    idle.idle = true;
+    idle.priority = Priority::Idle;
+}
+
+RuntimeState::RuntimeState(unsigned n, std::size_t stack_size, bool guard, bool pin_)
+    : processor_count(n), pin(pin_), policy(n), stack_pool(stack_size, guard) {}
+}  // namespace internal
+
+void yield() noexcept {
+    using namespace internal;
+    Processor* p = this_processor();
+    if (p == nullptr || p->current->idle) {
+        std::this_thread::yield();
+        return;
+    }
+    Activity* cur = p->current;
+    if (cur->uncooperative != 0) return;
+    RuntimeState& rt = *p->runtime;
+    if ((++p->ticks & kTimerPollMask) == 0) poll_timers(rt);
+    Activity* next = rt.policy.pick_next(cur->priority);
+    if (next == nullptr) {
+        cur->quantum = kDefaultQuantum;  // Fig. 2: nobody else to run
+        return;
+    }
+    switch_to(*p, cur, next, &fin_yield, &rt.policy);
+}
+
+void sleep_until_ns(std::int64_t deadline_ns) noexcept {
+    using namespace internal;
+    Activity* self = current();
+    if (self == nullptr) {
+        const std::int64_t left = deadline_ns - now_ns();
+        if (left > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(left));
+        return;
+    }
+    if (deadline_ns <= now_ns()) {
+        coop::yield();
+        return;
+    }
+    TimerEntry entry{self, deadline_ns};
+    suspend(&fin_sleep, &entry);
+}
+
+Runtime::Runtime(const Options& o) {
+    using namespace internal;
+    unsigned n = o.processors != 0 ? o.processors : std::max(1u, std::thread::hardware_concurrency());
+    // One hazard-pointer slot stays free for threads that are not workers (dequeue_waiter).
+    if (n > kMaxProcessors - 1)
+        throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors - 1) + " processors");
+    // Everything that may throw before the state is published (allocation, CPU choice)...
+    auto rt = std::make_unique<RuntimeState>(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin);
+    for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
+    std::vector<int> cpus;
+    if (o.pin) cpus = choose_cpus(n);
+    RuntimeState* expected = nullptr;
+    // acq_rel: release publishes the built state to start()'s acquire load.
+    if (!g_active.compare_exchange_strong(expected, rt.get(), std::memory_order_acq_rel))
+        throw std::logic_error("coop::Runtime: another runtime is still running in this process");
+    // ...and what may throw after (a worker thread the OS refuses): stop the workers already
+    // started and withdraw the state, so that a later Runtime can start (issue 9 defect 7).
+    unsigned started = 0;
+    try {
+        for (; started < n; ++started) {
+            const int cpu = started < cpus.size() ? cpus[started] : -1;
+            COOP_HOOK(runtime_start_worker);
+            rt->processors[started]->thread = std::thread(&worker_main, rt->processors[started].get(), cpu);
+        }
+    } catch (...) {
+        // seq_cst: as in ~Runtime (the stop flag's half of the Dekker pair with parkers).
+        rt->stopping.store(true, std::memory_order_seq_cst);
+        rt->policy.notify_all();
+        for (unsigned i = 0; i < started; ++i) rt->processors[i]->thread.join();
+        rt->processors.clear();
+        // release: as in ~Runtime.
+        g_active.store(nullptr, std::memory_order_release);
+        throw;
+    }
+    state_ = rt.release();
+}
+
+Runtime::~Runtime() {
+    using namespace internal;
+    wait_all_finished();
+    // seq_cst: the stop flag's half of the Dekker pair with parking processors.
+    state_->stopping.store(true, std::memory_order_seq_cst);
+    state_->policy.notify_all();
+    for (auto& p : state_->processors) p->thread.join();
+    state_->processors.clear();
+    drain_pools();
+    // release: the teardown above happens before a next runtime's successful CAS (acq_rel).
+    g_active.store(nullptr, std::memory_order_release);
+    delete state_;
+}
+
+unsigned Runtime::processors() const noexcept { return state_->processor_count; }
+
+}  // namespace coop

@@ -1,0 +1,51 @@
+// runtime_internal.hpp — what the runtime's .cpp files share (not part of coop's API): the
+// active runtime, the calling thread's processor, and the functions each file offers the
+// others (see api.cpp for the list of files).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtimes/native/processor.hpp"
+
+namespace coop::internal {
+
+// g_active — the one running runtime (api.cpp; for threads that are not workers).
+extern std::atomic<RuntimeState*> g_active;
+
+// set_this_processor — this OS thread becomes processor `p` (nullptr: none) (api.cpp).
+void set_this_processor(Processor* p) noexcept;
+
+// bump — increments a counter that only the calling processor writes: a plain load and a
+// release store (no locked instruction). release: a reader that sees the new value (acquire)
+// sees everything this processor did before, in particular the start of every activity
+// whose finish it counts (see quiescent()).
+inline void bump(std::atomic<std::uint64_t>& c) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// finalizers.cpp
+void fin_yield(Activity* prev, void* policy) noexcept;
+void fin_recycle(Activity*, void* stack) noexcept;
+void fin_join(Activity* prev, void* target) noexcept;
+void fin_sleep(Activity*, void* entry) noexcept;
+
+// inbox.cpp — hand-over from non-worker threads.
+void submit_inbox(RuntimeState& rt, Activity* a);
+bool drain_inbox(RuntimeState& rt);
+
+// timers.cpp — sleeping activities.
+void push_timer(RuntimeState& rt, TimerEntry* e) noexcept;
+int poll_timers(RuntimeState& rt) noexcept;  // wakes the expired; returns how many
+bool timers_due(RuntimeState& rt) noexcept;  // some deadline has passed (a hint)
+std::int64_t timer_timeout_ns(RuntimeState& rt) noexcept;  // until the earliest (< 0: none)
+
+// quiescence.cpp
+bool quiescent(RuntimeState& rt) noexcept;
+void notice_quiescence(RuntimeState& rt) noexcept;
+
+// worker.cpp
+void worker_main(Processor* p, int cpu);
+[[noreturn]] void finish(Activity* self) noexcept;
+
+}  // namespace coop::internal

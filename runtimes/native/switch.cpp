@@ -1,0 +1,33 @@
+// switch.cpp — an activity's first frame (trampoline) and first run (its stack and
+// continuation); the switch itself is inline in switch.hpp.
+#include "runtimes/native/switch.hpp"
+
+namespace coop::internal {
+
+namespace {
+// trampoline — the first frame of every activity.
+void trampoline(ctx::transfer_t t) noexcept {
+#if COOP_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+    after_switch(t);
+    Activity* self = current();
+    self->body(self);
+    finish(self);
+}
+}  // namespace
+
+// first_run — gives a never-run activity its stack and continuation.
+void first_run(Processor& p, Activity* a) noexcept {
+    Stack* s = p.stacks.get();
+    a->stack = s;
+    // Colouring: the hot top frames of activities would otherwise all sit at the same
+    // offset modulo 4 KiB and compete for the same L1 sets (8 ways): 16 colours of 256 B.
+    const std::size_t color = (p.color++ & 15u) * 256u;
+    a->context = ctx::make_fcontext(static_cast<char*>(s->top()) - color, s->size - color, &trampoline);
+#if COOP_TSAN
+    a->tsan_fiber = __tsan_create_fiber(0);
+#endif
+}
+
+}  // namespace coop::internal

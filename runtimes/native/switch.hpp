@@ -1,0 +1,92 @@
+// switch.hpp — coop's task switch (Fig. 1 SWITCHTO + Fig. 3 FINALIZESWITCH) and its
+// sanitizer glue; internal to the runtime's .cpp files.
+//
+// Citation: Negele et al. 2017, Sect. 3.1-3.2, Fig. 1 (SWITCHTO: reset the quantum,
+// forward finalizer and previous, restore the next context) and Fig. 3 (FINALIZESWITCH:
+// the resumed side calls finalizer(previous, value)).
+//
+// Design summary
+// - switch_to(p, previous, next, finalizer, value): sets next's quantum and p.current,
+//   gives `next` a stack and a fresh continuation if it never ran (stacks are allocated at
+//   first run: first_run, switch.cpp), and makes ONE Boost.Context jump (jump_fcontext)
+//   carrying &SwitchArgs. The resumed side (after_switch) stores the suspended continuation
+//   into previous->context, then runs the finalizer; only finalizers publish `previous`
+//   (ready queue, wait queue), so no processor can resume an activity before its context
+//   is saved.
+// - Sanitizers: every jump is bracketed by __sanitizer_start_switch_fiber /
+//   __sanitizer_finish_switch_fiber (ASan: the target stack's bounds; a finishing activity
+//   passes nullptr so its fake stack is freed) and preceded by __tsan_switch_to_fiber (TSan:
+//   one fiber per activity, created at first run, destroyed by fin_recycle).
+// - A switch never crosses OS threads; code after a jump must not use values computed
+//   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
+//   and TLS re-read through this_processor().
+//
+// Issue 10 (a policy as a compile-time parameter of the runtime): this file and worker.cpp,
+// finalizers.cpp and api.cpp are where the policy is used; inbox, timers, quiescence and the
+// allocator only call Policy::awakened/notify.
+#pragma once
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include "runtimes/native/runtime_internal.hpp"
+
+#if COOP_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if COOP_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace coop::internal {
+
+namespace ctx = boost::context::detail;
+
+// SwitchArgs — what a switch hands to the resumed side (Fig. 1's finalizer, previous and
+// value; on the switching stack, read by the resumed side before anything else).
+struct SwitchArgs {
+    Finalizer finalizer;
+    Activity* previous;  // nullptr: the switching activity finished
+    void* value;
+};
+
+// after_switch — Fig. 3 FINALIZESWITCH, on the resumed side.
+inline void after_switch(ctx::transfer_t t) noexcept {
+    const auto* args = static_cast<const SwitchArgs*>(t.data);
+    const Finalizer fin = args->finalizer;
+    Activity* const prev = args->previous;
+    void* const value = args->value;
+    // `args` lives on prev's stack: copied out above, before the finalizer may publish prev.
+    if (prev != nullptr) prev->context = t.fctx;
+    if (fin != nullptr) fin(prev, value);
+}
+
+// first_run — gives a never-run activity its stack and continuation (switch.cpp).
+[[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
+
+// switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH.
+[[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
+                                             Finalizer fin, void* value) noexcept {
+    next->quantum = kDefaultQuantum;
+    p.current = next;
+    if (next->context == nullptr) [[unlikely]]
+        first_run(p, next);
+    SwitchArgs args{fin, prev, value};
+#if COOP_ASAN
+    void* fake_stack = nullptr;
+    const void* bottom = next->idle ? p.idle_stack_bottom : next->stack->bottom;
+    const std::size_t size = next->idle ? p.idle_stack_size : next->stack->size;
+    __sanitizer_start_switch_fiber(prev != nullptr ? &fake_stack : nullptr, bottom, size);
+#endif
+#if COOP_TSAN
+    __tsan_switch_to_fiber(next->tsan_fiber, 0);
+#endif
+    ctx::transfer_t t = ctx::jump_fcontext(next->context, &args);
+    // Resumed, possibly on another processor: `p` is stale from here on.
+#if COOP_ASAN
+    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
+    after_switch(t);
+}
+
+}  // namespace coop::internal

@@ -1,0 +1,99 @@
+// timers.cpp — sleeping activities (sleep_for / sleep_until_ns).
+//
+// Design summary
+// - A sleeper's TimerEntry (on its own stack) is pushed onto a lock-free stack `timers`
+//   (CAS push; no ABA: the only pop is a take-all exchange) by fin_sleep, and `earliest_ns`
+//   is lowered to its deadline (CAS-min): a lower bound of every pending deadline.
+// - poll_timers (idle loop; every kTimerPollMask+1 yields): nothing to do unless
+//   earliest_ns has passed. Then one processor at a time (try_lock: the others go on) moves
+//   the pushed entries into a binary min-heap by deadline (timer_heap, under timer_mutex),
+//   wakes the expired ones from its top and restores earliest_ns from the new top. A poll
+//   costs O(k log n) for k new and expired entries, not O(n): the sleepers that are not due
+//   stay in the heap (before issue 9 every poll popped and re-pushed each of them, with a
+//   notify() each).
+// - The idle loop parks with timer_timeout_ns() as its futex timeout, so sleepers are woken
+//   by the processors' own timeouts; an idle runtime uses no CPU.
+#include <algorithm>
+#include <climits>
+#include <mutex>
+
+#include "runtimes/native/runtime_internal.hpp"
+
+namespace coop::internal {
+
+namespace {
+// later — the heap order: the earliest deadline on top.
+bool later(const TimerEntry* a, const TimerEntry* b) noexcept { return a->deadline_ns > b->deadline_ns; }
+
+// lower_earliest — CAS-min of earliest_ns.
+void lower_earliest(RuntimeState& rt, std::int64_t deadline) noexcept {
+    // seq_cst: see push_timer.
+    std::int64_t cur = rt.earliest_ns.load(std::memory_order_seq_cst);
+    while (deadline < cur && !rt.earliest_ns.compare_exchange_weak(cur, deadline, std::memory_order_seq_cst)) {
+    }
+}
+}  // namespace
+
+void push_timer(RuntimeState& rt, TimerEntry* e) noexcept {
+    // Read before publishing: once pushed, a poller may wake the sleeper, whose stack (and
+    // the entry on it) then changes.
+    const std::int64_t deadline = e->deadline_ns;
+    // relaxed: the value is only the CAS's first guess.
+    TimerEntry* head = rt.timers.load(std::memory_order_relaxed);
+    do {
+        e->next = head;
+        // seq_cst: release publishes the entry to the poller's take-all exchange; seq_cst
+        // orders the push before our earliest_ns update below (see poll_timers).
+    } while (!rt.timers.compare_exchange_weak(head, e, std::memory_order_seq_cst, std::memory_order_relaxed));
+    // After the push, so a poller that reset earliest_ns before taking the list either took
+    // our entry or sees this lower bound.
+    lower_earliest(rt, deadline);
+    rt.policy.notify();  // a parked processor may need a shorter timeout
+}
+
+int poll_timers(RuntimeState& rt) noexcept {
+    // seq_cst: see push_timer. INT64_MAX: no sleeper at all.
+    const std::int64_t earliest = rt.earliest_ns.load(std::memory_order_seq_cst);
+    if (earliest == INT64_MAX) return 0;
+    const std::int64_t now = now_ns();
+    if (now < earliest) return 0;
+    std::unique_lock<std::mutex> lock(rt.timer_mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return 0;  // another processor is polling
+    // seq_cst: reset before the take-all, so every entry pushed afterwards lowers it again;
+    // the heap's own top is put back below.
+    rt.earliest_ns.store(INT64_MAX, std::memory_order_seq_cst);
+    // acq_rel (seq_cst): acquire takes the pushers' entries; take-all has no ABA problem.
+    TimerEntry* list = rt.timers.exchange(nullptr, std::memory_order_seq_cst);
+    auto& heap = rt.timer_heap;
+    while (list != nullptr) {
+        TimerEntry* e = list;
+        list = e->next;
+        heap.push_back(e);  // may throw bad_alloc: terminate (noexcept), as for any allocation here
+        std::push_heap(heap.begin(), heap.end(), &later);
+    }
+    int woken = 0;
+    while (!heap.empty() && heap.front()->deadline_ns <= now) {
+        std::pop_heap(heap.begin(), heap.end(), &later);
+        TimerEntry* e = heap.back();
+        heap.pop_back();
+        rt.policy.awakened(e->activity);  // e is dead after this
+        ++woken;
+    }
+    if (!heap.empty()) lower_earliest(rt, heap.front()->deadline_ns);
+    return woken;
+}
+
+bool timers_due(RuntimeState& rt) noexcept {
+    // seq_cst: the parker's read of the Dekker pair with push_timer (after its fence anyway).
+    const std::int64_t earliest = rt.earliest_ns.load(std::memory_order_seq_cst);
+    return earliest != INT64_MAX && earliest <= now_ns();
+}
+
+std::int64_t timer_timeout_ns(RuntimeState& rt) noexcept {
+    // relaxed: only a timeout; a later push notifies a parked processor.
+    const std::int64_t earliest = rt.earliest_ns.load(std::memory_order_relaxed);
+    if (earliest == INT64_MAX) return -1;
+    return std::max<std::int64_t>(0, earliest - now_ns());
+}
+
+}  // namespace coop::internal

@@ -6,7 +6,7 @@
 // Fig. 3 (FINALIZESWITCH: the resumed side calls finalizer(previous, value)).
 //
 // Design summary
-// - switch_to(p, previous, next, finalizer, value): sets next's quantum and p.current,
+// - switch_to(p, previous, next, finalizer, value): resets the quantum and sets p.current,
 //   gives `next` a stack and a fresh continuation if it never ran (stacks are allocated at
 //   first run), and makes ONE Boost.Context jump (jump_fcontext) carrying &SwitchArgs. The
 //   resumed side (after_switch) stores the suspended continuation into previous->context,
@@ -133,7 +133,7 @@ void trampoline(ctx::transfer_t t) noexcept {
 // switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH.
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
-    next->quantum = kDefaultQuantum;
+    reset_quantum();  // for `next`: the jump below stays on this OS thread (quantum.hpp)
     p.current = next;
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);
@@ -425,16 +425,6 @@ unsigned processors_in_use() noexcept {
     return p != nullptr ? p->runtime->processor_count : 1;
 }
 
-void quantum_expired() noexcept {
-    Activity* a = current();
-    if (a == nullptr) return;
-    if (a->uncooperative != 0) {
-        a->quantum = 0;  // switch when the outermost uncooperative scope ends
-        return;
-    }
-    coop::yield();
-}
-
 void suspend(Finalizer finalizer, void* value) noexcept {
     Processor* p = this_processor();
     Activity* cur = p->current;
@@ -640,7 +630,7 @@ void yield() noexcept {
     if ((++p->ticks & kTimerPollMask) == 0) poll_timers(rt);
     Activity* next = rt.policy.pick_next(cur->priority);
     if (next == nullptr) {
-        cur->quantum = kDefaultQuantum;  // Fig. 2: nobody else to run
+        reset_quantum();  // Fig. 2: nobody else to run
         return;
     }
     switch_to(*p, cur, next, &fin_yield, &rt.policy);

@@ -1,0 +1,24 @@
+// quantum.cpp — the quantum counter and the check's slow path (see quantum.hpp).
+#include "runtimes/native/quantum.hpp"
+
+#include "runtimes/native/coop.hpp"
+
+// Starts full on every OS thread, so a thread that is not a worker (main(), an idle
+// processor) reaches the slow path once per kDefaultQuantum units at most.
+__thread std::int32_t coop_quantum_left __attribute__((tls_model("initial-exec"))) = coop::kDefaultQuantum;
+
+extern "C" void coop_quantum_expired() noexcept {
+    coop::internal::Activity* a = coop::internal::current();
+    if (a == nullptr) {  // not a coop activity: nothing to switch to
+        coop::internal::reset_quantum();
+        return;
+    }
+    if (a->uncooperative != 0) {
+        // No switch inside an uncooperative scope: the outermost scope's end switches
+        // (~uncooperative tests <= 0). Until then each check comes here again, which keeps
+        // the counter from running down to INT32_MIN.
+        coop_quantum_left = 0;
+        return;
+    }
+    coop::yield();  // the switch-in (or a yield with nobody else ready) resets the counter
+}

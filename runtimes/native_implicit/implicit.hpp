@@ -16,6 +16,14 @@ struct NativeImplicitBackend : NativeBackend {
     static constexpr std::string_view name = "native-implicit";
 };
 
+// NativeClangBackend — `native-clang`: the same translation unit compiled by the same clang++
+// without the plugin: the baseline that separates the checks' cost from the compiler's
+// (g++ builds `native`).
+struct NativeClangBackend : NativeBackend {
+    static constexpr std::string_view name = "native-clang";
+};
+
 static_assert(Backend<NativeImplicitBackend>, "NativeImplicitBackend does not satisfy coopbench::Backend");
+static_assert(Backend<NativeClangBackend>, "NativeClangBackend does not satisfy coopbench::Backend");
 
 }  // namespace coopbench

@@ -84,7 +84,9 @@ coop_fns = [f for f in per_fn if re.match(r"_ZN?K?4coop|_ZZN?K?4coop", f) and "C
 expect(coop_fns != [], "the instrumented object has coop functions to inspect")
 bad = [f for f in coop_fns if per_fn[f] > 0]
 expect(bad == [], "coop's functions in instrumented code contain no check (%s)" % bad)
-expect(any(per_fn[f] > 0 for f in per_fn if "mandelbrot_rows" in f), "the instrumented workload (mandelbrot_rows) contains checks")
+bodies = [f for f in per_fn if "ClosureI" in f and "Mandelbrot" in f]
+expect(bodies != [] and all(per_fn[f] > 0 for f in bodies),
+       "the instrumented activity bodies of mandelbrot contain checks (%d bodies)" % len(bodies))
 
 if failures:
     print("%d expectation(s) failed" % len(failures))

@@ -16,10 +16,13 @@
 // Where (after LLVM's PlaceSafepoints: function entry and loop back edges):
 // - Loop latches: k = the instructions of the loop's own blocks (inner loops charge
 //   themselves), the paper's "generated since the last check" count.
-// - Short innermost loops (k < -coop-quantum-short-loop, default 16 instructions) are
-//   checked once per chunk of C iterations (C = -coop-quantum-chunk / k, default 256 / k):
-//   a register counter in the loop, the check charging k * C. At most C - 1 iterations
-//   per loop execution go uncharged.
+// - Short innermost loops (k < -coop-quantum-unroll-below, default 64 IR instructions)
+//   are first unrolled, every copy keeping its exits (any trip count), towards 128
+//   instructions and at most 8 times: one check then serves several iterations. A short
+//   loop LLVM cannot unroll so (k < -coop-quantum-short-loop, default 16) is checked once
+//   per chunk of C iterations (C = -coop-quantum-chunk / k, default 256 / k): a register
+//   counter in the loop, the check charging k * C; at most C - 1 iterations per loop
+//   execution go uncharged.
 // - A loop whose body always calls (in a block dominating every latch) a function of this
 //   module that has an entry check gets no latch check: the callee switches.
 // - Function entry: only in functions that call something (recursion and calls need it);
@@ -42,7 +45,11 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
@@ -58,6 +65,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
+#include "llvm/Transforms/Utils/UnrollLoop.h"
 
 #include <map>
 #include <set>
@@ -74,6 +84,13 @@ cl::opt<unsigned> ShortLoop("coop-quantum-short-loop", cl::init(16),
                             cl::desc("innermost loops with fewer instructions are checked once per chunk"));
 cl::opt<unsigned> ChunkCost("coop-quantum-chunk", cl::init(256),
                             cl::desc("instructions a chunked loop runs between two checks"));
+cl::opt<unsigned> UnrollBelow("coop-quantum-unroll-below", cl::init(64),
+                              cl::desc("innermost loops with fewer instructions are unrolled (exits kept)"));
+cl::opt<unsigned> UnrollTarget("coop-quantum-unroll-target", cl::init(128),
+                               cl::desc("instructions an unrolled loop body should reach"));
+cl::opt<unsigned> UnrollMax("coop-quantum-unroll", cl::init(8),
+                            cl::desc("short innermost loops are unrolled up to this factor (exits kept) so that one "
+                                     "check serves several iterations; 1 = never"));
 cl::opt<bool> Stats("coop-quantum-stats", cl::init(false), cl::desc("print the checks inserted per module"));
 
 constexpr const char* kUncoopAttr = "coop-uncooperative";
@@ -184,6 +201,51 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             return F.isDeclaration() || F.hasAvailableExternallyLinkage() || F.hasFnAttribute(Attribute::Naked) ||
                    F.hasFnAttribute(kUncoopAttr) || marked.count(&F) != 0 || named_uncooperative(F) || runtime(F);
         };
+        // Phase 0: short innermost loops (< -coop-quantum-unroll-below IR instructions) are
+        // unrolled (every copy keeps its exits, so any trip count is fine) towards
+        // -coop-quantum-unroll-target instructions, at most -coop-quantum-unroll times, so
+        // that one latch check serves several iterations: a check costs two machine
+        // instructions, a fifth of a ten-instruction loop, a fortieth of it unrolled eight
+        // times. Loops that cannot be unrolled so and stay below -coop-quantum-short-loop
+        // are chunked below instead.
+        unsigned n_unrolled = 0;
+        if (UnrollMax > 1)
+            for (Function& F : M) {
+                if (skip(F)) continue;
+                LoopInfo& LI = FAM.getResult<LoopAnalysis>(F);
+                SmallVector<Loop*, 8> shorts;
+                for (Loop* L : LI.getLoopsInPreorder()) {
+                    if (!L->isInnermost()) continue;
+                    unsigned k = 0;
+                    for (BasicBlock* BB : L->blocks()) k += cost(*BB);
+                    if (k < UnrollBelow && L->getLoopLatch() && L->isSafeToClone())
+                        shorts.push_back(L);
+                }
+                if (shorts.empty()) continue;
+                DominatorTree& DT = FAM.getResult<DominatorTreeAnalysis>(F);
+                ScalarEvolution& SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+                AssumptionCache& AC = FAM.getResult<AssumptionAnalysis>(F);
+                TargetTransformInfo& TTI = FAM.getResult<TargetIRAnalysis>(F);
+                OptimizationRemarkEmitter ORE(&F);
+                bool changed = false;
+                for (Loop* L : shorts) {
+                    unsigned k = 0;
+                    for (BasicBlock* BB : L->blocks()) k += cost(*BB);
+                    const unsigned k1 = std::max(k, 1u);
+                    const unsigned count = std::min<unsigned>(UnrollMax, std::max(2u, (UnrollTarget + k1 - 1) / k1));
+                    changed |= simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
+                    changed |= formLCSSARecursively(*L, DT, &LI, &SE);
+                    UnrollLoopOptions ULO{count, /*Force=*/true, /*Runtime=*/false, /*AllowExpensiveTripCount=*/false,
+                                          /*UnrollRemainder=*/false, /*ForgetAllSCEV=*/false};
+                    if (UnrollLoop(L, ULO, &LI, &SE, &DT, &AC, &TTI, &ORE, /*PreserveLCSSA=*/true) !=
+                        LoopUnrollResult::Unmodified) {
+                        ++n_unrolled;
+                        changed = true;
+                    }
+                }
+                if (changed) FAM.invalidate(F, PreservedAnalyses::none());
+            }
+
         // Phase 1: which functions get an entry check (the loop rule below needs it).
         std::set<const Function*> entry_checked;
         for (Function& F : M)
@@ -336,7 +398,8 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
         if (Stats)
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
                    << " latch, " << n_chunked << " chunked-loop, " << n_irreducible
-                   << " irreducible-edge checks; " << n_skipped_calls << " loops left to their callees\n";
+                   << " irreducible-edge checks; " << n_skipped_calls << " loops left to their callees; " << n_unrolled
+                   << " short loops unrolled\n";
         return any ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }

@@ -26,25 +26,37 @@ def expect(cond, what):
 
 
 # 1. The placement rules on sample.cpp (IR after the whole -O2 pipeline).
-with tempfile.NamedTemporaryFile(suffix=".ll") as ll:
-    subprocess.run([a.clang, "-O2", "-std=c++20", "-fno-discard-value-names", "-fpass-plugin=" + a.plugin, "-S", "-emit-llvm",
-                    a.sample, "-o", ll.name], check=True)
-    ir = open(ll.name).read()
-functions = {}
-for m in re.finditer(r"^define ([^@]*)@(\"?[\w.$]+\"?)\(.*?^}", ir, re.S | re.M):
-    functions[m.group(2)] = (m.group(1), m.group(0))
+def compile_ir(*options):
+    with tempfile.NamedTemporaryFile(suffix=".ll") as ll:
+        # -load as well, so that -mllvm knows the plugin's options.
+        subprocess.run([a.clang, "-O2", "-std=c++20", "-fno-discard-value-names", "-Xclang", "-load", "-Xclang",
+                        a.plugin, "-fpass-plugin=" + a.plugin, *options, "-S", "-emit-llvm", a.sample, "-o",
+                        ll.name], check=True)
+        text = open(ll.name).read()
+    fns = {}
+    for m in re.finditer(r"^define ([^@]*)@(\"?[\w.$]+\"?)\(.*?^}", text, re.S | re.M):
+        fns[m.group(2)] = (m.group(1), m.group(0))
+    return text, fns
 
 
-def body(name):
-    return functions.get(name, ("", ""))[1]
+ir, functions = compile_ir()
+_, no_unroll = compile_ir("-mllvm", "-coop-quantum-unroll=1")
 
 
-def checks(name):
-    return body(name).count("call void @coop_quantum_expired()")
+def body(name, fns=None):
+    return (fns or functions).get(name, ("", ""))[1]
+
+
+def checks(name, fns=None):
+    return body(name, fns).count("call void @coop_quantum_expired()")
 
 
 expect("leaf" in functions and checks("leaf") == 0, "leaf function without loops: no check")
-expect(checks("short_loop") >= 1 and "coop.chunk" in body("short_loop"), "short loop: chunked check")
+short_loads = body("short_loop").count("load i32, i32*")
+expect(checks("short_loop") >= 1 and "coop.chunk" not in body("short_loop") and short_loads >= 4,
+       "short loop: unrolled (%d loads of a[i]), one check per unrolled body" % short_loads)
+expect(checks("short_loop", no_unroll) >= 1 and "coop.chunk" in body("short_loop", no_unroll),
+       "short loop that is not unrolled (-coop-quantum-unroll=1): chunked check")
 expect(checks("long_loop") >= 1 and "coop.chunk" not in body("long_loop"), "long loop: a check per iteration")
 expect(checks("caller") == 1, "non-leaf function: entry check")
 expect(checks("callee_checked") == 1, "callee: entry check")

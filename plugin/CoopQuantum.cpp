@@ -235,8 +235,12 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                     const unsigned count = std::min<unsigned>(UnrollMax, std::max(2u, (UnrollTarget + k1 - 1) / k1));
                     changed |= simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
                     changed |= formLCSSARecursively(*L, DT, &LI, &SE);
-                    UnrollLoopOptions ULO{count, /*Force=*/true, /*Runtime=*/false, /*AllowExpensiveTripCount=*/false,
-                                          /*UnrollRemainder=*/false, /*ForgetAllSCEV=*/false};
+                    // A computable trip count: runtime unrolling (one exit test per unrolled
+                    // body, the remainder unrolled completely in front); otherwise every copy
+                    // keeps its exit test (Force falls back to that, too).
+                    const bool counted = !isa<SCEVCouldNotCompute>(SE.getBackedgeTakenCount(L));
+                    UnrollLoopOptions ULO{count, /*Force=*/true, /*Runtime=*/counted, /*AllowExpensiveTripCount=*/false,
+                                          /*UnrollRemainder=*/true, /*ForgetAllSCEV=*/false};
                     if (UnrollLoop(L, ULO, &LI, &SE, &DT, &AC, &TTI, &ORE, /*PreserveLCSSA=*/true) !=
                         LoopUnrollResult::Unmodified) {
                         ++n_unrolled;

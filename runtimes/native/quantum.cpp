@@ -1,7 +1,28 @@
 // quantum.cpp — the quantum counter and the check's slow path (see quantum.hpp).
 #include "runtimes/native/quantum.hpp"
 
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
 #include "runtimes/native/coop.hpp"
+
+namespace {
+std::int32_t quantum_from_environment() {
+    const char* v = std::getenv("COOP_QUANTUM");
+    if (v == nullptr || *v == '\0') return coop::kDefaultQuantum;
+    char* end = nullptr;
+    const long q = std::strtol(v, &end, 10);
+    if (*end != '\0' || q <= 0 || q > INT32_MAX / 2) {
+        std::fprintf(stderr, "coop: COOP_QUANTUM=%s is not a positive integer; using %d\n", v,
+                     static_cast<int>(coop::kDefaultQuantum));
+        return coop::kDefaultQuantum;
+    }
+    return static_cast<std::int32_t>(q);
+}
+}  // namespace
+
+std::int32_t coop_quantum_default = quantum_from_environment();
 
 // Starts full on every OS thread, so a thread that is not a worker (main(), an idle
 // processor) reaches the slow path once per kDefaultQuantum units at most.

@@ -33,6 +33,10 @@ extern "C" {
 // coop_quantum_left — check() units the running activity may still use on this OS thread.
 extern __thread std::int32_t coop_quantum_left __attribute__((tls_model("initial-exec")));
 
+// coop_quantum_default — the quantum every switch-in grants: kDefaultQuantum, or the
+// environment variable COOP_QUANTUM (a positive integer) read when the program starts.
+extern std::int32_t coop_quantum_default;
+
 // coop_quantum_expired — the check's slow path (see the file comment).
 [[gnu::noinline, gnu::cold]] void coop_quantum_expired() noexcept;
 }
@@ -40,6 +44,6 @@ extern __thread std::int32_t coop_quantum_left __attribute__((tls_model("initial
 namespace coop::internal {
 
 // reset_quantum — a fresh quantum for whatever runs next on this OS thread.
-inline void reset_quantum() noexcept { coop_quantum_left = kDefaultQuantum; }
+inline void reset_quantum() noexcept { coop_quantum_left = coop_quantum_default; }
 
 }  // namespace coop::internal

@@ -8,7 +8,8 @@
 // - An Activity is a QueueItem (it travels through the lock-free ready and wait queues of
 //   queue.hpp) with a Boost.Context continuation (fcontext_t, the primitive beneath
 //   boost::context::fiber: one jump_fcontext per switch, no fiber record, no exception
-//   machinery), a stack assigned at its first run (not at spawn), a quantum and a priority.
+//   machinery), a stack assigned at its first run (not at spawn) and a priority (the quantum is a
+//   thread-local counter: quantum.hpp).
 // - A switch passes a SwitchArgs {finalizer, previous, value} to the resumed side, which
 //   first stores the suspended activity's continuation into `previous` and then calls
 //   finalizer(previous, value) before it continues (Fig. 3). Only then may `previous` be
@@ -69,7 +70,6 @@ struct Activity : QueueItem {
     Stack* stack = nullptr;                    // assigned at the first run
     void (*body)(Activity*) = nullptr;         // runs and destroys the closure
     std::atomic<std::uintptr_t> join_word{kJoinRunning};  // running, finished, or the joiner
-    std::int32_t quantum = kDefaultQuantum;    // check() units left (Sect. 3.1)
     Priority priority = Priority::Default;
     std::uint8_t uncooperative = 0;            // depth of coop::uncooperative scopes
     bool idle = false;                         // a processor's own (OS thread) context
@@ -112,9 +112,6 @@ void free_descriptor(Activity* a) noexcept;
 
 // current — the running activity, or nullptr outside coop's workers.
 [[gnu::noinline]] Activity* current() noexcept;
-
-// quantum_expired — check()'s slow path: switch unless uncooperative (Fig. 2 SWITCH).
-[[gnu::noinline]] void quantum_expired() noexcept;
 
 // suspend — blocks the current activity: switches to the next ready one (any priority) or
 // the processor's idle loop, with `finalizer(current, value)` run on the resumed side.

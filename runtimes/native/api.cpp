@@ -82,16 +82,6 @@ unsigned processors_in_use() noexcept {
     return p != nullptr ? p->runtime->processor_count : 1;
 }
 
-void quantum_expired() noexcept {
-    Activity* a = current();
-    if (a == nullptr) return;
-    if (a->uncooperative != 0) {
-        a->quantum = 0;  // switch when the outermost uncooperative scope ends
-        return;
-    }
-    coop::yield();
-}
-
 void suspend(Finalizer finalizer, void* value) noexcept {
     Processor* p = this_processor();
     Activity* cur = p->current;
@@ -169,7 +159,7 @@ void yield() noexcept {
     if ((++p->ticks & kTimerPollMask) == 0) poll_timers(rt);
     Activity* next = rt.policy.pick_next(cur->priority);
     if (next == nullptr) {
-        cur->quantum = kDefaultQuantum;  // Fig. 2: nobody else to run
+        reset_quantum();  // Fig. 2: nobody else to run
         return;
     }
     switch_to(*p, cur, next, &fin_yield, &rt.policy);

@@ -29,6 +29,7 @@
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/condition.hpp"
 #include "runtimes/native/mutex.hpp"
+#include "runtimes/native/quantum.hpp"
 #include "runtimes/native/semaphore.hpp"
 
 namespace coop {
@@ -132,12 +133,13 @@ Thread spawn(F&& fn) {
 // SWITCH). Outside an activity: std::this_thread::yield(). No-op in an uncooperative scope.
 void yield() noexcept;
 
-// check — the paper's implicit switch check, written explicitly: costs `cost` quantum
-// units; switches (like yield) when the quantum runs out. Inline decrement-and-branch.
+// check — the paper's implicit switch check, written explicitly (the clang plugin in
+// plugin/ inserts the same code): costs `cost` quantum units; switches (like yield) when
+// the quantum runs out. Inline: a decrement of a thread-local counter and a branch
+// (quantum.hpp); the call only when the counter goes negative.
 inline void check(std::int32_t cost = 1) noexcept {
-    internal::Activity* a = internal::current();
-    if (a != nullptr && (a->quantum -= cost) < 0) [[unlikely]]
-        internal::quantum_expired();
+    if ((coop_quantum_left -= cost) < 0) [[unlikely]]
+        coop_quantum_expired();
 }
 
 // uncooperative — RAII: no switch happens through check() or yield() while one is alive
@@ -150,7 +152,7 @@ class uncooperative {
         if (a_ != nullptr) ++a_->uncooperative;
     }
     ~uncooperative() {
-        if (a_ != nullptr && --a_->uncooperative == 0 && a_->quantum <= 0) yield();
+        if (a_ != nullptr && --a_->uncooperative == 0 && coop_quantum_left <= 0) yield();
     }
     uncooperative(const uncooperative&) = delete;
     uncooperative& operator=(const uncooperative&) = delete;

@@ -6,7 +6,7 @@
 // the resumed side calls finalizer(previous, value)).
 //
 // Design summary
-// - switch_to(p, previous, next, finalizer, value): sets next's quantum and p.current,
+// - switch_to(p, previous, next, finalizer, value): resets the quantum and sets p.current,
 //   gives `next` a stack and a fresh continuation if it never ran (stacks are allocated at
 //   first run: first_run, switch.cpp), and makes ONE Boost.Context jump (jump_fcontext)
 //   carrying &SwitchArgs. The resumed side (after_switch) stores the suspended continuation
@@ -28,6 +28,7 @@
 
 #include <boost/context/detail/fcontext.hpp>
 
+#include "runtimes/native/quantum.hpp"
 #include "runtimes/native/runtime_internal.hpp"
 
 #if COOP_ASAN
@@ -67,7 +68,7 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 // switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH.
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
-    next->quantum = kDefaultQuantum;
+    reset_quantum();  // for `next`: the jump below stays on this OS thread (quantum.hpp)
     p.current = next;
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);

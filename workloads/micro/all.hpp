@@ -4,10 +4,11 @@
 #include "harness/typelist.hpp"
 #include "workloads/micro/create.hpp"
 #include "workloads/micro/lock.hpp"
+#include "workloads/micro/share.hpp"
 #include "workloads/micro/switch.hpp"
 
 namespace coopbench {
 
-using MicroWorkloads = TypeList<Create, Switch, LockLocal, LockGlobal>;
+using MicroWorkloads = TypeList<Create, Switch, LockLocal, LockGlobal, Share>;
 
 }  // namespace coopbench

@@ -1,0 +1,64 @@
+// sample.cpp — one function per placement rule of the CoopQuantum plugin; check_plugin.py
+// compiles it with the plugin and checks the IR (the expectation is in each comment).
+#include <cstdint>
+
+extern "C" int ext(int);
+
+// leaf: no call, no loop -> no check.
+extern "C" int leaf(int x) { return x * 3 + 1; }
+
+// short_loop: a short innermost loop -> checked once per chunk (a coop.chunk counter).
+extern "C" long short_loop(const int* a, long n) {
+    long s = 0;
+    for (long i = 0; i < n; ++i) s += a[i] ^ (s >> 3);
+    return s;
+}
+
+// long_loop: a long loop body -> a check at its latch every iteration, no chunk counter.
+extern "C" double long_loop(long n, double* v) {
+    double s = 0;
+    for (long i = 0; i < n; ++i) {
+        s += v[i] * v[i] / (v[i] + 1.0) - s * 0.5 + v[i] * 3.0 - 1.0 / (s + 2.0);
+        v[i] = s * 0.25 + v[i] / 3.0 + s / (v[i] + 7.0) - v[i] * v[i] / (s + 11.0);
+        s = s / (v[i] + 13.0) + v[i] / (s + 17.0) - s * v[i] / 19.0;
+    }
+    return s;
+}
+
+// caller: calls without a loop -> an entry check.
+extern "C" int caller(int x) { return ext(x) + 1; }
+
+// callee_checked: calls -> an entry check. loop_calls_checked: its loop always calls it
+// -> no latch check (the entry check of the callee is enough), only its own entry check.
+extern "C" [[gnu::noinline]] int callee_checked(int x) { return ext(x) * 2; }
+extern "C" long loop_calls_checked(long n) {
+    long s = 0;
+    for (long i = 0; i < n; ++i) s += callee_checked(static_cast<int>(i)) + (s >> 1) * 3 + (s ^ i) + (s & 7) * 5;
+    return s;
+}
+
+// annotated_uncooperative: never checked.
+extern "C" __attribute__((annotate("coop_uncooperative"))) long annotated_uncooperative(long n) {
+    long s = 0;
+    for (long i = 0; i < n; ++i) s += ext(static_cast<int>(i));
+    return s;
+}
+
+// coop::runtime_like: coop's namespace is the runtime -> never checked.
+namespace coop {
+[[gnu::noinline]] long runtime_like(long n) {
+    long s = 0;
+    for (long i = 0; i < n; ++i) s += ext(static_cast<int>(i));
+    return s;
+}
+}  // namespace coop
+
+// inline_checked: an inline function with a check -> internal linkage (never shared with
+// uninstrumented code through the linker).
+[[gnu::noinline]] inline long inline_checked(long n) {
+    long s = 0;
+    for (long i = 0; i < n; ++i) s += ext(static_cast<int>(i)) + (s >> 2);
+    return s;
+}
+
+extern "C" long use_all(long n) { return inline_checked(n) + coop::runtime_like(n); }

@@ -73,7 +73,7 @@ TEST(RuntimeFailuresDeathTest, UseOfAFreedDescriptorIsReported) {
                 static coop::internal::Activity* freed = nullptr;
                 coop::Thread t = coop::spawn([] { freed = coop::internal::current(); });
                 t.join();  // frees the descriptor into this processor's cache
-                volatile std::int32_t q = freed->quantum;  // use after free
+                volatile coop::Priority q = freed->priority;  // use after free
                 (void)q;
             });
         },

@@ -116,7 +116,8 @@ struct Share {
         for (std::size_t i = 0; i < t; ++i) {
             std::uint64_t want = detail::share_unit(i + 1, u * w);
             if (ctx.inject_fault && i == 0) want += 1;
-            if (state[i].value != want) return Outcome::failed("share: thread " + std::to_string(i) + " computed a wrong state");
+            if (auto bad = expect("share: state of thread " + std::to_string(i), state[i].value, want))
+                return Outcome::failed(*bad);
         }
         for (std::int64_t l : latency)
             if (l < 0) return Outcome::failed("share: the sleeper missed a release");

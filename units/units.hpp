@@ -555,6 +555,17 @@ class Promise {
     detail::State<R>* state_;
 };
 
+// make_ready_future — a future that is already resolved with `v` (one allocation, no
+// message): for operations that must return a Future on some paths and have the value.
+template <class R>
+Future<std::decay_t<R>> make_ready_future(R&& v) {
+    using V = std::decay_t<R>;
+    auto* s = new detail::State<V>;
+    s->destroy = [](detail::StateBase* b) { delete static_cast<detail::State<V>*>(b); };
+    s->resolve(std::forward<R>(v));  // drops the producer's reference: the handle's is left
+    return detail::FutureAccess::adopt(s);
+}
+
 namespace detail {
 template <class S, class F, class... Args>
 auto make_send(UnitBase* unit, S* state, F&& f, Args&&... args) {

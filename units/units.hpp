@@ -380,6 +380,11 @@ struct UnitBase : Task {
     std::uint64_t scheduled = 0;    // times the unit was taken from the ready queue
 
     UnitBase() { run = &UnitBase::drain; }
+    UnitBase(const UnitBase&) = delete;
+    UnitBase& operator=(const UnitBase&) = delete;
+    // ~UnitBase — gives back the queue node the unit carries from its last trip through the
+    // ready queue (hazard.hpp release; any thread).
+    ~UnitBase() { coop::release(this); }
 
     // drain — the owner runs every message of the unit, one at a time, and gives ownership
     // up only after the last one finished (end_deq_and_is_empty() == true).

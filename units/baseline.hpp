@@ -244,7 +244,7 @@ class System {
         using R = typename detail::flatten<Raw>::type;
         auto state = std::make_shared<detail::State<B, R>>();
         Future<B, R> result(state);
-        auto body = [this, unit, state, fn = Fn(std::forward<F>(op)),
+        auto body = [unit, state, fn = Fn(std::forward<F>(op)),
                      args = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)]() mutable {
             std::apply([](const auto&... a) { (detail::wait_all(a), ...); }, args);
             if constexpr (std::is_void_v<Raw>) {

@@ -145,6 +145,23 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
 
 // StateBase — a future's state without the value.
 struct StateBase : Task {
+    // Over-aligned (the waiter list's coop::Queue keeps head and tail on lines of their own),
+    // so a plain `new` would go through glibc's memalign, which bypasses the per-thread
+    // cache (tcache) and was the largest single cost of a send (callgrind: _int_memalign,
+    // malloc_consolidate). We over-allocate with malloc instead and keep the raw pointer
+    // just below the aligned block.
+    static void* operator new(std::size_t n, std::align_val_t a) {
+        const std::size_t al = static_cast<std::size_t>(a);  // a power of two >= 16
+        void* raw = std::malloc(n + al);
+        if (raw == nullptr) throw std::bad_alloc();
+        // malloc's result is 16-aligned, so the aligned block starts >= 16 bytes after it:
+        // room for the raw pointer.
+        const std::uintptr_t p = (reinterpret_cast<std::uintptr_t>(raw) + al) & ~(std::uintptr_t{al} - 1);
+        reinterpret_cast<void**>(p)[-1] = raw;
+        return reinterpret_cast<void*>(p);
+    }
+    static void operator delete(void* p, std::align_val_t) noexcept { std::free(static_cast<void**>(p)[-1]); }
+
     // References: Future handles + 1 for the producer until it resolved and drained.
     std::atomic<std::uint32_t> refs{2};
     std::atomic<bool> resolved{false};

@@ -9,9 +9,14 @@
 //   SendToBusyUnit  — U messages to ONE unit per round (only the first send schedules).
 //   FreeOperation   — U free operations per round.
 // Run: build/release/tests/units/bench_units [--benchmark_repetitions=5]
+// Instruction counts: `bench_units --idle-rounds N` runs N rounds of SendToIdleUnit without
+// Google Benchmark; under valgrind --tool=callgrind the difference between two N divided by
+// the messages is the instructions per message (all threads).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "units/units.hpp"
@@ -74,6 +79,30 @@ void FreeOperation(benchmark::State& st) {
 }
 BENCHMARK(FreeOperation)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+// idle_rounds — N rounds of SendToIdleUnit, no benchmark library (for callgrind).
+int idle_rounds(long n) {
+    std::vector<std::unique_ptr<units::Unit<Acc>>> us;
+    for (int i = 0; i < kU; ++i) us.push_back(std::make_unique<units::Unit<Acc>>());
+    coop::Runtime rt({.processors = 1});
+    rt.run([&] {
+        units::Scope scope(1);
+        for (long r = 0; r < n; ++r) {
+            for (int i = 0; i < kU - 1; ++i) (void)units::send(*us[static_cast<std::size_t>(i)], [](Acc& a) { ++a.n; });
+            units::wait_ready(units::send(*us[kU - 1], [](Acc& a) { ++a.n; }));
+        }
+    });
+    long total = 0;
+    for (auto& u : us) total += u->state().n;
+    std::printf("%ld messages\n", total);
+    return total == n * kU ? 0 : 1;
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "--idle-rounds") return idle_rounds(std::stol(argv[2]));
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

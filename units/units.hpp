@@ -101,6 +101,7 @@ namespace detail {
 struct Task : coop::QueueItem {
     void (*run)(Task*) = nullptr;
     void (*wake)(Task*) = nullptr;
+    bool free_operation = false;  // counted as an operation when a carrier runs it
 };
 
 // t_in_operation — set by a carrier while it runs an operation (operations never switch,
@@ -478,6 +479,7 @@ inline void dispatch(Task* m, MessageCore& core) {
     if (UnitBase* u = core.unit) {
         if (u->queue.enq_and_was_empty(m)) scheduler().schedule(u);  // we own the unit: schedule it
     } else {
+        m->free_operation = true;
         scheduler().schedule(m);
     }
 }
@@ -549,7 +551,17 @@ struct Message final : State<typename flatten<typename op_result<S, F, Args...>:
         }
     }
 
+    // forward — wake handler of a forwarder: the future it waits for is resolved. Resolving
+    // here, inline, would recurse through chains of forwarders (a ddb client's 2000 steps
+    // each return the next step's future: 2000 nested resolutions overflowed a 64 KiB
+    // activity stack), so the forwarder goes through the ready queue instead and resolves
+    // from a carrier's top level.
     static void forward(Task* t) {
+        t->run = &Message::forward_run;
+        t->free_operation = false;  // internal, not an operation
+        scheduler().schedule(t);
+    }
+    static void forward_run(Task* t) {
         auto* m = static_cast<Message*>(t);
         Future<R> from = std::move(*m->forward_from);
         m->forward_from.reset();
@@ -794,12 +806,9 @@ class Scope {
             if (t == nullptr) [[unlikely]]
                 detail::fatal("carrier: a permit without a task");
             if (t->run == nullptr) return;  // a stop pill
-            if (t->wake == nullptr) {
-                t->run(t);  // a unit (drain counts its operations)
-            } else {
-                detail::bump(s.per[coop::processor_index()].operations);
-                t->run(t);  // a free operation
-            }
+            // A unit (drain counts its operations), a free operation, or a forwarder.
+            if (t->free_operation) detail::bump(s.per[coop::processor_index()].operations);
+            t->run(t);
         }
     }
 

@@ -158,6 +158,19 @@ TEST(Futures, FlatteningFib) {
     });
 }
 
+units::Future<long> chain(long n) {
+    if (n == 0) return units::make_ready_future(0L);
+    return units::send(&chain, n - 1);  // flattened: this message forwards the next one's value
+}
+
+// A chain of 20000 operations each returning the next one's future: when the innermost
+// resolves, every forwarder resolves in turn. Resolved inline (nested) that overflowed the
+// carrier's stack (SIGSEGV; found by ddb with 2000 rounds per client).
+TEST(Futures, LongForwardingChainDoesNotRecurse) {
+    locks_test::Watchdog wd(120s, "forwarding chain");
+    with_units([] { EXPECT_EQ(units::wait(units::send(&chain, 20000L)), 0); });
+}
+
 TEST(Futures, ManyFutureMessageStartsOnceAfterAll) {
     locks_test::Watchdog wd(240s, "many-future message");
     for (int round = 0; round < scaled(40, 10); ++round) {

@@ -6,9 +6,10 @@
 #include "workloads/apps/all.hpp"
 #include "workloads/locks/all.hpp"
 #include "workloads/micro/all.hpp"
+#include "workloads/units/all.hpp"
 
 namespace coopbench {
 
-using AllWorkloads = Concat<MicroWorkloads, AppWorkloads, LockWorkloads>::type;
+using AllWorkloads = Concat<MicroWorkloads, AppWorkloads, LockWorkloads, UnitsWorkloads>::type;
 
 }  // namespace coopbench

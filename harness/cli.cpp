@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/external.hpp"
 #include "harness/machine.hpp"
 #include "harness/plan.hpp"
 #include "harness/sweep.hpp"
@@ -165,6 +166,7 @@ int cli_main(int argc, char** argv) {
     }
 
     try {
+        load_external_backends();  // backends that are programs (harness/external.hpp)
         if (list->parsed()) {
             print_list(list_json);
             return 0;

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "harness/external.hpp"
+
 namespace coopbench {
 
 std::string outcome_to_json(const Outcome& o) {
@@ -89,7 +91,9 @@ std::string telling_line(const std::string& text) {
 
 Measurement measure(const Point& point, const RunnerOptions& opts) {
     Measurement m;
-    if (opts.isolation == Isolation::none) {
+    // An external backend (harness/external.hpp) is a program: always its own process.
+    const ExternalBackend* external = external_backend(point.backend);
+    if (opts.isolation == Isolation::none && !external) {
         rusage before{}, after{};
         getrusage(RUSAGE_SELF, &before);
         m.outcome = run_inline(point, opts.inject_fault);
@@ -118,6 +122,12 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         if (opts.memory_limit_bytes) {
             rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
             setrlimit(RLIMIT_AS, &lim);
+        }
+        if (external) {
+            // Its own process group, so a timeout also kills what the program started.
+            setpgid(0, 0);
+            dup2(out_pipe[1], STDOUT_FILENO);
+            exec_external(*external, point, opts.inject_fault);
         }
         Outcome o;
         try {
@@ -175,11 +185,12 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
             }
         }
     }
-    if (timed_out) kill(pid, SIGKILL);
+    if (timed_out) kill(external ? -pid : pid, SIGKILL);
     int status = 0;
     rusage ru{};
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
+    if (external) kill(-pid, SIGKILL);  // whatever the program left running
     close(out_pipe[0]);
     close(err_pipe[0]);
     m.peak_rss_kib = static_cast<double>(ru.ru_maxrss);
@@ -190,6 +201,8 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         m.outcome = Outcome::failed("timeout after " + std::to_string(static_cast<long>(opts.timeout_seconds)) + " s");
     } else if (WIFSIGNALED(status)) {
         m.outcome = Outcome::failed("crashed: " + signal_text(WTERMSIG(status)) + (tail.empty() ? "" : "; " + tail));
+    } else if (external && !out.empty()) {
+        m.outcome = external_outcome(out, WEXITSTATUS(status));
     } else if (!out.empty()) {
         try {
             m.outcome = outcome_from_json(out);

@@ -123,6 +123,13 @@ class Protocol(unittest.TestCase):
 class DocumentedExample(unittest.TestCase):
     """docs/adding-a-backend.md, "A backend in another language": the example as printed."""
 
+    def test_the_document_prints_the_example_as_it_is(self):
+        doc = (ROOT / "docs" / "adding-a-backend.md").read_text()
+        code = (ROOT / "docs" / "examples" / "external" / "pythreads.py").read_text()
+        manifest = (ROOT / "docs" / "examples" / "external" / "backend.json").read_text().strip()
+        self.assertIn("```python\n" + code + "```", doc)
+        self.assertIn("```json\n" + manifest + "\n```", doc)
+
     def test_the_example_runs_and_its_self_check_catches_a_fault(self):
         example = ROOT / "docs" / "examples" / "external" / "backend.json"
         with tempfile.TemporaryDirectory() as d:

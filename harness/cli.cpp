@@ -43,7 +43,8 @@ void print_list(bool as_json) {
         nlohmann::json j;
         for (auto& b : reg.backends()) {
             nlohmann::json jb = {{"name", b.name},       {"family", b.family},         {"description", b.description},
-                                 {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed}};
+                                 {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed},
+                                 {"external", external_backend(b.name) != nullptr}};
             for (auto& o : b.options)
                 jb["options"].push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help},
                                          {"choices", o.choices}});
@@ -66,7 +67,9 @@ void print_list(bool as_json) {
     std::cout << "Backends (" << reg.backends().size() << "):\n";
     for (auto& b : reg.backends()) {
         std::cout << "  " << b.name << "  — " << b.description << "\n";
-        std::cout << "      from " << relative_origin(b.origin) << (b.preemptive ? "; preemptive OS threads" : "; cooperative") << "\n";
+        std::cout << "      from " << relative_origin(b.origin)
+                  << (external_backend(b.name) ? "; an external program" : b.preemptive ? "; preemptive OS threads" : "; cooperative")
+                  << "\n";
         for (auto& [k, v] : b.fixed) std::cout << "      fixed option " << k << "=" << v << "\n";
         for (auto& o : b.options) {
             std::cout << "      --backend-opt " << o.name << "=" << (o.default_value.empty() ? "..." : o.default_value)

@@ -106,6 +106,8 @@ class Protocol(unittest.TestCase):
         self.assertEqual(sorted(good["workloads"]), ["create", "switch"])  # unknown names dropped
         self.assertIn("backend", good["origin"])
         self.assertIn("fake_backend.py", good["origin"])
+        self.assertTrue(good["external"])
+        self.assertFalse(listing["pthreads"]["external"])
         self.assertNotIn("fake-missing", listing)
         left_out = [l for l in p.stderr.splitlines() if "left out" in l]
         self.assertEqual(len(left_out), 2, p.stderr)

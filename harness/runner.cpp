@@ -150,6 +150,8 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         std::fflush(nullptr);
         _exit(0);
     }
+    // Both sides set the external program's process group, so a timeout finds it whichever runs first.
+    if (external) setpgid(pid, pid);
     close(out_pipe[1]);
     close(err_pipe[1]);
 

@@ -42,6 +42,7 @@ import coopbench_results as cr  # noqa: E402
 NAME = "table1"
 REFERENCE = "pthreads"
 PAPER_CSV = Path(__file__).resolve().parents[2] / "results" / "paper" / "table1.csv"
+VARIANT_MARKERS = ("d", "p", "h", "8", "H", "<", ">")
 PAPER_COLUMNS = (("native_ms", "paper Native"), ("linux_ms", "paper Linux"), ("windows_ms", "paper Windows"))
 
 
@@ -262,9 +263,18 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
     offsets = {c: (i - (len(ratio_cols) - 1) / 2) * min(0.5 / max(len(ratio_cols), 1), 0.12)
                for i, c in enumerate(ratio_cols)}
     values = []
+    seen_styles = set()
     for c in ratio_cols:
         b = c[: -len(f" / {REFERENCE}")]
         style = cr.backend_style(b)
+        # Variants of a family share its colour and marker (lines tell them apart by style;
+        # markers cannot): the second and later ones get a marker of their own.
+        spare = iter(VARIANT_MARKERS)
+        while (style["color"], style["marker"]) in seen_styles:
+            style["marker"] = next(spare, "o")
+            if style["marker"] == "o":
+                break
+        seen_styles.add((style["color"], style["marker"]))
         ys, xs = [], []
         for i, v in enumerate(table[c]):
             if isinstance(v, float) and not math.isnan(v) and v > 0:

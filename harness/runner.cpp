@@ -64,7 +64,8 @@ std::string signal_text(int sig) {
 
 // The line of a failed child's stderr that best says what went wrong: a
 // sanitizer's SUMMARY (e.g. "SUMMARY: AddressSanitizer: SEGV ..."), else its
-// ERROR line, else the last line that is not a sanitizer's "==pid==ABORTING".
+// ERROR line, else the first "panic: " / "fatal error: " line (Go's runtime, before its
+// stack trace), else the last line that is not a sanitizer's "==pid==ABORTING".
 std::string telling_line(const std::string& text) {
     std::vector<std::string> lines;
     std::size_t pos = 0;
@@ -82,6 +83,10 @@ std::string telling_line(const std::string& text) {
         if (it->rfind("SUMMARY: ", 0) == 0) return shorten(*it);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (it->find("ERROR: ") != std::string::npos && it->find("Sanitizer") != std::string::npos) return shorten(*it);
+    // An external program's runtime error before its stack trace (Go: "panic: ...",
+    // "fatal error: ..."; the trace's last line says nothing).
+    for (auto& l : lines)
+        if (l.rfind("panic: ", 0) == 0 || l.rfind("fatal error: ", 0) == 0) return shorten(l);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (!(it->rfind("==", 0) == 0 && it->find("ABORTING") != std::string::npos)) return shorten(*it);
     return "";

@@ -11,6 +11,7 @@ then be skipped) and, per MODE, answers:
   failed    status "failed" with a reason
   exit3     a correct line, then exit status 3
   silent    exits 0 without printing anything
+  panic     a Go-style panic: "panic: ..." then a stack trace on stderr, exit status 2
 """
 import json
 import os
@@ -49,3 +50,7 @@ elif mode == "exit3":
     sys.exit(3)
 elif mode == "silent":
     sys.exit(0)
+elif mode == "panic":
+    sys.stderr.write("panic: fake ran out of patience\n\ngoroutine 1 [running]:\nmain.main()\n"
+                     "\t/src/main.go:12 +0x1d\nexit status 2\n")
+    sys.exit(2)

@@ -36,7 +36,7 @@ def rows(folder):
 class Protocol(unittest.TestCase):
     def test_every_outcome_becomes_the_right_status_and_reason(self):
         marker = f"{300 + random.random():.6f}"
-        modes = ["good", "crash", "hang", "garbage", "badcheck", "failed", "exit3", "silent"]
+        modes = ["good", "crash", "hang", "garbage", "badcheck", "failed", "exit3", "silent", "panic"]
         with tempfile.TemporaryDirectory() as d:
             out = pathlib.Path(d) / "run"
             run(["run", "-b", ",".join("fake-" + m for m in modes), "-w", "create,switch,lock-local",
@@ -64,6 +64,7 @@ class Protocol(unittest.TestCase):
                 "failed": "fake refused the point",
                 "exit3": "the program exited with status 3 after its result",
                 "silent": "exited with status 0 without a result",
+                "panic": "exited with status 2 without a result; panic: fake ran out of patience",
             }
             for mode, reason in expected.items():
                 for w in ["create", "switch"]:

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/external.hpp"
 #include "harness/machine.hpp"
 #include "harness/plan.hpp"
 #include "harness/sweep.hpp"
@@ -42,7 +43,8 @@ void print_list(bool as_json) {
         nlohmann::json j;
         for (auto& b : reg.backends()) {
             nlohmann::json jb = {{"name", b.name},       {"family", b.family},         {"description", b.description},
-                                 {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed}};
+                                 {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed},
+                                 {"external", external_backend(b.name) != nullptr}};
             for (auto& o : b.options)
                 jb["options"].push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help},
                                          {"choices", o.choices}});
@@ -65,7 +67,9 @@ void print_list(bool as_json) {
     std::cout << "Backends (" << reg.backends().size() << "):\n";
     for (auto& b : reg.backends()) {
         std::cout << "  " << b.name << "  — " << b.description << "\n";
-        std::cout << "      from " << relative_origin(b.origin) << (b.preemptive ? "; preemptive OS threads" : "; cooperative") << "\n";
+        std::cout << "      from " << relative_origin(b.origin)
+                  << (external_backend(b.name) ? "; an external program" : b.preemptive ? "; preemptive OS threads" : "; cooperative")
+                  << "\n";
         for (auto& [k, v] : b.fixed) std::cout << "      fixed option " << k << "=" << v << "\n";
         for (auto& o : b.options) {
             std::cout << "      --backend-opt " << o.name << "=" << (o.default_value.empty() ? "..." : o.default_value)
@@ -165,6 +169,7 @@ int cli_main(int argc, char** argv) {
     }
 
     try {
+        load_external_backends();  // backends that are programs (harness/external.hpp)
         if (list->parsed()) {
             print_list(list_json);
             return 0;

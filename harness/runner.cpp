@@ -14,6 +14,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "harness/external.hpp"
+
 namespace coopbench {
 
 std::string outcome_to_json(const Outcome& o) {
@@ -62,7 +64,8 @@ std::string signal_text(int sig) {
 
 // The line of a failed child's stderr that best says what went wrong: a
 // sanitizer's SUMMARY (e.g. "SUMMARY: AddressSanitizer: SEGV ..."), else its
-// ERROR line, else the last line that is not a sanitizer's "==pid==ABORTING".
+// ERROR line, else the first "panic: " / "fatal error: " line (Go's runtime, before its
+// stack trace), else the last line that is not a sanitizer's "==pid==ABORTING".
 std::string telling_line(const std::string& text) {
     std::vector<std::string> lines;
     std::size_t pos = 0;
@@ -80,6 +83,10 @@ std::string telling_line(const std::string& text) {
         if (it->rfind("SUMMARY: ", 0) == 0) return shorten(*it);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (it->find("ERROR: ") != std::string::npos && it->find("Sanitizer") != std::string::npos) return shorten(*it);
+    // An external program's runtime error before its stack trace (Go: "panic: ...",
+    // "fatal error: ..."; the trace's last line says nothing).
+    for (auto& l : lines)
+        if (l.rfind("panic: ", 0) == 0 || l.rfind("fatal error: ", 0) == 0) return shorten(l);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (!(it->rfind("==", 0) == 0 && it->find("ABORTING") != std::string::npos)) return shorten(*it);
     return "";
@@ -89,7 +96,9 @@ std::string telling_line(const std::string& text) {
 
 Measurement measure(const Point& point, const RunnerOptions& opts) {
     Measurement m;
-    if (opts.isolation == Isolation::none) {
+    // An external backend (harness/external.hpp) is a program: always its own process.
+    const ExternalBackend* external = external_backend(point.backend);
+    if (opts.isolation == Isolation::none && !external) {
         rusage before{}, after{};
         getrusage(RUSAGE_SELF, &before);
         m.outcome = run_inline(point, opts.inject_fault);
@@ -119,6 +128,12 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
             rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
             setrlimit(RLIMIT_AS, &lim);
         }
+        if (external) {
+            // Its own process group, so a timeout also kills what the program started.
+            setpgid(0, 0);
+            dup2(out_pipe[1], STDOUT_FILENO);
+            exec_external(*external, point, opts.inject_fault);
+        }
         Outcome o;
         try {
             o = run_inline(point, opts.inject_fault);
@@ -140,6 +155,8 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         std::fflush(nullptr);
         _exit(0);
     }
+    // Both sides set the external program's process group, so a timeout finds it whichever runs first.
+    if (external) setpgid(pid, pid);
     close(out_pipe[1]);
     close(err_pipe[1]);
 
@@ -175,11 +192,12 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
             }
         }
     }
-    if (timed_out) kill(pid, SIGKILL);
+    if (timed_out) kill(external ? -pid : pid, SIGKILL);
     int status = 0;
     rusage ru{};
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
+    if (external) kill(-pid, SIGKILL);  // whatever the program left running
     close(out_pipe[0]);
     close(err_pipe[0]);
     m.peak_rss_kib = static_cast<double>(ru.ru_maxrss);
@@ -190,6 +208,8 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         m.outcome = Outcome::failed("timeout after " + std::to_string(static_cast<long>(opts.timeout_seconds)) + " s");
     } else if (WIFSIGNALED(status)) {
         m.outcome = Outcome::failed("crashed: " + signal_text(WTERMSIG(status)) + (tail.empty() ? "" : "; " + tail));
+    } else if (external && !out.empty()) {
+        m.outcome = external_outcome(out, WEXITSTATUS(status));
     } else if (!out.empty()) {
         try {
             m.outcome = outcome_from_json(out);

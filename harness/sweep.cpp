@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "harness/external.hpp"  // gopeer (issue 13): external backends' context
 #include "harness/machine.hpp"
 #include "harness/results.hpp"
 
@@ -114,6 +115,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
     context["repetitions"] = std::to_string(opts.request.repetitions);
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
     context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
+    add_external_context(context, points);  // gopeer (issue 13): e.g. backend.go.go_version
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
 

@@ -229,8 +229,9 @@ _KNOWN_STYLES = {
     "pthreads": {"color": "#1f77b4", "marker": "s"},
     "stdthread": {"color": "#2ca02c", "marker": "^"},
     "boostfiber": {"color": "#9467bd", "marker": "D"},
+    "go": {"color": "#00a3c4", "marker": "P"},  # Go's own cyan; a filled plus
 }
-_PALETTE = ["#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31"]
+_PALETTE = ["#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#ff9896", "#393b79", "#637939", "#8c6d31"]
 _MARKERS = ["v", "<", ">", "p", "h", "*", "P", "X", "d"]
 _LINESTYLES = ["-", "--", "-.", ":"]
 

@@ -11,6 +11,7 @@ packages=(
   python3 python3-pandas python3-matplotlib
   spin
   clang-14 llvm-14-dev
+  golang-go
 )
 
 missing=()

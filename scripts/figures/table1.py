@@ -5,8 +5,15 @@ Rows: the paper's benchmarks (city, eratosthenes, mandelbrot, news, producer, to
 the paper's order), one row per parameter set measured (and per processor count when a run
 has several); columns: the measured backends, each the median value in ms over the
 repetitions ("failed" when no repetition succeeded), then each backend's ratio to pthreads
-(median / pthreads' median; > 1 is slower), then the paper's own Native / Linux / Windows
-numbers and its Native/Linux ratio, read from results/paper/table1.csv.
+(median / pthreads' median; > 1 is slower), native / go when both ran, then the paper's own
+Native / Linux / Windows numbers and its Native/Linux ratio, read from
+results/paper/table1.csv.
+
+Three outputs: table1.csv (every column), table1.md (compact: the times per backend, native
+/ go and the paper's Native/Linux ratio; the other ratios are in the CSV and the figure) and
+table1.png/.svg, the ratios drawn: per row, each backend's time relative to pthreads on a
+log axis, one marker per backend (the figures' backend styles), and the paper's
+Native/Linux ratio as a star beside ours.
 
 A measured row is set beside the paper's row of the same benchmark whose parameters agree
 with it the most (producer N=1 with the paper's N=1 row, N=64 with N=64); the column `size`
@@ -14,8 +21,8 @@ says "paper" when every parameter equals the paper's and "reduced" otherwise (th
 plan), so the paper's numbers are never mistaken for the same size. `paper params` gives
 the paper's parameters.
 
-Writes <outdir>/table1.md and <outdir>/table1.csv; as a plot.py module, make(res, outdir)
-returns the Markdown as a table item. Standalone:
+Writes <outdir>/table1.md, table1.csv, table1.png and table1.svg; as a plot.py module,
+make(res, outdir) returns the figure and the Markdown table as items. Standalone:
     /usr/bin/python3 scripts/figures/table1.py RESULTS_DIR [--out DIR]   (default RESULTS_DIR/figures)
 Reads only results files (results.csv, context.json) and results/paper/table1.csv.
 """
@@ -35,6 +42,7 @@ import coopbench_results as cr  # noqa: E402
 NAME = "table1"
 REFERENCE = "pthreads"
 PAPER_CSV = Path(__file__).resolve().parents[2] / "results" / "paper" / "table1.csv"
+VARIANT_MARKERS = ("d", "p", "h", "8", "H", "<", ">")
 PAPER_COLUMNS = (("native_ms", "paper Native"), ("linux_ms", "paper Linux"), ("windows_ms", "paper Windows"))
 
 
@@ -105,8 +113,8 @@ def best_paper_row(paper: pd.DataFrame, workload: str, params: dict):
 
 
 def _backend_order(backends) -> list:
-    """pthreads first (the reference), then stdthread and native, then the others by name."""
-    first = [REFERENCE, "stdthread", "native"]
+    """pthreads first (the reference), then stdthread, native and go, then the others by name."""
+    first = [REFERENCE, "stdthread", "native", "go"]
     return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
 
 
@@ -179,6 +187,10 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
         mb = medians[b]
         both = isinstance(base, float) and isinstance(mb, float) and not math.isnan(base + mb) and base > 0
         row[f"{b} / {REFERENCE}"] = mb / base if both else math.nan
+    if "native" in medians and "go" in medians:
+        n, g = medians["native"], medians["go"]
+        both = isinstance(n, float) and isinstance(g, float) and not math.isnan(n + g) and g > 0
+        row["native / go"] = n / g if both else math.nan
     row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
     for col, label in PAPER_COLUMNS:
         row[label] = float(ref[col]) if ref is not None else math.nan
@@ -187,9 +199,18 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
     return row
 
 
+# Columns of the compact Markdown table besides the backends' times (all are in the CSV).
+MD_COLUMNS_BEFORE = ("benchmark", "params", "P", "size")
+MD_COLUMNS_AFTER = ("native / go", "paper Native / Linux", "notes")
+
+
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
-    """to_markdown — the table as GitHub Markdown, with a note on units, ratios and the source."""
-    cols = list(table.columns)
+    """to_markdown — the compact table as GitHub Markdown (times per backend, native / go, the paper's
+    Native/Linux ratio), with a note on units, ratios and the source."""
+    times = [c for c in table.columns if c not in MD_COLUMNS_BEFORE + MD_COLUMNS_AFTER and " / " not in c
+             and not c.startswith("paper ") and c != "workload"]
+    cols = [c for c in MD_COLUMNS_BEFORE if c in table.columns] + times + \
+        [c for c in MD_COLUMNS_AFTER if c in table.columns and not (c == "notes" and not table[c].astype(bool).any())]
     lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
              "|" + "|".join("---" if c in ("benchmark", "workload", "params", "size", "paper params", "notes") else "---:"
                             for c in cols) + "|"]
@@ -204,23 +225,100 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
             elif c == "P":
                 cells.append("" if v is None or math.isnan(v) else str(int(v)))
             elif c.startswith("paper "):
-                cells.append("" if math.isnan(v) else f"{v:,.0f}".replace(",", "'"))
+                cells.append("" if math.isnan(v) else f"{v:,.0f}".replace(",", "'"))  # the paper's ms
             else:
                 cells.append(_fmt_ms(v))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
               f"Values: median run time in ms over the repetitions (whole program: from before the first "
-              f"spawn to after the last join); `X / {REFERENCE}`: X's median divided by {REFERENCE}' (> 1: slower); "
+              f"spawn to after the last join); `native / go`: native's median divided by go's (< 1: native is "
+              f"faster); `paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
+              f"Every backend's ratio to {REFERENCE} is drawn in table1.png and listed in table1.csv, with the "
+              "paper's ms and parameters. "
               "P: the processors the row ran on (`notes` names backends that ran on other P). "
-              "`size` reduced: our parameters differ from the paper's, so the paper's columns are a different "
-              "size. Paper columns: Negele et al. 2017, Table 1 (64-core AMD Opteron 6380; Linux 2.6.32, Windows "
-              "Server 2008 R2), from results/paper/table1.csv.",
+              "`size` reduced: our parameters differ from the paper's. Paper: Negele et al. 2017, Table 1 "
+              "(64-core AMD Opteron 6380; Linux 2.6.32, Windows Server 2008 R2), results/paper/table1.csv.",
               "", f"_{cr.caption(context)}_"]
     return "\n".join(lines)
 
 
+def figure(table: pd.DataFrame, context: dict, outdir) -> list:
+    """figure — Table 1's ratios drawn: one line per table row, each backend's median relative to
+    pthreads' on a log axis (one marker per backend, in the figures' backend styles), the paper's
+    Native/Linux ratio as a black star. Returns the written files ([] without ratios to draw)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ratio_cols = [c for c in table.columns if c.endswith(f" / {REFERENCE}")]
+    if not ratio_cols:
+        return []
+    labels = []
+    for _, r in table.iterrows():
+        p = r.get("P")
+        on = "" if p is None or (isinstance(p, float) and math.isnan(p)) else f", P={int(p)}"
+        labels.append(f"{r['benchmark']} ({r['params']}{on})" + (" [reduced]" if r["size"] != "paper" else ""))
+    n = len(labels)
+    fig, ax = plt.subplots(figsize=(8.5, 0.42 * n + 1.6))
+    offsets = {c: (i - (len(ratio_cols) - 1) / 2) * min(0.5 / max(len(ratio_cols), 1), 0.12)
+               for i, c in enumerate(ratio_cols)}
+    values = []
+    seen_styles = set()
+    for c in ratio_cols:
+        b = c[: -len(f" / {REFERENCE}")]
+        style = cr.backend_style(b)
+        # Variants of a family share its colour and marker (lines tell them apart by style;
+        # markers cannot): the second and later ones get a marker of their own.
+        spare = iter(VARIANT_MARKERS)
+        while (style["color"], style["marker"]) in seen_styles:
+            style["marker"] = next(spare, "o")
+            if style["marker"] == "o":
+                break
+        seen_styles.add((style["color"], style["marker"]))
+        ys, xs = [], []
+        for i, v in enumerate(table[c]):
+            if isinstance(v, float) and not math.isnan(v) and v > 0:
+                ys.append(n - 1 - i + offsets[c])
+                xs.append(v)
+        values += xs
+        ax.plot(xs, ys, linestyle="none", marker=style["marker"], color=style["color"], markersize=7,
+                label=f"{b} / {REFERENCE}")
+    paper = [(n - 1 - i, v) for i, v in enumerate(table["paper Native / Linux"])
+             if isinstance(v, float) and not math.isnan(v) and v > 0]
+    if paper:
+        ax.plot([v for _, v in paper], [y for y, _ in paper], linestyle="none", marker="*", color="black",
+                markersize=11, markerfacecolor="none", label="paper: Native / Linux")
+        values += [v for _, v in paper]
+    ax.axvline(1.0, color="#1f77b4", linewidth=1, alpha=0.6)
+    ax.set_xscale("log")
+    if values:
+        lo, hi = min(values + [1.0]), max(values + [1.0])
+        ax.set_xlim(lo / 1.6, hi * 1.6)
+        if hi / lo < 300:
+            ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(list(reversed(labels)), fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
+    for y in range(n):
+        ax.axhline(y + 0.5, color="#dddddd", linewidth=0.6)
+    ax.set_xlabel(f"run time relative to {REFERENCE} (log; < 1: faster than {REFERENCE})")
+    ax.set_title("Table 1 — application benchmarks, time relative to pthreads")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    handles, names = ax.get_legend_handles_labels()
+    failed = any(isinstance(v, str) and v == "failed" for c in table.columns for v in table[c])
+    if failed:
+        handles.append(Line2D([], [], linestyle="none"))
+        names.append("(a missing marker: failed or not run)")
+    ax.legend(handles, names, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.text(0.5, -0.01, cr.caption(context), ha="center", va="top", fontsize=7.5, color="#444444", wrap=True)
+    return cr.save_figure(fig, outdir, NAME)
+
+
 def write(res, outdir) -> tuple[pd.DataFrame, str, list]:
-    """write — build the table and write table1.md and table1.csv into outdir; (table, markdown, paths)."""
+    """write — build the table and write table1.md, table1.csv and the figure into outdir;
+    (table, markdown, paths: .md, .csv, then the figure's files)."""
     table = build(res)
     if table.empty:
         return table, "", []
@@ -230,16 +328,24 @@ def write(res, outdir) -> tuple[pd.DataFrame, str, list]:
     paths = [out / f"{NAME}.md", out / f"{NAME}.csv"]
     paths[0].write_text("# Table 1 — application benchmarks\n\n" + md + "\n")
     table.to_csv(paths[1], index=False)
+    paths += figure(table, res.context, out)
     return table, md, paths
 
 
 def make(res, outdir):
-    """make — the Table 1 item for plot.py, or [] when the results hold no Table 1 workload."""
-    table, md, _ = write(res, outdir)
+    """make — the Table 1 items for plot.py (the ratio figure, the compact table), or [] when the
+    results hold no Table 1 workload."""
+    table, md, paths = write(res, outdir)
     if table.empty:
         return []
-    return [{"title": "Table 1 — application benchmarks (median ms; ratios to pthreads; the paper's numbers)",
-             "markdown": md}]
+    items = []
+    figs = [p for p in paths if p.suffix in (".png", ".svg")]
+    if figs:
+        items.append({"title": f"Table 1 — application benchmarks: time relative to {REFERENCE} "
+                               "(the paper's Native/Linux as a star)", "files": [str(p) for p in figs]})
+    items.append({"title": "Table 1 — application benchmarks (median ms; native / go; the paper's Native/Linux; "
+                           "every ratio in table1.csv)", "markdown": md})
+    return items
 
 
 def main(argv=None) -> int:

@@ -82,18 +82,24 @@ class Table1(unittest.TestCase):
                     rows.append(("pthreads", w, params, 2, rep, 100.0 * jitter))
                     rows.append(("native", w, params, 2, rep, 25.0 * jitter))
                     rows.append(("boostfiber/round_robin", w, params, 1, rep, 50.0 * jitter))
+                    rows.append(("go", w, params, 2, rep, 40.0 * jitter))
         rows.append(("matrix-is-not-in-table-1", "matrix", {"N": 10, "M": 1}, 2, 0, 1.0))
         res = cr.load(write_results(self.dir / "r", rows))
         out = self.dir / "out"
         items = table1.make(res, out)
-        self.assertEqual(len(items), 1)
+        self.assertEqual([("files" in i, "markdown" in i) for i in items], [(True, False), (False, True)])
+        self.assertEqual({Path(f).name for f in items[0]["files"]}, {"table1.png", "table1.svg"})
+        for f in items[0]["files"]:
+            self.assertGreater(Path(f).stat().st_size, 0)
         t = table1.build(res)
         self.assertEqual(len(t), 7)
         self.assertTrue((t["size"] == "paper").all())
-        self.assertEqual(list(t.columns[5:8]), ["pthreads", "native", "boostfiber/round_robin"])
+        self.assertEqual(list(t.columns[5:9]), ["pthreads", "native", "go", "boostfiber/round_robin"])
         for _, r in t.iterrows():
             self.assertAlmostEqual(r["pthreads"], 100.0)
             self.assertAlmostEqual(r["native / pthreads"], 0.25)
+            self.assertAlmostEqual(r["go / pthreads"], 0.4)
+            self.assertAlmostEqual(r["native / go"], 0.625)
             self.assertAlmostEqual(r["boostfiber/round_robin / pthreads"], 0.5)
             self.assertEqual(r["P"], 2)
             self.assertIn("boostfiber/round_robin at P=1", r["notes"])
@@ -101,8 +107,15 @@ class Table1(unittest.TestCase):
         self.assertEqual(list(prod["paper Native"]), [1382.0, 54495.0])
         self.assertTrue((out / "table1.md").is_file() and (out / "table1.csv").is_file())
         md = (out / "table1.md").read_text()
-        self.assertIn("| Token Ring | tokenring | N=1000, K=1000 |", md)
-        self.assertIn("54'495", md)
+        # Compact: times per backend, native / go and the paper's Native/Linux; the other ratios
+        # and the paper's ms are in the CSV (and the ratios in the figure).
+        header = next(l for l in md.splitlines() if l.startswith("| benchmark"))
+        self.assertEqual(header, "| benchmark | params | P | size | pthreads | native | go | boostfiber/round_robin "
+                                 "| native / go | paper Native / Linux | notes |")
+        self.assertIn("| Token Ring | N=1000, K=1000 | 2 | paper | 100 | 25.0 | 40.0 | 50.0 | 0.62 | ", md)
+        csv_cols = (out / "table1.csv").read_text().splitlines()[0]
+        self.assertIn("native / pthreads", csv_cols)
+        self.assertIn("paper Native", csv_cols)
 
     def test_reduced_sizes_failed_cells_and_processor_sweeps(self):
         rows = [("pthreads", "producer", {"N": 16, "C": 10, "K": 1000}, 2, 0, 10.0),

@@ -1,0 +1,288 @@
+#include "harness/external.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+namespace coopbench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, ExternalBackend>& externals() {
+    static std::map<std::string, ExternalBackend> m;
+    return m;
+}
+
+// Never called by the driver: measure() runs an external point by exec'ing its program in
+// the point's child process. It keeps the registry's runner table (what a backend runs)
+// the same for C++ and external backends.
+Outcome external_runner_stub(const Context&) {
+    return Outcome::failed("an external backend runs only in its own process (coopbench::measure)");
+}
+
+std::vector<char*> c_argv(std::vector<std::string>& args) {
+    std::vector<char*> v;
+    for (auto& a : args) v.push_back(a.data());
+    v.push_back(nullptr);
+    return v;
+}
+
+// run_list — `command --list`: its stdout, or the reason it failed (timeout 20 s).
+std::optional<std::string> run_list(std::vector<std::string> command, std::string& out) {
+    command.push_back("--list");
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) return std::string("fork: ") + std::strerror(errno);
+    if (pid == 0) {
+        setpgid(0, 0);
+        dup2(pipefd[1], STDOUT_FILENO);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+        auto argv = c_argv(command);
+        execv(argv[0], argv.data());
+        std::fprintf(stderr, "coopbench: cannot run %s: %s\n", argv[0], std::strerror(errno));
+        _exit(127);
+    }
+    close(pipefd[1]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    char buf[4096];
+    bool timed_out = false;
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timed_out = true;
+            break;
+        }
+        pollfd p{pipefd[0], POLLIN, 0};
+        int r = poll(&p, 1, static_cast<int>(left.count()));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) continue;
+        ssize_t n = read(pipefd[0], buf, sizeof buf);
+        if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR) break;
+    }
+    close(pipefd[0]);
+    if (timed_out) kill(-pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out) return std::string("--list did not answer within 20 s");
+    if (WIFSIGNALED(status)) return "--list was killed by signal " + std::to_string(WTERMSIG(status));
+    if (WEXITSTATUS(status) != 0) return "--list exited with status " + std::to_string(WEXITSTATUS(status));
+    return std::nullopt;
+}
+
+// last_line — the last non-blank line of `text`.
+std::string last_line(const std::string& text) {
+    std::istringstream in(text);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    return last;
+}
+
+std::string shorten(std::string s) { return s.size() > 200 ? s.substr(0, 200) + "..." : s; }
+
+// manifests — every manifest file to load, in order: the build's, then $COOPBENCH_BACKENDS.
+std::vector<std::string> manifests() {
+    std::vector<std::string> places;
+#ifdef COOPBENCH_EXTERNAL_DIR
+    places.push_back(COOPBENCH_EXTERNAL_DIR);
+#endif
+    if (const char* env = std::getenv("COOPBENCH_BACKENDS"))
+        for (auto& p : split_list(env, ':')) places.push_back(p);
+    std::vector<std::string> files;
+    for (auto& p : places) {
+        std::error_code ec;
+        if (fs::is_directory(p, ec)) {
+            std::vector<std::string> here;
+            for (auto& e : fs::directory_iterator(p, ec))
+                if (e.path().extension() == ".json") here.push_back(e.path().string());
+            std::sort(here.begin(), here.end());
+            files.insert(files.end(), here.begin(), here.end());
+        } else if (fs::exists(p, ec)) {
+            files.push_back(p);
+        } else if (std::getenv("COOPBENCH_BACKENDS") && p != places.front()) {
+            std::fprintf(stderr, "coopbench: COOPBENCH_BACKENDS names %s, which does not exist\n", p.c_str());
+        }
+    }
+    return files;
+}
+
+}  // namespace
+
+std::optional<std::string> load_manifest(const std::string& path) {
+    nlohmann::json j;
+    try {
+        std::ifstream in(path);
+        if (!in) return "cannot read " + path;
+        j = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+        return "not JSON: " + shorten(e.what());
+    }
+    ExternalBackend b;
+    BackendEntry e;
+    try {
+        b.name = j.at("name").get<std::string>();
+        std::string program = j.at("program").get<std::string>();
+        if (program.empty()) return std::string("\"program\" is empty");
+        fs::path prog(program);
+        if (prog.is_relative()) prog = fs::absolute(fs::path(path).parent_path() / prog);
+        b.command.push_back(prog.lexically_normal().string());
+        if (j.contains("args"))
+            for (auto& a : j.at("args")) b.command.push_back(a.get<std::string>());
+        e.description = j.value("description", std::string("external backend"));
+        e.preemptive = j.value("preemptive", false);
+        e.origin = j.value("source", path) + " (program " + b.command.front() + ")";
+        if (j.contains("options"))
+            for (auto& o : j.at("options"))
+                e.options.push_back({o.at("name").get<std::string>(), o.value("default", std::string()),
+                                     o.value("help", std::string()),
+                                     o.value("choices", std::vector<std::string>{})});
+    } catch (const std::exception& ex) {
+        return "bad manifest: " + shorten(ex.what());
+    }
+    if (b.name.empty()) return std::string("\"name\" is empty");
+    if (Registry::instance().backend(b.name)) return "a backend called " + b.name + " is already registered";
+    if (access(b.command.front().c_str(), X_OK) != 0)
+        return "program " + b.command.front() + " is not executable (" + std::strerror(errno) + ")";
+    std::string out;
+    if (auto why = run_list(b.command, out)) return *why;
+    try {
+        auto l = nlohmann::json::parse(last_line(out));
+        if (l.value("protocol", 0) != 1) return std::string("--list speaks protocol ") + l.value("protocol", nlohmann::json(0)).dump() + ", not 1";
+        const auto& known = Registry::instance().workloads();
+        for (auto& w : l.at("workloads")) {
+            auto name = w.get<std::string>();
+            if (known.count(name)) e.runners[name] = &external_runner_stub;
+        }
+        if (l.contains("context"))
+            for (auto& [k, v] : l.at("context").items()) b.context[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    } catch (const std::exception& ex) {
+        return "unreadable --list answer: " + shorten(ex.what());
+    }
+    e.name = b.name;
+    e.family = b.name.substr(0, b.name.find('/'));
+    b.manifest = path;
+    Registry::instance().add_backend(std::move(e));
+    externals().emplace(b.name, std::move(b));
+    return std::nullopt;
+}
+
+void load_external_backends() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        // The C++ backends' workloads register at static initialisation; external ones
+        // can only run workloads the harness knows.
+        for (auto& path : manifests())
+            if (auto why = load_manifest(path))
+                std::fprintf(stderr, "coopbench: external backend %s left out: %s\n", path.c_str(), why->c_str());
+    });
+}
+
+const ExternalBackend* external_backend(const std::string& name) {
+    auto it = externals().find(name);
+    return it == externals().end() ? nullptr : &it->second;
+}
+
+std::string external_request(const Point& point, bool inject_fault) {
+    nlohmann::json j;
+    j["protocol"] = 1;
+    j["backend"] = point.backend;
+    j["workload"] = point.workload;
+    j["params"] = point.params;
+    j["processors"] = point.options.processors;
+    j["pin"] = point.options.pin;
+    j["stack_size"] = point.options.stack_size;
+    j["options"] = point.options.extra;
+    j["inject_fault"] = inject_fault;
+    return j.dump() + "\n";
+}
+
+void exec_external(const ExternalBackend& b, const Point& point, bool inject_fault) {
+    // The request goes through a pipe filled before exec (it is far below the pipe's
+    // capacity, so the write cannot block); the program reads it as its stdin.
+    const std::string request = external_request(point, inject_fault);
+    int in[2];
+    if (pipe(in) != 0 || write(in[1], request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+        std::fprintf(stderr, "coopbench: cannot pass the request to %s: %s\n", b.command.front().c_str(),
+                     std::strerror(errno));
+        _exit(127);
+    }
+    close(in[1]);
+    dup2(in[0], STDIN_FILENO);
+    close(in[0]);
+    auto args = b.command;
+    auto argv = c_argv(args);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "coopbench: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+}
+
+Outcome external_outcome(const std::string& out, int exit_code) {
+    const std::string line = last_line(out);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(line);
+        if (!j.is_object()) throw std::runtime_error("not a JSON object");
+    } catch (const std::exception& e) {
+        return Outcome::failed("unreadable result from the backend's program: " + shorten(e.what()) + "; its last line: " +
+                               shorten(line));
+    }
+    Outcome o;
+    try {
+        const std::string status = j.at("status").get<std::string>();
+        if (status == "failed" || status == "unsupported") {
+            o = Outcome::failed((status == "unsupported" ? "unsupported: " : "") +
+                                j.value("reason", std::string("the program reported a failure without a reason")));
+            return o;
+        }
+        if (status != "ok") return Outcome::failed("the program reported an unknown status '" + shorten(status) + "'");
+        o.seconds = j.at("seconds").get<double>();
+        o.value = j.at("value").get<double>();
+        if (j.contains("counters"))
+            for (auto& [k, v] : j.at("counters").items())
+                if (v.is_number()) o.counters[k] = v.get<double>();
+        const std::string check = j.at("check").get<std::string>();
+        if (check != "passed") {
+            o.ok = false;
+            o.reason = check.rfind("self-check failed", 0) == 0 ? check : "self-check failed: " + check;
+            return o;
+        }
+    } catch (const std::exception& e) {
+        return Outcome::failed("incomplete result from the backend's program: " + shorten(e.what()));
+    }
+    if (!std::isfinite(o.seconds) || o.seconds < 0) return Outcome::failed("the program reported a negative time");
+    if (exit_code != 0)
+        return Outcome::failed("the program exited with status " + std::to_string(exit_code) + " after its result");
+    return o;
+}
+
+void add_external_context(nlohmann::json& context, const std::vector<Point>& points) {
+    for (auto& p : points)
+        if (auto* b = external_backend(p.backend)) {
+            const std::string prefix = "backend." + b->name + ".";
+            if (context.contains(prefix + "program")) continue;
+            context[prefix + "program"] = b->command.front();
+            for (auto& [k, v] : b->context) context[prefix + k] = v;
+        }
+}
+
+}  // namespace coopbench

@@ -1,0 +1,73 @@
+// external.hpp — backends that are programs (in any language) instead of C++ types.
+//
+// An external backend is declared by a manifest, a JSON file:
+//
+//   {"name": "go", "description": "goroutines, channels, sync.Mutex (Go's own runtime)",
+//    "program": "coopbench-go", "args": [], "preemptive": true}
+//
+// ("program" relative to the manifest's folder, or absolute). The driver reads manifests
+// from <build>/backends/*.json (written at configure time by coopbench_add_external_backend()
+// in CMake) and from every file or folder in $COOPBENCH_BACKENDS (colon-separated). For each
+// it runs `program args... --list` once, which prints one JSON line:
+//
+//   {"protocol": 1, "workloads": ["create", ...], "context": {"go_version": "go1.19.8", ...}}
+//
+// The backend runs the listed workloads that the harness knows (any other is skipped, not
+// failed, like a workload a C++ backend does not support). To measure a point, the child
+// process the runner forks for it exec()s `program args...` (so timeout, peak RSS, CPU time
+// and crash reports are the program's own), with one JSON request line on stdin:
+//
+//   {"protocol": 1, "backend": "go", "workload": "create", "params": {"N": "1000"},
+//    "processors": 2, "pin": false, "stack_size": 0, "options": {}, "inject_fault": false}
+//
+// and reads the last line of its stdout as the reply:
+//
+//   {"status": "ok", "seconds": 0.01, "value": 12.3, "check": "passed", "counters": {...}}
+//
+// status "ok" with check "passed" is a measured point; any other check text fails it with
+// that text as the reason; status "failed" (with "reason") or "unsupported" fails it too.
+// The full protocol: docs/adding-a-backend.md, "A backend in another language".
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/plan.hpp"
+
+namespace coopbench {
+
+// ExternalBackend — what the driver keeps of a loaded manifest.
+struct ExternalBackend {
+    std::string name;
+    std::vector<std::string> command;            // the program, then its fixed arguments
+    std::string manifest;                        // the manifest's path
+    std::map<std::string, std::string> context;  // from --list, recorded in context.json
+};
+
+// load_external_backends — register every external backend found (see the file comment);
+// once per process. A manifest that cannot be used is left out with one line on stderr.
+void load_external_backends();
+
+// load_manifest — register the backend of one manifest; the reason when it cannot.
+std::optional<std::string> load_manifest(const std::string& path);
+
+// external_backend — the external backend called `name`, or nullptr (a C++ backend).
+const ExternalBackend* external_backend(const std::string& name);
+
+// external_request — the request line for `point`.
+std::string external_request(const Point& point, bool inject_fault);
+
+// exec_external — in the forked child: exec the program with the request on stdin and
+// stdout already redirected by the caller. Never returns (exit 127 when exec fails).
+[[noreturn]] void exec_external(const ExternalBackend& b, const Point& point, bool inject_fault);
+
+// external_outcome — the outcome of a program's stdout (`exit_code` from its normal exit).
+Outcome external_outcome(const std::string& out, int exit_code);
+
+// add_external_context — record the --list context of every external backend among
+// `points` in `context` as "backend.<name>.<key>".
+void add_external_context(nlohmann::json& context, const std::vector<Point>& points);
+
+}  // namespace coopbench

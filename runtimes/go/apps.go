@@ -1,0 +1,432 @@
+// apps.go — the application workloads (Negele et al. 2017, section 5, Table 1 and Fig. 10),
+// matching workloads/apps/*.hpp: same parameters, timed interval (from before the first
+// spawn to after the last join) and self-checks. Where the C++ programs use a BoundedBuffer
+// (mutex + two condition variables) Go uses a buffered channel of the same capacity; where
+// they use a one-slot Mailbox (two semaphores), a channel of capacity 1; a monitor stays a
+// sync.Mutex with a sync.Cond; a join is a sync.WaitGroup or a done channel.
+package main
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// spawnGated — start n goroutines running body(i) behind a start gate, then open it, as
+// workloads/apps/start.hpp does (no goroutine works before all exist). A `go` statement
+// cannot fail, so the C++ gate's abort path has no counterpart. Wait() joins them all.
+func spawnGated(n int64, body func(i int64)) *sync.WaitGroup {
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(int(n))
+	for i := int64(0); i < n; i++ {
+		i := i
+		go func() {
+			defer wg.Done()
+			<-gate
+			body(i)
+		}()
+	}
+	close(gate)
+	return &wg
+}
+
+// city — one power plant and N houses; the energy store is a channel of capacity C, the
+// river a mutex-guarded counter. Self-check: produced = consumed = N*K, water = 2*N*K.
+func city(c *Ctx) (Result, error) {
+	n, k, cp := c.I64("N"), c.I64("K"), c.I64("C")
+	units := n * k
+	var river struct {
+		mu    sync.Mutex
+		drawn int64
+	}
+	draw := func() {
+		river.mu.Lock()
+		river.drawn++
+		river.mu.Unlock()
+	}
+	store := make(chan uint8, cp)
+	var produced int64
+	consumed := make([]padded, n)
+	start := time.Now()
+	wg := spawnGated(n+1, func(i int64) {
+		if i == 0 {
+			for u := int64(0); u < units; u++ {
+				draw()
+				store <- 1
+				produced++
+			}
+			return
+		}
+		mine := &consumed[i-1].v
+		for j := int64(0); j < k; j++ {
+			*mine += int64(<-store)
+			draw()
+		}
+	})
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var used int64
+	for i := range consumed {
+		used += consumed[i].v
+	}
+	if c.injectFault {
+		used--
+	}
+	check := firstFailure(expect("energy produced", produced, units), expect("energy consumed", used, units),
+		expect("water drawn", river.drawn, 2*units))
+	return Result{Seconds: secs, Value: secs * 1e3, Check: check, Counters: map[string]float64{"threads": float64(n + 1)}}, nil
+}
+
+// sequentialPrimes — the primes in 2..n by the sequential sieve (the reference).
+func sequentialPrimes(n int64) []int64 {
+	var primes []int64
+	if n < 2 {
+		return primes
+	}
+	composite := make([]bool, n+1)
+	for i := int64(2); i <= n; i++ {
+		if composite[i] {
+			continue
+		}
+		primes = append(primes, i)
+		for j := i * i; j <= n; j += i {
+			composite[j] = true
+		}
+	}
+	return primes
+}
+
+// eratosthenes — the concurrent prime sieve: a generator feeds 2..N and the terminator 0
+// into a channel of capacity C; each stage takes its prime p, spawns the next stage on a
+// new channel, passes on the numbers not divisible by p, then the terminator, and waits for
+// the stage it spawned. Self-check: the count and sum of the primes equal a sequential
+// sieve's.
+func eratosthenes(c *Ctx) (Result, error) {
+	n, cp := c.I64("N"), c.I64("C")
+	reference := sequentialPrimes(n)
+	var mu sync.Mutex
+	primes := make([]int64, 0, len(reference))
+	var stage func(in chan int64)
+	stage = func(in chan int64) {
+		p := <-in
+		if p == 0 {
+			return
+		}
+		mu.Lock()
+		primes = append(primes, p)
+		mu.Unlock()
+		out := make(chan int64, cp)
+		done := make(chan struct{})
+		go func() {
+			stage(out)
+			close(done)
+		}()
+		for v := <-in; v != 0; v = <-in {
+			if v%p != 0 {
+				out <- v
+			}
+		}
+		out <- 0
+		<-done
+	}
+	first := make(chan int64, cp)
+	start := time.Now()
+	wg := spawnGated(2, func(i int64) {
+		if i == 0 {
+			for v := int64(2); v <= n; v++ {
+				first <- v
+			}
+			first <- 0
+		} else {
+			stage(first)
+		}
+	})
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var sum, wantSum int64
+	for _, p := range primes {
+		sum += p
+	}
+	for _, p := range reference {
+		wantSum += p
+	}
+	count := int64(len(primes))
+	if c.injectFault {
+		count++
+	}
+	check := firstFailure(expect("primes found", count, int64(len(reference))), expect("sum of primes", sum, wantSum))
+	return Result{Seconds: secs, Value: secs * 1e3, Check: check,
+		Counters: map[string]float64{"primes": float64(count), "threads": float64(count + 2)}}, nil
+}
+
+// mandelbrotRows — the iterations of the points in rows [from, to) of the c x c grid (the
+// same floating-point operations as workloads/apps/mandelbrot.hpp).
+func mandelbrotRows(c, k, from, to int64) int64 {
+	var total int64
+	step := 3.0 / float64(c)
+	for row := from; row < to; row++ {
+		ci := -1.5 + step*float64(row)
+		for col := int64(0); col < c; col++ {
+			cr := -2.0 + step*float64(col)
+			zr, zi := 0.0, 0.0
+			it := int64(0)
+			for it < k && zr*zr+zi*zi <= 4.0 {
+				t := zr*zr - zi*zi + cr
+				zi = 2.0*zr*zi + ci
+				zr = t
+				it++
+			}
+			total += it
+		}
+	}
+	return total
+}
+
+// mandelbrot — a C x C grid split into N row blocks computed by N goroutines, at most K
+// iterations per point. Self-check: the total iterations equal a sequential computation's.
+func mandelbrot(c *Ctx) (Result, error) {
+	n, cs, k := c.I64("N"), c.I64("C"), c.I64("K")
+	iterations := make([]padded, n)
+	start := time.Now()
+	wg := spawnGated(n, func(t int64) {
+		iterations[t].v = mandelbrotRows(cs, k, t*cs/n, (t+1)*cs/n)
+	})
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var total int64
+	for i := range iterations {
+		total += iterations[i].v
+	}
+	if c.injectFault {
+		total++
+	}
+	return Result{Seconds: secs, Value: secs * 1e3, Check: expect("iterations", total, mandelbrotRows(cs, k, 0, cs)),
+		Counters: map[string]float64{"iterations": float64(total)}}, nil
+}
+
+func matrixA(i, k int64) int64   { return (i*31+k*17+3)%19 - 9 }
+func matrixB(k, j int64) int64   { return (k*13+j*29+7)%19 - 9 }
+func matrixWeight(j int64) int64 { return j%7 + 1 }
+
+// matrix — naive N x N C = A * B, rows split over M goroutines. Self-check: every row's
+// weighted checksum equals the exact integer reference (see workloads/apps/matrix.hpp).
+func matrix(c *Ctx) (Result, error) {
+	n, m := c.I64("N"), c.I64("M")
+	a, b, cm := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+	for i := int64(0); i < n; i++ {
+		for j := int64(0); j < n; j++ {
+			a[i*n+j] = float64(matrixA(i, j))
+			b[i*n+j] = float64(matrixB(i, j))
+		}
+	}
+	start := time.Now()
+	wg := spawnGated(m, func(t int64) {
+		for i := t * n / m; i < (t+1)*n/m; i++ {
+			for j := int64(0); j < n; j++ {
+				sum := 0.0
+				for k := int64(0); k < n; k++ {
+					sum += a[i*n+k] * b[k*n+j]
+				}
+				cm[i*n+j] = sum
+			}
+		}
+	})
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	if c.injectFault && n > 0 {
+		cm[(n/2)*n+n/3] += 1.0
+	}
+	bx := make([]int64, n)
+	for k := int64(0); k < n; k++ {
+		for j := int64(0); j < n; j++ {
+			bx[k] += matrixB(k, j) * matrixWeight(j)
+		}
+	}
+	var checksum int64
+	for i := int64(0); i < n; i++ {
+		var want, got int64
+		for k := int64(0); k < n; k++ {
+			want += matrixA(i, k) * bx[k]
+		}
+		for j := int64(0); j < n; j++ {
+			got += int64(cm[i*n+j]) * matrixWeight(j)
+		}
+		if bad := expect(fmt.Sprintf("checksum of row %d", i), got, want); bad != "" {
+			return Result{Seconds: secs, Value: secs * 1e3, Check: bad}, nil
+		}
+		checksum += got
+	}
+	return Result{Seconds: secs, Value: secs * 1e3, Counters: map[string]float64{"checksum": float64(checksum)}}, nil
+}
+
+// digest — the splitmix64 finaliser (news.hpp, producer.hpp).
+func digest(msg int64) uint64 {
+	x := uint64(msg)
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// news — M reporters publish K messages each on a board (a sync.Mutex, a sync.Cond
+// broadcast after each message, an append-only slice); N customers read every message
+// once. Self-check: each customer read M*K messages with the right checksum.
+func news(c *Ctx) (Result, error) {
+	n, m, k := c.I64("N"), c.I64("M"), c.I64("K")
+	total := m * k
+	var board struct {
+		mu        sync.Mutex
+		published *sync.Cond
+		slots     []int64
+		count     int64
+	}
+	board.published = sync.NewCond(&board.mu)
+	board.slots = make([]int64, total)
+	type reader struct {
+		read int64
+		sum  uint64
+		_    [48]byte
+	}
+	readers := make([]reader, n)
+	message := func(r, j int64) int64 { return r*k + j + 1 }
+	start := time.Now()
+	wg := spawnGated(n+m, func(t int64) {
+		if t < m {
+			for j := int64(0); j < k; j++ {
+				board.mu.Lock()
+				board.slots[board.count] = message(t, j)
+				board.count++
+				board.published.Broadcast()
+				board.mu.Unlock()
+			}
+			return
+		}
+		me := &readers[t-m]
+		var seen int64
+		for seen < total {
+			board.mu.Lock()
+			for board.count == seen {
+				board.published.Wait()
+			}
+			upto := board.count
+			board.mu.Unlock()
+			for ; seen < upto; seen++ {
+				me.sum += digest(board.slots[seen])
+				me.read++
+			}
+		}
+	})
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var wantSum uint64
+	for r := int64(0); r < m; r++ {
+		for j := int64(0); j < k; j++ {
+			wantSum += digest(message(r, j))
+		}
+	}
+	if c.injectFault && n > 0 {
+		readers[n/2].sum--
+	}
+	check := ""
+	for i := range readers {
+		who := fmt.Sprintf("customer %d", i)
+		check = firstFailure(expect(who+" messages read", readers[i].read, total), expect(who+" checksum", readers[i].sum, wantSum))
+		if check != "" {
+			break
+		}
+	}
+	return Result{Seconds: secs, Value: secs * 1e3, Check: check, Counters: map[string]float64{"threads": float64(n + m)}}, nil
+}
+
+// producer — N producers and N consumers exchange K messages each through one channel of
+// capacity C. Self-check: count, sum and hash-sum of the consumed messages.
+func producer(c *Ctx) (Result, error) {
+	n, cp, k := c.I64("N"), c.I64("C"), c.I64("K")
+	buffer := make(chan int64, cp)
+	type tally struct {
+		count, sum int64
+		hash       uint64
+		_          [40]byte
+	}
+	tallies := make([]tally, n)
+	start := time.Now()
+	wg := spawnGated(2*n, func(t int64) {
+		if t < n {
+			base := t * k
+			for j := int64(1); j <= k; j++ {
+				buffer <- base + j
+			}
+			return
+		}
+		me := &tallies[t-n]
+		for j := int64(0); j < k; j++ {
+			v := <-buffer
+			me.count++
+			me.sum += v
+			me.hash += digest(v)
+		}
+	})
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	messages := n * k
+	var count, sum int64
+	var hash, wantHash uint64
+	for i := range tallies {
+		count += tallies[i].count
+		sum += tallies[i].sum
+		hash += tallies[i].hash
+	}
+	for v := int64(1); v <= messages; v++ {
+		wantHash += digest(v)
+	}
+	if c.injectFault {
+		sum++
+	}
+	check := firstFailure(expect("messages consumed", count, messages), expect("sum consumed", sum, messages*(messages+1)/2),
+		expect("hash of consumed", hash, wantHash))
+	return Result{Seconds: secs, Value: secs * 1e3, Check: check, Counters: map[string]float64{"threads": float64(2 * n)}}, nil
+}
+
+// tokenring — N goroutines in a ring, each with a one-slot mailbox (a channel of capacity
+// 1), pass a counter K times around. Self-check: final counter and hand-offs = N*K, no
+// player saw the token out of ring order.
+func tokenring(c *Ctx) (Result, error) {
+	n, k := c.I64("N"), c.I64("K")
+	boxes := make([]chan int64, n)
+	for i := range boxes {
+		boxes[i] = make(chan int64, 1)
+	}
+	type player struct {
+		handoffs, outOfOrder int64
+		_                    [48]byte
+	}
+	players := make([]player, n)
+	start := time.Now()
+	wg := spawnGated(n, func(i int64) {
+		me := &players[i]
+		next := boxes[(i+1)%n]
+		for round := int64(0); round < k; round++ {
+			token := <-boxes[i]
+			if token != i+round*n {
+				me.outOfOrder++
+			}
+			next <- token + 1
+			me.handoffs++
+		}
+	})
+	boxes[0] <- 0
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	final := <-boxes[0]
+	var handoffs, outOfOrder int64
+	for i := range players {
+		handoffs += players[i].handoffs
+		outOfOrder += players[i].outOfOrder
+	}
+	if c.injectFault {
+		final++
+	}
+	check := firstFailure(expect("final token", final, n*k), expect("hand-offs", handoffs, n*k),
+		expect("hand-offs out of ring order", outOfOrder, int64(0)))
+	return Result{Seconds: secs, Value: secs * 1e3, Check: check, Counters: map[string]float64{"handoffs": float64(handoffs)}}, nil
+}

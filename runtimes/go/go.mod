@@ -1,0 +1,3 @@
+module coopbench/go
+
+go 1.19

@@ -1,0 +1,208 @@
+// Command coopbench-go — the `go` backend of coopbench: the Negele et al. 2017 workloads
+// written in idiomatic Go (goroutines, channels, sync.Mutex/sync.Cond, runtime.Gosched),
+// run by the harness as an external backend (docs/adding-a-backend.md, "A backend in
+// another language").
+//
+// Protocol (version 1):
+//
+//	coopbench-go --list        prints {"protocol":1,"workloads":[...],"context":{...}}
+//	coopbench-go < request     reads one JSON request line on stdin:
+//	    {"protocol":1,"backend":"go","workload":"create","params":{"N":"1000"},
+//	     "processors":2,"pin":false,"stack_size":0,"options":{},"inject_fault":false}
+//	  and prints one JSON line on stdout:
+//	    {"status":"ok","seconds":0.01,"value":12.3,"check":"passed","counters":{...}}
+//	  or {"status":"ok",...,"check":"self-check failed: ..."} when its answer is wrong, or
+//	  {"status":"failed","reason":"..."} when it could not run the point.
+//
+// Standard library only: the build must work offline.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+)
+
+// Request — one point, as the harness sends it.
+type Request struct {
+	Protocol    int               `json:"protocol"`
+	Backend     string            `json:"backend"`
+	Workload    string            `json:"workload"`
+	Params      map[string]string `json:"params"`
+	Processors  int               `json:"processors"`
+	Pin         bool              `json:"pin"`
+	StackSize   int64             `json:"stack_size"`
+	Options     map[string]string `json:"options"`
+	InjectFault bool              `json:"inject_fault"`
+}
+
+// Reply — the point's outcome, as the harness reads it.
+type Reply struct {
+	Status   string             `json:"status"`
+	Reason   string             `json:"reason,omitempty"`
+	Seconds  float64            `json:"seconds"`
+	Value    float64            `json:"value"`
+	Check    string             `json:"check,omitempty"`
+	Counters map[string]float64 `json:"counters"`
+}
+
+// Ctx — what a workload gets: its parameters and whether to perturb its answer.
+type Ctx struct {
+	params      map[string]string
+	injectFault bool
+}
+
+// I64 — an integer parameter; the harness has validated it, so a bad one is a bug.
+func (c *Ctx) I64(name string) int64 {
+	v, err := strconv.ParseInt(c.params[name], 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("parameter %s: %q is not an integer", name, c.params[name]))
+	}
+	return v
+}
+
+// Result — what a workload returns: the timed interval, the value in the workload's unit,
+// the self-check's verdict ("" = passed) and counters.
+type Result struct {
+	Seconds  float64
+	Value    float64
+	Check    string
+	Counters map[string]float64
+}
+
+type workloadFn func(*Ctx) (Result, error)
+
+// workloads — every workload this program implements, by the harness's names.
+var workloads = map[string]workloadFn{
+	"create":       create,
+	"switch":       switchWorkload,
+	"lock-local":   func(c *Ctx) (Result, error) { return lock(c, false) },
+	"lock-global":  func(c *Ctx) (Result, error) { return lock(c, true) },
+	"city":         city,
+	"eratosthenes": eratosthenes,
+	"mandelbrot":   mandelbrot,
+	"matrix":       matrix,
+	"news":         news,
+	"producer":     producer,
+	"tokenring":    tokenring,
+}
+
+// gcPercent — the GC target in effect (GOGC; -1 = off), read without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func context() map[string]string {
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		gogc = "(unset: 100)"
+	}
+	memlimit := os.Getenv("GOMEMLIMIT")
+	if memlimit == "" {
+		memlimit = "(unset)"
+	}
+	return map[string]string{
+		"go_version": runtime.Version(),
+		"compiler":   runtime.Compiler,
+		"goarch":     runtime.GOARCH,
+		"GOGC":       gogc,
+		"GOMEMLIMIT": memlimit,
+		"gomaxprocs": "the point's processors",
+	}
+}
+
+func emit(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "coopbench-go: cannot encode the reply:", err)
+		os.Exit(1)
+	}
+	os.Stdout.Write(append(b, '\n'))
+}
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--list" {
+		names := make([]string, 0, len(workloads))
+		for n := range workloads {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		emit(map[string]any{"protocol": 1, "workloads": names, "context": context()})
+		return
+	}
+	if len(os.Args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: coopbench-go --list | coopbench-go < request.json (see main.go)")
+		os.Exit(2)
+	}
+	in := bufio.NewReader(os.Stdin)
+	line, err := in.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		emit(Reply{Status: "failed", Reason: "no request on stdin: " + err.Error()})
+		return
+	}
+	var req Request
+	if err := json.Unmarshal(line, &req); err != nil {
+		emit(Reply{Status: "failed", Reason: "unreadable request: " + err.Error()})
+		return
+	}
+	fn, ok := workloads[req.Workload]
+	if !ok {
+		emit(Reply{Status: "unsupported", Reason: "coopbench-go does not implement workload " + req.Workload})
+		return
+	}
+	procs := req.Processors
+	if procs < 1 {
+		procs = 1
+	}
+	runtime.GOMAXPROCS(procs)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := fn(&Ctx{params: req.Params, injectFault: req.InjectFault})
+	if err != nil {
+		emit(Reply{Status: "failed", Reason: err.Error()})
+		return
+	}
+	runtime.ReadMemStats(&after)
+	if res.Counters == nil {
+		res.Counters = map[string]float64{}
+	}
+	res.Counters["gomaxprocs"] = float64(runtime.GOMAXPROCS(0))
+	res.Counters["gogc"] = float64(gcPercent())
+	res.Counters["gc_cycles"] = float64(after.NumGC - before.NumGC)
+	check := "passed"
+	if res.Check != "" {
+		check = res.Check
+	}
+	emit(Reply{Status: "ok", Seconds: res.Seconds, Value: res.Value, Check: check, Counters: res.Counters})
+}
+
+// expect — a self-check: "" when got == want, else the reason (the C++ workloads' wording).
+func expect[T comparable](what string, got, want T) string {
+	if got == want {
+		return ""
+	}
+	return fmt.Sprintf("self-check failed: %s = %v, expected %v", what, got, want)
+}
+
+// firstFailure — the first non-empty verdict.
+func firstFailure(checks ...string) string {
+	for _, c := range checks {
+		if c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// padded — one counter on its own cache line (per-goroutine counters without false sharing).
+type padded struct {
+	v int64
+	_ [56]byte
+}

@@ -1,0 +1,160 @@
+// micro.go — the microbenchmarks (Negele et al. 2017, section 6, Figs. 7-9), matching
+// workloads/micro/{create,switch,lock}.hpp: same parameters, timed interval, self-checks.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// goroutineBytes — what one live goroutine costs at least: its initial 2 KiB stack plus
+// the runtime's g structure (~400 bytes), rounded up.
+const goroutineBytes = 3 << 10
+
+// capacity — why n live goroutines may not fit in memory (nil = they fit): more than half of
+// MemAvailable fails the point cleanly instead of taking the (shared) machine down, as the
+// C++ backends' capacity() does. For workloads whose goroutines are all alive at once.
+func capacity(n int64) error {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		var kib int64
+		if strings.HasPrefix(s.Text(), "MemAvailable:") {
+			fmt.Sscanf(strings.TrimPrefix(s.Text(), "MemAvailable:"), "%d", &kib)
+			need := n * goroutineBytes
+			if need > kib*1024/2 {
+				return fmt.Errorf("capacity: %d goroutines need about %.1f GiB, more than half of MemAvailable (%.1f GiB)",
+					n, float64(need)/(1<<30), float64(kib)/(1<<20))
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// create — spawn N goroutines with an empty body (each sets its own flag), then wait for
+// all. Go has no join: a sync.WaitGroup stands for joining every thread. Value: ns per
+// goroutine, from before the first `go` to after Wait. Self-check: every goroutine ran once.
+func create(c *Ctx) (Result, error) {
+	n := c.I64("N")
+	// No capacity check: a goroutine that has run is gone (its g and stack are reused), and
+	// the runtime runs new goroutines while main spawns (on other Ps, or when sysmon
+	// preempts main after 10 ms), so the live ones stay far below N (peak RSS ~100 MB at
+	// N = 10^6). The C++ threads, in contrast, all stay alive until joined.
+	ran := make([]uint8, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	wg.Add(int(n))
+	for i := int64(0); i < n; i++ {
+		flag := &ran[i]
+		go func() {
+			*flag = 1
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	if c.injectFault && n > 0 {
+		ran[n/2] = 0
+	}
+	var count int64
+	for _, r := range ran {
+		if r == 1 {
+			count++
+		}
+	}
+	return Result{Seconds: secs, Value: secs * 1e9 / float64(n), Check: expect("threads that ran", count, n)}, nil
+}
+
+// switchWorkload — T goroutines each call runtime.Gosched() K times behind a start gate (a
+// closed channel). Value: ns per switch = elapsed / (T*K), from opening the gate to the
+// last Done. Self-check: the yields add up to T*K.
+func switchWorkload(c *Ctx) (Result, error) {
+	t, k := c.I64("T"), c.I64("K")
+	if err := capacity(t); err != nil {
+		return Result{}, err
+	}
+	yields := make([]padded, t)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(int(t))
+	for i := int64(0); i < t; i++ {
+		mine := &yields[i].v
+		go func() {
+			defer wg.Done()
+			<-gate
+			for j := int64(0); j < k; j++ {
+				runtime.Gosched()
+				*mine++
+			}
+		}()
+	}
+	start := time.Now()
+	close(gate)
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var total int64
+	for i := range yields {
+		total += yields[i].v
+	}
+	if c.injectFault {
+		total--
+	}
+	return Result{Seconds: secs, Value: secs * 1e9 / float64(t*k), Check: expect("yields", total, t*k)}, nil
+}
+
+// lock — T goroutines each lock and unlock a sync.Mutex K times, incrementing a counter
+// inside: their own (lock-local) or one shared mutex and unsynchronised counter
+// (lock-global). Value: ns per lock+unlock pair. Self-check: the counters add up to T*K.
+func lock(c *Ctx, global bool) (Result, error) {
+	t, k := c.I64("T"), c.I64("K")
+	type slot struct {
+		mu      sync.Mutex
+		counter int64
+		_       [48]byte
+	}
+	nslots := t
+	if global {
+		nslots = 1
+	}
+	slots := make([]slot, nslots)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(int(t))
+	for i := int64(0); i < t; i++ {
+		s := &slots[0]
+		if !global {
+			s = &slots[i]
+		}
+		go func() {
+			defer wg.Done()
+			<-gate
+			for j := int64(0); j < k; j++ {
+				s.mu.Lock()
+				s.counter++
+				s.mu.Unlock()
+			}
+		}()
+	}
+	start := time.Now()
+	close(gate)
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var total int64
+	for i := range slots {
+		total += slots[i].counter
+	}
+	if c.injectFault {
+		total++
+	}
+	return Result{Seconds: secs, Value: secs * 1e9 / float64(t*k), Check: expect("critical sections", total, t*k)}, nil
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""fake_backend.py MODE — an external backend for the tests of the protocol
+(harness/external.hpp). It "implements" create and switch (not lock-local etc., which must
+then be skipped) and, per MODE, answers:
+
+  good      a correct measurement (value from params, self-check passed)
+  crash     dies of SIGSEGV after reading the request
+  hang      sleeps (in a child process too, which the harness must also kill)
+  garbage   prints a line that is not JSON
+  badcheck  a measurement whose self-check failed
+  failed    status "failed" with a reason
+  exit3     a correct line, then exit status 3
+  silent    exits 0 without printing anything
+  panic     a Go-style panic: "panic: ..." then a stack trace on stderr, exit status 2
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+
+mode = sys.argv[1]
+if sys.argv[2:] == ["--list"]:
+    print(json.dumps({"protocol": 1, "workloads": ["create", "switch", "no-such-workload"],
+                      "context": {"fake_mode": mode}}))
+    sys.exit(0)
+req = json.loads(sys.stdin.readline())
+n = int(req["params"].get("N", req["params"].get("T", "1")))
+good = {"status": "ok", "seconds": 0.001 * n, "value": 1000.0, "check": "passed",
+        "counters": {"processors_seen": req["processors"], "inject_fault": int(req["inject_fault"])}}
+if req["inject_fault"]:
+    good["check"] = "self-check failed: threads that ran = %d, expected %d" % (n - 1, n)
+if mode == "good":
+    print("some chatter before the result line")
+    print(json.dumps(good))
+elif mode == "crash":
+    os.kill(os.getpid(), signal.SIGSEGV)
+elif mode == "hang":
+    subprocess.Popen(["sleep", os.environ.get("FAKE_SLEEP", "300")])
+    signal.pause()
+elif mode == "garbage":
+    print("this is not { json")
+elif mode == "badcheck":
+    good["check"] = "threads that ran = 7, expected 8"
+    print(json.dumps(good))
+elif mode == "failed":
+    print(json.dumps({"status": "failed", "reason": "fake refused the point"}))
+elif mode == "exit3":
+    print(json.dumps(good))
+    sys.exit(3)
+elif mode == "silent":
+    sys.exit(0)
+elif mode == "panic":
+    sys.stderr.write("panic: fake ran out of patience\n\ngoroutine 1 [running]:\nmain.main()\n"
+                     "\t/src/main.go:12 +0x1d\nexit status 2\n")
+    sys.exit(2)

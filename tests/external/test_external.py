@@ -1,0 +1,149 @@
+"""test_external.py COOPBENCH — external backends (harness/external.hpp) through the real
+binary: the protocol's outcomes (a correct answer, a crash, a hang, garbage, a failed
+self-check, ...) each become the right point status and reason, nothing is lost from the
+results, unimplemented workloads are skipped, broken manifests are left out with one line,
+and the documented example (docs/examples/external/) works."""
+import csv
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+BIN = None
+
+
+def run(args, backends, check=True, env_extra=None):
+    env = dict(os.environ, COOPBENCH_BACKENDS=":".join(str(b) for b in backends))
+    env.update(env_extra or {})
+    p = subprocess.run([BIN] + args, env=env, capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"coopbench {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
+    return p
+
+
+def rows(folder):
+    with open(pathlib.Path(folder) / "results.csv") as f:
+        return list(csv.DictReader(f))
+
+
+class Protocol(unittest.TestCase):
+    def test_every_outcome_becomes_the_right_status_and_reason(self):
+        marker = f"{300 + random.random():.6f}"
+        modes = ["good", "crash", "hang", "garbage", "badcheck", "failed", "exit3", "silent", "panic"]
+        with tempfile.TemporaryDirectory() as d:
+            out = pathlib.Path(d) / "run"
+            run(["run", "-b", ",".join("fake-" + m for m in modes), "-w", "create,switch,lock-local",
+                 "-p", "N=5", "-p", "T=2", "-p", "K=10", "-P", "2", "--timeout", "3", "-o", str(out), "-q"],
+                [HERE / "backends"], env_extra={"FAKE_SLEEP": marker})
+            got = rows(out)
+            # Every (backend, create/switch) pair has its row; lock-local is not implemented
+            # by the program, so it is skipped: no row at all.
+            self.assertEqual(sorted((r["backend"], r["workload"]) for r in got),
+                             sorted((f"fake-{m}", w) for m in modes for w in ["create", "switch"]))
+            by = {(r["backend"], r["workload"]): r for r in got}
+            good = by[("fake-good", "create")]
+            self.assertEqual(good["status"], "ok", good["reason"])
+            self.assertEqual(float(good["value"]), 1000.0)
+            self.assertAlmostEqual(float(good["seconds"]), 0.005)
+            counters = json.loads(good["counters"])
+            self.assertEqual(counters["processors_seen"], 2.0)  # the point's processors reached it
+            self.assertNotEqual(good["peak_rss_kib"], "")
+            self.assertNotEqual(good["cpu_seconds"], "")
+            expected = {
+                "crash": "crashed: SIGSEGV",
+                "hang": "timeout after 3 s",
+                "garbage": "unreadable result from the backend's program",
+                "badcheck": "self-check failed: threads that ran = 7, expected 8",
+                "failed": "fake refused the point",
+                "exit3": "the program exited with status 3 after its result",
+                "silent": "exited with status 0 without a result",
+                "panic": "exited with status 2 without a result; panic: fake ran out of patience",
+            }
+            for mode, reason in expected.items():
+                for w in ["create", "switch"]:
+                    r = by[(f"fake-{mode}", w)]
+                    self.assertEqual(r["status"], "failed", f"{mode}/{w}")
+                    self.assertIn(reason, r["reason"], f"{mode}/{w}")
+            # The measured value of a failed self-check is kept, as for C++ workloads.
+            self.assertEqual(json.loads(by[("fake-badcheck", "create")]["counters"])["processors_seen"], 2.0)
+            # points.jsonl has the same points.
+            lines = (out / "points.jsonl").read_text().splitlines()
+            self.assertEqual(len(lines), len(got))
+            # --list's context is recorded.
+            ctx = json.loads((out / "context.json").read_text())
+            self.assertEqual(ctx["backend.fake-good.fake_mode"], "good")
+        # The hanging program's own child was killed with it (its process group).
+        time.sleep(0.2)
+        left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+        self.assertEqual(left.stdout.strip(), "", "the hanging program's child survived the timeout")
+
+    def test_isolation_none_still_runs_the_program_in_its_own_process(self):
+        with tempfile.TemporaryDirectory() as d:
+            run(["run", "-b", "fake-good", "-w", "create", "-p", "N=3", "--isolation", "none", "-o", d, "-q"],
+                [HERE / "backends"])
+            (r,) = rows(d)
+            self.assertEqual(r["status"], "ok", r["reason"])
+            self.assertAlmostEqual(float(r["seconds"]), 0.003)
+
+    def test_inject_fault_reaches_the_program(self):
+        with tempfile.TemporaryDirectory() as d:
+            run(["run", "-b", "fake-good", "-w", "create", "-p", "N=3", "--inject-fault", "-o", d, "-q"],
+                [HERE / "backends"])
+            (r,) = rows(d)
+            self.assertEqual(r["status"], "failed")
+            self.assertIn("self-check failed: threads that ran = 2, expected 3", r["reason"])
+
+    def test_list_shows_origin_and_implemented_workloads_and_leaves_broken_manifests_out(self):
+        p = run(["list", "--json"], [HERE / "backends", HERE / "broken"])
+        listing = {b["name"]: b for b in json.loads(p.stdout)["backends"]}
+        good = listing["fake-good"]
+        self.assertEqual(sorted(good["workloads"]), ["create", "switch"])  # unknown names dropped
+        self.assertIn("backend", good["origin"])
+        self.assertIn("fake_backend.py", good["origin"])
+        self.assertTrue(good["external"])
+        self.assertFalse(listing["pthreads"]["external"])
+        self.assertNotIn("fake-missing", listing)
+        left_out = [l for l in p.stderr.splitlines() if "left out" in l]
+        self.assertEqual(len(left_out), 2, p.stderr)
+        self.assertTrue(any("missing.json" in l and "not executable" in l for l in left_out), p.stderr)
+        self.assertTrue(any("notjson.json" in l and "not JSON" in l for l in left_out), p.stderr)
+
+    def test_a_name_taken_by_a_cpp_backend_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = pathlib.Path(d) / "dup.json"
+            m.write_text(json.dumps({"name": "pthreads", "program": str(HERE / "fake_backend.py"), "args": ["good"]}))
+            p = run(["list"], [m])
+            self.assertIn("already registered", p.stderr)
+
+
+class DocumentedExample(unittest.TestCase):
+    """docs/adding-a-backend.md, "A backend in another language": the example as printed."""
+
+    def test_the_document_prints_the_example_as_it_is(self):
+        doc = (ROOT / "docs" / "adding-a-backend.md").read_text()
+        code = (ROOT / "docs" / "examples" / "external" / "pythreads.py").read_text()
+        manifest = (ROOT / "docs" / "examples" / "external" / "backend.json").read_text().strip()
+        self.assertIn("```python\n" + code + "```", doc)
+        self.assertIn("```json\n" + manifest + "\n```", doc)
+
+    def test_the_example_runs_and_its_self_check_catches_a_fault(self):
+        example = ROOT / "docs" / "examples" / "external" / "backend.json"
+        with tempfile.TemporaryDirectory() as d:
+            run(["run", "-b", "pythreads", "--plan", "tiny", "-o", d + "/ok", "-q"], [example])
+            got = rows(d + "/ok")
+            self.assertEqual({r["workload"] for r in got}, {"create"})  # the only one it implements
+            self.assertTrue(all(r["status"] == "ok" for r in got), [r["reason"] for r in got])
+            run(["run", "-b", "pythreads", "--plan", "tiny", "--inject-fault", "-o", d + "/fault", "-q"], [example])
+            self.assertTrue(all(r["status"] == "failed" and "self-check failed" in r["reason"] for r in rows(d + "/fault")))
+
+
+if __name__ == "__main__":
+    BIN = sys.argv[1]
+    unittest.main(argv=[sys.argv[0], "-v"] + sys.argv[2:])

@@ -181,19 +181,34 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,lock-local", "-r", "2", "-o", dir, "-q"}), 0);
     auto full = read_csv(dir / "results.csv");
     ASSERT_EQ(full.size(), 8u);
-    // Simulate a crash after three measurements, with a torn fourth line.
-    {
-        std::ifstream in(dir / "results.csv");
-        std::string header, l1, l2, l3;
-        std::getline(in, header);
-        std::getline(in, l1);
-        std::getline(in, l2);
-        std::getline(in, l3);
+    // Simulate a driver killed while writing the fourth row: three complete lines, then the
+    // first half of the fourth with no newline (in results.csv and points.jsonl alike).
+    auto tear = [](const fs::path& p, int keep) {
+        std::ifstream in(p);
+        std::vector<std::string> lines;
+        for (std::string l; std::getline(in, l);) lines.push_back(l);
         in.close();
-        std::ofstream out(dir / "results.csv", std::ios::trunc);
-        out << header << "\n" << l1 << "\n" << l2 << "\n" << l3 << "\n";
-    }
+        std::ofstream out(p, std::ios::trunc);
+        for (int i = 0; i < keep; ++i) out << lines.at(static_cast<std::size_t>(i)) << "\n";
+        const std::string& torn = lines.at(static_cast<std::size_t>(keep));
+        out << torn.substr(0, torn.size() / 2);
+    };
+    tear(dir / "results.csv", 4);   // header + 3 rows
+    tear(dir / "points.jsonl", 3);  // 3 rows
+    testing::internal::CaptureStderr();
     ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("torn last line"), std::string::npos) << err;
+    {
+        // Every line complete: 1 header + 8 rows, each with the header's field count.
+        std::ifstream in(dir / "results.csv");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 9) << text;
+        std::ifstream jl(dir / "points.jsonl");
+        int n = 0;
+        for (std::string l; std::getline(jl, l); ++n) EXPECT_TRUE(nlohmann::json::accept(l)) << l;
+        EXPECT_EQ(n, 8);
+    }
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 8u);
     std::set<std::pair<std::string, std::string>> seen;

@@ -112,13 +112,27 @@ TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
         {"run", "--no-such-flag"},
         {"run", "--backend-opt", "nosuch=1", "--backends", "pthreads"},
         {"frobnicate"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=10^30"},       // overflows int64
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=99999999999999999999"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=1e-3"},        // a fraction, not 1
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=2.5"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=1e400"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_repetitions=abc"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_repetitions=0"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_repetitions=1e30"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_nosuch=1"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_filter=("},     // a bad regex
+        {"run", "--dry-run", "-b", "pthreads", "--processors", "99999999999"},
     };
     for (auto& args : bad) {
         testing::internal::CaptureStderr();
         int rc = cli(args);
         std::string err = testing::internal::GetCapturedStderr();
-        EXPECT_EQ(rc, 2) << args[1];
-        EXPECT_NE(err.find("coopbench"), std::string::npos) << err;
+        std::string joined;
+        for (auto& a : args) joined += a + " ";
+        EXPECT_EQ(rc, 2) << joined;
+        EXPECT_NE(err.find("coopbench"), std::string::npos) << joined << ": " << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << joined << ": " << err;
     }
     testing::internal::CaptureStderr();
     cli({"run", "--backends", "pthread"});
@@ -138,6 +152,13 @@ TEST(DriverInput, ListAndDryRun) {
     out = testing::internal::GetCapturedStdout();
     EXPECT_NE(out.find("pthreads/create/N=1000/P=2"), std::string::npos) << out;
     EXPECT_NE(out.find("6 points"), std::string::npos) << out;
+    // Exact numbers: a mantissa with a fraction that the exponent makes whole.
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "-p", "N=2.5e3,10^18,9223372036854775807", "-P", "1"}), 0);
+    out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("pthreads/create/N=2500/P=1"), std::string::npos) << out;
+    EXPECT_NE(out.find("pthreads/create/N=1000000000000000000/P=1"), std::string::npos) << out;
+    EXPECT_NE(out.find("pthreads/create/N=9223372036854775807/P=1"), std::string::npos) << out;
 }
 
 TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {

@@ -297,7 +297,8 @@ class LoadTest(TempDirCase):
         fam = cr.backend_style("boostfiber")
         self.assertEqual((ws["color"], ws["marker"]), (fam["color"], fam["marker"]))
         self.assertNotEqual(ws["linestyle"], "-")
-        self.assertNotEqual(ws["linestyle"], rr["linestyle"])
+        sw = cr.backend_style("boostfiber/shared_work")
+        self.assertEqual(len({ws["linestyle"], rr["linestyle"], sw["linestyle"], "-"}), 4)
         import subprocess, sys
         other = subprocess.run([sys.executable, "-c", "import coopbench_results as cr; print(cr.backend_style('someday'))"],
                                cwd=cr.__file__.rsplit("/", 1)[0], capture_output=True, text=True, check=True,

@@ -28,10 +28,16 @@ struct FaultyBackend : PthreadsBackend {
     static inline std::atomic<int> spawned{0};
     class Runtime : public PthreadsBackend::Runtime {
       public:
-        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o) { mode = o.option("mode"); }
+        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o), o_hold_file(o.option("hold_file")) {
+            mode = o.option("mode");
+        }
+        std::string o_hold_file;
         template <class F>
         void run(F&& f) {
             if (mode == "crash") raise(SIGSEGV);
+        if (mode == "hold") {  // stay in the point while the file exists (a long point)
+            while (fs::exists(o_hold_file)) usleep(20000);
+        }
             if (mode == "hang")
                 for (;;) pause();
             PthreadsBackend::Runtime::run(std::forward<F>(f));
@@ -46,6 +52,8 @@ struct FaultyBackend : PthreadsBackend {
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/crash", "crashes", {{"mode", "crash"}});
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hang", "hangs", {{"mode", "hang"}});
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/refuse", "refuses the 4th thread", {{"mode", "refuse"}});
+COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hold", "runs while --backend-opt hold_file exists",
+                                   {{"mode", "hold"}}, {{"hold_file", "", "a file; the point runs while it exists"}});
 COOPBENCH_REGISTER_BACKEND(coopbench::PthreadsBackend, "pthreads", "POSIX threads");
 
 namespace {
@@ -94,6 +102,35 @@ std::vector<Row> read_csv(const fs::path& p) {
         rows.push_back(r);
     }
     return rows;
+}
+
+// children — the pids whose parent is `parent` (from /proc/<pid>/stat).
+std::vector<pid_t> children(pid_t parent) {
+    std::vector<pid_t> out;
+    for (auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream st(e.path() / "stat");
+        std::string line;
+        if (!std::getline(st, line)) continue;
+        const auto rp = line.rfind(')');
+        if (rp == std::string::npos) continue;
+        std::istringstream rest(line.substr(rp + 2));
+        char state;
+        pid_t ppid;
+        rest >> state >> ppid;
+        if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    return out;
+}
+
+bool alive(pid_t pid) {
+    // A zombie counts as gone: it runs nothing.
+    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(st, line)) return false;
+    const auto rp = line.rfind(')');
+    return rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] != 'Z';
 }
 
 }  // namespace
@@ -239,9 +276,58 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     fs::remove_all(dir);
 }
 
+// kill -9 of the driver mid-point: its measuring child dies with it (PR_SET_PDEATHSIG), and
+// --resume then completes the sweep with no point lost or duplicated.
+TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
+    auto dir = fresh_dir("orphan");
+    const fs::path hold = fs::temp_directory_path() / ("coopbench-hold-" + std::to_string(getpid()));
+    { std::ofstream(hold) << "hold\n"; }
+    std::vector<std::string> args = {"coopbench", "run", "-b", "pthreads,faulty/hold", "-w", "create", "-p", "N=1,10",
+                                     "--backend-opt", "hold_file=" + hold.string(), "-o", dir.string(), "-q"};
+    std::fflush(nullptr);
+    const pid_t driver = fork();
+    ASSERT_GE(driver, 0);
+    if (driver == 0) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        _exit(coopbench::cli_main(static_cast<int>(args.size()), argv.data()));
+    }
+    // Wait (generously) until the driver measures the held point in a child.
+    std::vector<pid_t> kids;
+    for (int i = 0; i < 3000 && kids.empty(); ++i) {
+        usleep(10000);
+        kids = children(driver);
+    }
+    ASSERT_FALSE(kids.empty()) << "the driver never started a measuring child";
+    kill(driver, SIGKILL);
+    int status = 0;
+    waitpid(driver, &status, 0);
+    bool gone = false;
+    for (int i = 0; i < 3000 && !gone; ++i) {
+        gone = true;
+        for (pid_t k : kids) gone &= !alive(k);
+        if (!gone) usleep(10000);
+    }
+    for (pid_t k : kids) {
+        EXPECT_FALSE(alive(k)) << "measuring child " << k << " outlived its killed driver";
+        if (alive(k)) kill(k, SIGKILL);
+    }
+    fs::remove(hold);
+    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    std::set<std::string> seen;
+    for (auto& r : rows) {
+        EXPECT_TRUE(seen.insert(r["point"]).second) << "duplicated: " << r["point"];
+        EXPECT_EQ(r["status"], "ok") << r["point"] << ": " << r["reason"];
+    }
+    EXPECT_EQ(seen.size(), 4u);  // pthreads and faulty/hold, N=1 and N=10
+    fs::remove_all(dir);
+}
+
 TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {
     auto dir = fresh_dir("faults");
-    ASSERT_EQ(cli({"run", "-b", "faulty,pthreads", "-w", "create", "-p", "N=10", "--timeout", "2", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "faulty/crash,faulty/hang,faulty/refuse,pthreads", "-w", "create", "-p", "N=10", "--timeout", "2", "-o", dir, "-q"}), 0);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 4u);
     std::map<std::string, Row> by;

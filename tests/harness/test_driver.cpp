@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -323,6 +324,29 @@ TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
     }
     EXPECT_EQ(seen.size(), 4u);  // pthreads and faulty/hold, N=1 and N=10
     fs::remove_all(dir);
+}
+
+// More processors than this process may use: allowed, said once, recorded in the context.
+TEST(DriverRun, OversubscriptionIsSaidAndRecorded) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    const int over = CPU_COUNT(&set) + 1;
+    for (int p : {1, over}) {
+        auto dir = fresh_dir("oversubscribed-" + std::to_string(p));
+        testing::internal::CaptureStderr();
+        ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=4", "-P", std::to_string(p), "-o", dir, "-q"}), 0);
+        const std::string err = testing::internal::GetCapturedStderr();
+        std::ifstream in(dir / "context.json");
+        auto ctx = nlohmann::json::parse(in);
+        EXPECT_EQ(ctx.at("oversubscribed").get<bool>(), p == over) << p;
+        const auto first = err.find("processors requested");
+        EXPECT_EQ(first != std::string::npos, p == over) << err;
+        if (first != std::string::npos) {
+            EXPECT_EQ(err.find("processors requested", first + 1), std::string::npos) << err;
+        }
+        fs::remove_all(dir);
+    }
 }
 
 TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {

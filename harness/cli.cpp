@@ -1,6 +1,7 @@
 #include "harness/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <regex.h>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -8,7 +9,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include "harness/machine.hpp"
@@ -121,11 +121,16 @@ std::optional<int> benchmark_flag(const std::string& flag, std::vector<std::stri
         return static_cast<int>(*v);
     }
     if (name == "--benchmark_filter") {
-        try {
-            std::regex re(value, std::regex::extended);
-        } catch (const std::regex_error& e) {
-            throw UsageError(name + ": '" + value + "' is not a regular expression (" + e.what() + ")");
+        // POSIX extended, as Google Benchmark's own filter (and std::regex trips GCC 12's
+        // -Wmaybe-uninitialized under ASan).
+        regex_t re;
+        const int rc = regcomp(&re, value.c_str(), REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[128];
+            regerror(rc, &re, msg, sizeof msg);
+            throw UsageError(name + ": '" + value + "' is not a regular expression (" + msg + ")");
         }
+        regfree(&re);
     } else if (name == "--benchmark_out_format" || name == "--benchmark_format") {
         if (value != "json" && value != "console")
             throw UsageError(name + " takes json or console, got '" + value + "'");

@@ -1,16 +1,19 @@
 #include "harness/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <regex.h>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "harness/external.hpp"
 #include "harness/machine.hpp"
+#include "harness/numbers.hpp"
 #include "harness/plan.hpp"
 #include "harness/sweep.hpp"
 
@@ -107,6 +110,43 @@ void print_list(bool as_json) {
     std::cout << "\nThis machine: " << m.cores << " processors available.\n";
 }
 
+// benchmark_flag — one --benchmark_* flag, checked: the repetitions of
+// --benchmark_repetitions=N (returned), the others kept in `args` for the reporters. Anything
+// else, or a bad value, is a UsageError (one line, exit 2).
+std::optional<int> benchmark_flag(const std::string& flag, std::vector<std::string>& args) {
+    const auto eq = flag.find('=');
+    const std::string name = flag.substr(0, eq), value = eq == std::string::npos ? "" : flag.substr(eq + 1);
+    if (eq == std::string::npos || value.empty()) throw UsageError(name + " takes a value: " + name + "=...");
+    if (name == "--benchmark_repetitions") {
+        std::string why;
+        auto v = parse_integer(value, why);
+        if (!v) throw UsageError(name + ": '" + value + "' " + why);
+        if (*v < 1 || *v > 1000000) throw UsageError(name + " must be from 1 to 1000000, got " + value);
+        return static_cast<int>(*v);
+    }
+    if (name == "--benchmark_filter") {
+        // POSIX extended, as Google Benchmark's own filter (and std::regex trips GCC 12's
+        // -Wmaybe-uninitialized under ASan).
+        regex_t re;
+        const int rc = regcomp(&re, value.c_str(), REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[128];
+            regerror(rc, &re, msg, sizeof msg);
+            throw UsageError(name + ": '" + value + "' is not a regular expression (" + msg + ")");
+        }
+        regfree(&re);
+    } else if (name == "--benchmark_out_format" || name == "--benchmark_format") {
+        if (value != "json" && value != "console")
+            throw UsageError(name + " takes json or console, got '" + value + "'");
+    } else if (name != "--benchmark_out") {
+        throw UsageError("unsupported flag " + name +
+                         " (coopbench takes --benchmark_filter, --benchmark_repetitions, --benchmark_out, "
+                         "--benchmark_out_format, --benchmark_format)");
+    }
+    args.push_back(flag);
+    return std::nullopt;
+}
+
 void print_points(const std::vector<Point>& points) {
     for (auto& p : points) {
         std::cout << p.id();
@@ -177,8 +217,7 @@ int cli_main(int argc, char** argv) {
         SweepOptions o;
         for (auto& extra : run->remaining()) {
             if (extra.rfind("--benchmark_", 0) == 0) {
-                if (extra.rfind("--benchmark_repetitions=", 0) == 0) repetitions = std::stoi(extra.substr(24));
-                else o.benchmark_args.push_back(extra);
+                if (auto reps = benchmark_flag(extra, o.benchmark_args)) repetitions = *reps;
             } else {
                 throw UsageError("unknown argument '" + extra + "' (see coopbench run --help)");
             }
@@ -205,10 +244,11 @@ int cli_main(int argc, char** argv) {
                 r.params[p.substr(0, eq)] = split_list(p.substr(eq + 1));
             }
             for (auto& p : split_list(processors)) {
-                char* end = nullptr;
-                long v = std::strtol(p.c_str(), &end, 10);
-                if (*end || v < 1) throw UsageError("--processors takes positive integers, got '" + p + "'");
-                r.processors.push_back(static_cast<unsigned>(v));
+                std::string why;
+                auto v = parse_integer(p, why);
+                if (!v || *v < 1 || *v > 65536)
+                    throw UsageError("--processors takes integers from 1 to 65536, got '" + p + "'");
+                r.processors.push_back(static_cast<unsigned>(*v));
             }
             for (auto& kv : backend_opts) {
                 auto eq = kv.find('=');

@@ -1,5 +1,7 @@
 #include "harness/plan.hpp"
 
+#include "harness/numbers.hpp"
+
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -34,13 +36,6 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     return s;
 }
 
-bool is_integer(const std::string& s) {
-    if (s.empty()) return false;
-    std::size_t i = (s[0] == '-') ? 1 : 0;
-    if (i == s.size()) return false;
-    return std::all_of(s.begin() + static_cast<long>(i), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // normalise_value — validates one value of a parameter; accepts 1e6 / 10^6 style too.
 std::string normalise_value(const std::string& workload, const ParamSpec& spec, const std::string& raw) {
     if (!spec.choices.empty()) {
@@ -49,25 +44,10 @@ std::string normalise_value(const std::string& workload, const ParamSpec& spec, 
                              join(spec.choices) + closest(raw, spec.choices));
         return raw;
     }
-    std::string v = raw;
-    std::int64_t x = 0;
-    auto e = v.find_first_of("eE");
-    auto caret = v.find('^');
-    try {
-        if (is_integer(v)) {
-            x = std::stoll(v);
-        } else if (e != std::string::npos && is_integer(v.substr(0, e)) && is_integer(v.substr(e + 1))) {
-            x = std::stoll(v.substr(0, e));
-            for (int k = std::stoi(v.substr(e + 1)); k > 0; --k) x *= 10;
-        } else if (caret != std::string::npos && v.substr(0, caret) == "10" && is_integer(v.substr(caret + 1))) {
-            x = 1;
-            for (int k = std::stoi(v.substr(caret + 1)); k > 0; --k) x *= 10;
-        } else {
-            throw UsageError("parameter " + spec.name + " of " + workload + ": '" + raw + "' is not an integer");
-        }
-    } catch (const std::out_of_range&) {
-        throw UsageError("parameter " + spec.name + " of " + workload + ": '" + raw + "' is out of range");
-    }
+    std::string why;
+    const auto parsed = parse_integer(raw, why);
+    if (!parsed) throw UsageError("parameter " + spec.name + " of " + workload + ": '" + raw + "' " + why);
+    const std::int64_t x = *parsed;
     if (x < spec.min)
         throw UsageError("parameter " + spec.name + " of " + workload + " must be >= " + std::to_string(spec.min) +
                          ", got " + raw);

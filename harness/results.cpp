@@ -28,6 +28,24 @@ void flush(std::FILE* f) {
 }
 }  // namespace
 
+std::size_t repair_torn_tail(const std::filesystem::path& file) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file, ec);
+    if (ec || size == 0) return 0;
+    std::ifstream in(file, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    if (text.empty() || text.back() == '\n') return 0;
+    const auto last_nl = text.rfind('\n');
+    const std::size_t keep = last_nl == std::string::npos ? 0 : last_nl + 1;
+    std::filesystem::resize_file(file, keep, ec);
+    if (ec) throw UsageError("cannot repair the torn last line of " + file.string() + ": " + ec.message());
+    const std::size_t removed = text.size() - keep;
+    std::fprintf(stderr, "coopbench: %s: removed a torn last line (%zu bytes) left by an interrupted run\n",
+                 file.c_str(), removed);
+    return removed;
+}
+
 std::string csv_field(const std::string& s) {
     if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string q = "\"";
@@ -69,6 +87,9 @@ std::vector<std::string> parse_csv_line(const std::string& line) {
 ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names)
     : param_names_(std::move(param_names)) {
     const auto csv_path = dir / "results.csv";
+    // A driver killed mid-write leaves a partial last line: cut it before appending.
+    repair_torn_tail(csv_path);
+    repair_torn_tail(dir / "points.jsonl");
     bool fresh = !std::filesystem::exists(csv_path) || std::filesystem::file_size(csv_path) == 0;
     if (!fresh) {
         std::ifstream in(csv_path);

@@ -36,6 +36,10 @@ class ResultWriter {
 // completed — the (point id, repetition) pairs already in dir/results.csv (for --resume).
 std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir);
 
+// repair_torn_tail — when `file` does not end with a newline (a writer killed mid-line),
+// truncate it to its last complete line and say so on stderr; returns the bytes removed.
+std::size_t repair_torn_tail(const std::filesystem::path& file);
+
 // csv_field — quote a CSV field when needed (RFC 4180).
 std::string csv_field(const std::string& s);
 

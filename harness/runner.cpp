@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -114,6 +115,7 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         return m;
     }
     std::fflush(nullptr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         m.outcome = Outcome::failed(std::string("fork: ") + std::strerror(errno));
@@ -121,6 +123,13 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
     }
     if (pid == 0) {
         // Child: run the point, write the outcome, leave without running exit handlers.
+        // It dies with the driver (a SIGKILLed driver must not leave a point running that
+        // competes with the next --resume), and leads its own process group, so a timeout
+        // kills whatever it started too. The getppid() check closes the window in which the
+        // driver died before prctl took effect.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        setpgid(0, 0);
         close(out_pipe[0]);
         close(err_pipe[0]);
         dup2(err_pipe[1], STDERR_FILENO);
@@ -129,8 +138,8 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
             setrlimit(RLIMIT_AS, &lim);
         }
         if (external) {
-            // Its own process group, so a timeout also kills what the program started.
-            setpgid(0, 0);
+            // The program inherits the process group (a timeout kills what it started too)
+            // and the death signal (prctl's setting survives exec).
             dup2(out_pipe[1], STDOUT_FILENO);
             exec_external(*external, point, opts.inject_fault);
         }
@@ -155,8 +164,7 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         std::fflush(nullptr);
         _exit(0);
     }
-    // Both sides set the external program's process group, so a timeout finds it whichever runs first.
-    if (external) setpgid(pid, pid);
+    setpgid(pid, pid);  // also here: whichever of parent and child runs first
     close(out_pipe[1]);
     close(err_pipe[1]);
 
@@ -192,7 +200,10 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
             }
         }
     }
-    if (timed_out) kill(external ? -pid : pid, SIGKILL);
+    if (timed_out) {
+        kill(-pid, SIGKILL);  // the point's whole process group (an external program's children too)
+        kill(pid, SIGKILL);
+    }
     int status = 0;
     rusage ru{};
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {

@@ -116,6 +116,13 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
     context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
     add_external_context(context, points);  // gopeer (issue 13): e.g. backend.go.go_version
+    // Oversubscription is a legitimate experiment, but say it once and record it.
+    unsigned most = 0;
+    for (auto& p : points) most = std::max(most, p.options.processors);
+    context["oversubscribed"] = most > machine.cores;
+    if (most > machine.cores)
+        std::fprintf(stderr, "coopbench: note: %u processors requested, this process may use %u cores: oversubscribed\n",
+                     most, machine.cores);
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
 

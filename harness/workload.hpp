@@ -12,6 +12,9 @@
 // within `B::Runtime::run`, so it may spawn, lock, yield; runtime start-up and shut-down
 // are outside of it. It times only what it measures (Stopwatch), checks its own answer,
 // and returns Outcome::failed(reason) instead of a time when the answer is wrong.
+// Threads it spawns start behind the one start gate (StartGate with spawn_behind or
+// spawn_gated, workloads/common.hpp), so a refused spawn fails the point with the
+// backend's reason instead of leaving started threads waiting forever.
 //
 // Optional: `template <Backend B> static constexpr bool supports()` — false leaves the
 // pair (B, workload) out of the registry (e.g. spin locks on a cooperative backend).

@@ -15,9 +15,12 @@
 //                                               // try_lock_for on this lock, not yet unlocked
 //   };
 //
-// Example:
-//   locks::Cal<> lock(locks::LockOptions{.nodes = 4});
-//   if (auto t = lock.try_lock_for(locks::Patience::micros(512))) { ...; lock.unlock(t); }
+// Example (compiled: docs/examples/locks_example.cpp):
+//   locks::CalLock lock(locks::LockOptions{.nodes = 4});
+//   if (auto t = lock.try_lock_for(locks::Patience::micros(512))) {   // acquired
+//       /* critical section */
+//       lock.unlock(t);                                                // t: what release needs
+//   } else { /* timed out */ }
 //
 // Every algorithm is header-only (locks/*.hpp) and depends on nothing but the standard
 // library and POSIX, so it can be used without the harness.

@@ -1,8 +1,14 @@
 // all.hpp — every abortable lock of the library, and AllLocks, their list in report order.
 //
-// with_lock(name, fn) calls fn.template operator()<L>() for the lock type named `name`
+// AllLocks::with(name, fn) calls fn.template operator()<L>() for the lock type named `name`
 // (a fold over the list, not a chain of string comparisons written by hand) and returns
 // false when no lock has that name.
+//
+// Example (compiled: docs/examples/locks_example.cpp):
+//   const bool found = locks::AllLocks::with("cal", [&]<class L>() {
+//       L lock(locks::LockOptions{});
+//       if (auto t = lock.try_lock_for(locks::Patience::infinite())) lock.unlock(t);
+//   });
 #pragma once
 
 #include <string>

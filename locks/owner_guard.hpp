@@ -37,10 +37,12 @@
 // concurrently with itself; any number of other threads call nonowner_lock/unlock. A
 // waiter record lives on its non-owner's stack while it is queued. No allocation.
 //
-// Example:
+// Example (compiled: docs/examples/locks_example.cpp):
 //   locks::OwnerGuard g;
+//   std::thread other([&] {
+//       g.nonowner_lock(); use(); g.nonowner_unlock();             // any other thread
+//   });
 //   bool slow = g.owner_lock(); use(); g.owner_unlock(slow);   // owner
-//   g.nonowner_lock(); use(); g.nonowner_unlock();             // any other thread
 #pragma once
 
 #include <atomic>

@@ -234,6 +234,9 @@ _KNOWN_STYLES = {
 _PALETTE = ["#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#ff9896", "#393b79", "#637939", "#8c6d31"]
 _MARKERS = ["v", "<", ">", "p", "h", "*", "P", "X", "d"]
 _LINESTYLES = ["-", "--", "-.", ":"]
+# The registered variants get distinct line styles (a hash of the name gave round_robin and
+# work_stealing the same one); other variants fall back to the hash.
+_KNOWN_VARIANT_STYLES = {"round_robin": "--", "shared_work": ":", "work_stealing": "-."}
 
 
 def backend_style(name: str) -> dict:
@@ -249,7 +252,12 @@ def backend_style(name: str) -> dict:
     else:
         h = zlib.crc32(family.encode())
         style = {"color": _PALETTE[h % len(_PALETTE)], "marker": _MARKERS[(h // 7) % len(_MARKERS)]}
-    style["linestyle"] = _LINESTYLES[zlib.crc32(variant.encode()) % (len(_LINESTYLES) - 1) + 1] if variant else "-"
+    if not variant:
+        style["linestyle"] = "-"
+    elif variant in _KNOWN_VARIANT_STYLES:
+        style["linestyle"] = _KNOWN_VARIANT_STYLES[variant]
+    else:
+        style["linestyle"] = _LINESTYLES[zlib.crc32(variant.encode()) % (len(_LINESTYLES) - 1) + 1]
     return style
 
 

@@ -1,5 +1,6 @@
 // common.hpp — small helpers shared by workloads: spawning a group of threads with a
-// clean failure when the system cannot hold them, and a start gate.
+// clean failure when the system cannot hold them, and the start gate (StartGate) that every
+// workload's threads wait behind.
 #pragma once
 
 #include <atomic>
@@ -58,20 +59,86 @@ class Group {
     std::string error_;
 };
 
-// Gate — threads wait at the gate (yielding, so cooperative backends make progress)
-// until open() is called; the measured interval starts at open().
+// StartGate — the one start gate of every workload: a one-shot gate with an abort outcome.
+// Threads spawned behind it first call wait(), which returns once the spawner called go()
+// (true: every thread was created, run) or abort() (false: a spawn was refused, return at
+// once without touching shared state). Two ways to wait, chosen by the workload:
+//   GateWait::block — on the backend's Mutex/CondVar (apps: thousands of threads that must
+//                      not burn the cores while the rest are spawned);
+//   GateWait::spin  — yielding on an atomic (micro benchmarks: the measured interval starts
+//                      at go(), and a blocked thread's wake-up would be measured too).
+// Ownership: the gate lives in the workload's run() and outlives the threads it gates:
+// spawn_behind/spawn_gated join everything on a refused spawn, and run() joins before it
+// returns otherwise.
+enum class GateWait { block, spin };
+
 template <Backend B>
-class Gate {
+class StartGate {
   public:
-    void wait() const {
-        // acquire: pairs with open()'s release so the opener's writes are visible.
-        while (!open_.load(std::memory_order_acquire)) B::yield();
+    explicit StartGate(GateWait how = GateWait::block) : how_(how) {}
+    StartGate(const StartGate&) = delete;
+    StartGate& operator=(const StartGate&) = delete;
+
+    // wait — until go() or abort(); true means run, false means return at once.
+    bool wait() {
+        if (how_ == GateWait::spin) {
+            State s;
+            // acquire: pairs with open()'s release store, so the spawner's writes before
+            // go()/abort() are visible to the thread that saw the state change.
+            while ((s = state_.load(std::memory_order_acquire)) == State::closed) B::yield();
+            return s == State::go;
+        }
+        mutex_.lock();
+        // relaxed under the mutex: the mutex orders it with open().
+        while (state_.load(std::memory_order_relaxed) == State::closed) opened_.wait(mutex_);
+        const bool run = state_.load(std::memory_order_relaxed) == State::go;
+        mutex_.unlock();
+        return run;
     }
-    void open() { open_.store(true, std::memory_order_release); }
+    // go — release every waiter (and any later caller of wait) to run.
+    void go() { open(State::go); }
+    // abort — release every waiter to return without running.
+    void abort() { open(State::aborted); }
 
   private:
-    std::atomic<bool> open_{false};
+    enum class State { closed, go, aborted };
+    void open(State s) {
+        mutex_.lock();
+        // release: a spinning waiter's acquire load sees everything written before go().
+        state_.store(s, std::memory_order_release);
+        if (how_ == GateWait::block) opened_.notify_all();
+        mutex_.unlock();
+    }
+    const GateWait how_;
+    typename B::Mutex mutex_;
+    typename B::CondVar opened_;
+    std::atomic<State> state_{State::closed};
 };
+
+// spawn_behind — spawn `n` threads running body(i), i in [0, n), each behind `gate`, and
+// leave the gate closed (the caller starts its clock, then calls gate.go()). On a refused
+// spawn: abort the gate, join what was spawned, return false (group.error() says why).
+template <Backend B, class Body>
+bool spawn_behind(Group<B>& group, StartGate<B>& gate, std::size_t n, Body body) {
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!group.spawn([&gate, body, i]() mutable {
+                if (gate.wait()) body(i);
+            })) {
+            gate.abort();
+            group.join_all();
+            return false;
+        }
+    }
+    return true;
+}
+
+// spawn_gated — spawn_behind, then open the gate (go) when every thread was created.
+template <Backend B, class Body>
+bool spawn_gated(Group<B>& group, StartGate<B>& gate, std::size_t n, Body body) {
+    if (!spawn_behind(group, gate, n, std::move(body))) return false;
+    gate.go();
+    return true;
+}
 
 // Padded — one value on its own cache line (per-thread counters without false sharing).
 template <class T>

@@ -1,18 +1,82 @@
-// The concept holds for every backend, and every workload runs on every registered backend
-// at a tiny size through the registry (the same runner the driver's points use).
+// Every workload runs on every registered backend at a tiny size, through the registry and
+// the driver's own runner (measure(): each point in a child process, as `coopbench run`
+// does, so a backend that allows one runtime per process is fine), and every such point's
+// self-check catches an injected fault.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "harness/registry.hpp"
+#include "harness/runner.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
+#include "tests/support/grid.hpp"
+#include "workloads/all.hpp"
 
 static_assert(coopbench::Backend<coopbench::PthreadsBackend>);
 static_assert(coopbench::Backend<coopbench::StdThreadBackend>);
 
-TEST(Backends, PthreadsCreate) {
-    coopbench::Context ctx;
-    ctx.options.processors = 2;
-    ctx.params = {{"N", "100"}};
-    auto o = coopbench::run_point<coopbench::PthreadsBackend, coopbench::Create>(ctx);
-    EXPECT_TRUE(o.ok) << o.reason;
+namespace {
+using namespace coopbench;
+
+template <class... Ws>
+std::set<std::string> names(TypeList<Ws...>) {
+    return {Ws::info(Machine{2}).name...};
+}
+
+unsigned processors() {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n ? n : 1;
+}
+}  // namespace
+
+TEST(Backends, EveryBackendOfTheBinaryIsRegistered) {
+    std::set<std::string> got;
+    for (auto& b : Registry::instance().backends()) got.insert(b.name);
+    for (const char* want : {"native", "pthreads", "stdthread", "boostfiber/round_robin", "boostfiber/shared_work",
+                             "boostfiber/work_stealing"})
+        EXPECT_TRUE(got.count(want)) << want << " is not registered";
+}
+
+TEST(Backends, EveryWorkloadIsRegisteredAndRunsSomewhere) {
+    const auto& reg = Registry::instance();
+    for (auto& w : names(AllWorkloads{})) {
+        EXPECT_TRUE(reg.workloads().count(w)) << w << " is not registered";
+        bool somewhere = false;
+        for (auto& b : reg.backends()) somewhere |= b.runners.count(w) > 0;
+        EXPECT_TRUE(somewhere) << w << " runs on no backend";
+    }
+}
+
+TEST(Backends, EveryWorkloadRunsOnEveryRegisteredBackend) {
+    const auto& reg = Registry::instance();
+    const Machine m{processors()};
+    std::size_t pairs = 0;
+    RunnerOptions run;
+    run.isolation = Isolation::process;
+    run.timeout_seconds = 120;
+    for (auto& b : reg.backends()) {
+        for (auto& [wname, entry] : reg.workloads()) {
+            if (!b.runners.count(wname)) continue;  // the workload does not support this backend
+            Point p;
+            p.backend = b.name;
+            p.workload = wname;
+            p.params = test::largest_of_plan(entry.info(m), "tiny");
+            p.options.processors = m.cores;
+            if (auto it = b.fixed.find("max_processors"); it != b.fixed.end())
+                p.options.processors = std::min<unsigned>(m.cores, static_cast<unsigned>(std::stoul(it->second)));
+            p.options.extra = b.fixed;
+            for (auto& o : b.options)
+                if (!o.default_value.empty()) p.options.extra.emplace(o.name, o.default_value);
+            run.inject_fault = false;
+            const Measurement ok = measure(p, run);
+            EXPECT_TRUE(ok.outcome.ok) << p.id() << ": " << ok.outcome.reason;
+            run.inject_fault = true;
+            const Measurement bad = measure(p, run);
+            EXPECT_FALSE(bad.outcome.ok) << p.id() << ": an injected fault went unnoticed";
+            EXPECT_NE(bad.outcome.reason.find("self-check failed"), std::string::npos) << p.id() << ": " << bad.outcome.reason;
+            ++pairs;
+        }
+    }
+    EXPECT_GE(pairs, reg.workloads().size()) << "fewer (backend, workload) pairs than workloads";
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -28,10 +29,16 @@ struct FaultyBackend : PthreadsBackend {
     static inline std::atomic<int> spawned{0};
     class Runtime : public PthreadsBackend::Runtime {
       public:
-        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o) { mode = o.option("mode"); }
+        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o), o_hold_file(o.option("hold_file")) {
+            mode = o.option("mode");
+        }
+        std::string o_hold_file;
         template <class F>
         void run(F&& f) {
             if (mode == "crash") raise(SIGSEGV);
+        if (mode == "hold") {  // stay in the point while the file exists (a long point)
+            while (fs::exists(o_hold_file)) usleep(20000);
+        }
             if (mode == "hang")
                 for (;;) pause();
             PthreadsBackend::Runtime::run(std::forward<F>(f));
@@ -46,6 +53,8 @@ struct FaultyBackend : PthreadsBackend {
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/crash", "crashes", {{"mode", "crash"}});
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hang", "hangs", {{"mode", "hang"}});
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/refuse", "refuses the 4th thread", {{"mode", "refuse"}});
+COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hold", "runs while --backend-opt hold_file exists",
+                                   {{"mode", "hold"}}, {{"hold_file", "", "a file; the point runs while it exists"}});
 COOPBENCH_REGISTER_BACKEND(coopbench::PthreadsBackend, "pthreads", "POSIX threads");
 
 namespace {
@@ -96,6 +105,35 @@ std::vector<Row> read_csv(const fs::path& p) {
     return rows;
 }
 
+// children — the pids whose parent is `parent` (from /proc/<pid>/stat).
+std::vector<pid_t> children(pid_t parent) {
+    std::vector<pid_t> out;
+    for (auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream st(e.path() / "stat");
+        std::string line;
+        if (!std::getline(st, line)) continue;
+        const auto rp = line.rfind(')');
+        if (rp == std::string::npos) continue;
+        std::istringstream rest(line.substr(rp + 2));
+        char state;
+        pid_t ppid;
+        rest >> state >> ppid;
+        if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    return out;
+}
+
+bool alive(pid_t pid) {
+    // A zombie counts as gone: it runs nothing.
+    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(st, line)) return false;
+    const auto rp = line.rfind(')');
+    return rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] != 'Z';
+}
+
 }  // namespace
 
 TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
@@ -112,13 +150,27 @@ TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
         {"run", "--no-such-flag"},
         {"run", "--backend-opt", "nosuch=1", "--backends", "pthreads"},
         {"frobnicate"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=10^30"},       // overflows int64
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=99999999999999999999"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=1e-3"},        // a fraction, not 1
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=2.5"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--param", "N=1e400"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_repetitions=abc"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_repetitions=0"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_repetitions=1e30"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_nosuch=1"},
+        {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_filter=("},     // a bad regex
+        {"run", "--dry-run", "-b", "pthreads", "--processors", "99999999999"},
     };
     for (auto& args : bad) {
         testing::internal::CaptureStderr();
         int rc = cli(args);
         std::string err = testing::internal::GetCapturedStderr();
-        EXPECT_EQ(rc, 2) << args[1];
-        EXPECT_NE(err.find("coopbench"), std::string::npos) << err;
+        std::string joined;
+        for (auto& a : args) joined += a + " ";
+        EXPECT_EQ(rc, 2) << joined;
+        EXPECT_NE(err.find("coopbench"), std::string::npos) << joined << ": " << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << joined << ": " << err;
     }
     testing::internal::CaptureStderr();
     cli({"run", "--backends", "pthread"});
@@ -138,6 +190,13 @@ TEST(DriverInput, ListAndDryRun) {
     out = testing::internal::GetCapturedStdout();
     EXPECT_NE(out.find("pthreads/create/N=1000/P=2"), std::string::npos) << out;
     EXPECT_NE(out.find("6 points"), std::string::npos) << out;
+    // Exact numbers: a mantissa with a fraction that the exponent makes whole.
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "-p", "N=2.5e3,10^18,9223372036854775807", "-P", "1"}), 0);
+    out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("pthreads/create/N=2500/P=1"), std::string::npos) << out;
+    EXPECT_NE(out.find("pthreads/create/N=1000000000000000000/P=1"), std::string::npos) << out;
+    EXPECT_NE(out.find("pthreads/create/N=9223372036854775807/P=1"), std::string::npos) << out;
 }
 
 TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
@@ -181,19 +240,34 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,lock-local", "-r", "2", "-o", dir, "-q"}), 0);
     auto full = read_csv(dir / "results.csv");
     ASSERT_EQ(full.size(), 8u);
-    // Simulate a crash after three measurements, with a torn fourth line.
-    {
-        std::ifstream in(dir / "results.csv");
-        std::string header, l1, l2, l3;
-        std::getline(in, header);
-        std::getline(in, l1);
-        std::getline(in, l2);
-        std::getline(in, l3);
+    // Simulate a driver killed while writing the fourth row: three complete lines, then the
+    // first half of the fourth with no newline (in results.csv and points.jsonl alike).
+    auto tear = [](const fs::path& p, int keep) {
+        std::ifstream in(p);
+        std::vector<std::string> lines;
+        for (std::string l; std::getline(in, l);) lines.push_back(l);
         in.close();
-        std::ofstream out(dir / "results.csv", std::ios::trunc);
-        out << header << "\n" << l1 << "\n" << l2 << "\n" << l3 << "\n";
-    }
+        std::ofstream out(p, std::ios::trunc);
+        for (int i = 0; i < keep; ++i) out << lines.at(static_cast<std::size_t>(i)) << "\n";
+        const std::string& torn = lines.at(static_cast<std::size_t>(keep));
+        out << torn.substr(0, torn.size() / 2);
+    };
+    tear(dir / "results.csv", 4);   // header + 3 rows
+    tear(dir / "points.jsonl", 3);  // 3 rows
+    testing::internal::CaptureStderr();
     ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("torn last line"), std::string::npos) << err;
+    {
+        // Every line complete: 1 header + 8 rows, each with the header's field count.
+        std::ifstream in(dir / "results.csv");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 9) << text;
+        std::ifstream jl(dir / "points.jsonl");
+        int n = 0;
+        for (std::string l; std::getline(jl, l); ++n) EXPECT_TRUE(nlohmann::json::accept(l)) << l;
+        EXPECT_EQ(n, 8);
+    }
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 8u);
     std::set<std::pair<std::string, std::string>> seen;
@@ -203,9 +277,81 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     fs::remove_all(dir);
 }
 
+// kill -9 of the driver mid-point: its measuring child dies with it (PR_SET_PDEATHSIG), and
+// --resume then completes the sweep with no point lost or duplicated.
+TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
+    auto dir = fresh_dir("orphan");
+    const fs::path hold = fs::temp_directory_path() / ("coopbench-hold-" + std::to_string(getpid()));
+    { std::ofstream(hold) << "hold\n"; }
+    std::vector<std::string> args = {"coopbench", "run", "-b", "pthreads,faulty/hold", "-w", "create", "-p", "N=1,10",
+                                     "--backend-opt", "hold_file=" + hold.string(), "-o", dir.string(), "-q"};
+    std::fflush(nullptr);
+    const pid_t driver = fork();
+    ASSERT_GE(driver, 0);
+    if (driver == 0) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        _exit(coopbench::cli_main(static_cast<int>(args.size()), argv.data()));
+    }
+    // Wait (generously) until the driver measures the held point in a child.
+    std::vector<pid_t> kids;
+    for (int i = 0; i < 3000 && kids.empty(); ++i) {
+        usleep(10000);
+        kids = children(driver);
+    }
+    ASSERT_FALSE(kids.empty()) << "the driver never started a measuring child";
+    kill(driver, SIGKILL);
+    int status = 0;
+    waitpid(driver, &status, 0);
+    bool gone = false;
+    for (int i = 0; i < 3000 && !gone; ++i) {
+        gone = true;
+        for (pid_t k : kids) gone &= !alive(k);
+        if (!gone) usleep(10000);
+    }
+    for (pid_t k : kids) {
+        EXPECT_FALSE(alive(k)) << "measuring child " << k << " outlived its killed driver";
+        if (alive(k)) kill(k, SIGKILL);
+    }
+    fs::remove(hold);
+    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    std::set<std::string> seen;
+    for (auto& r : rows) {
+        EXPECT_TRUE(seen.insert(r["point"]).second) << "duplicated: " << r["point"];
+        EXPECT_EQ(r["status"], "ok") << r["point"] << ": " << r["reason"];
+    }
+    EXPECT_EQ(seen.size(), 4u);  // pthreads and faulty/hold, N=1 and N=10
+    fs::remove_all(dir);
+}
+
+// More processors than this process may use: allowed, said once, recorded in the context.
+TEST(DriverRun, OversubscriptionIsSaidAndRecorded) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    const int over = CPU_COUNT(&set) + 1;
+    for (int p : {1, over}) {
+        auto dir = fresh_dir("oversubscribed-" + std::to_string(p));
+        testing::internal::CaptureStderr();
+        ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=4", "-P", std::to_string(p), "-o", dir, "-q"}), 0);
+        const std::string err = testing::internal::GetCapturedStderr();
+        std::ifstream in(dir / "context.json");
+        auto ctx = nlohmann::json::parse(in);
+        EXPECT_EQ(ctx.at("oversubscribed").get<bool>(), p == over) << p;
+        const auto first = err.find("processors requested");
+        EXPECT_EQ(first != std::string::npos, p == over) << err;
+        if (first != std::string::npos) {
+            EXPECT_EQ(err.find("processors requested", first + 1), std::string::npos) << err;
+        }
+        fs::remove_all(dir);
+    }
+}
+
 TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {
     auto dir = fresh_dir("faults");
-    ASSERT_EQ(cli({"run", "-b", "faulty,pthreads", "-w", "create", "-p", "N=10", "--timeout", "2", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "faulty/crash,faulty/hang,faulty/refuse,pthreads", "-w", "create", "-p", "N=10", "--timeout", "2", "-o", dir, "-q"}), 0);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 4u);
     std::map<std::string, Row> by;

@@ -271,15 +271,39 @@ class LoadTest(TempDirCase):
 
         import coopbench_results as cr
 
-        c = cr.caption({"host": "h", "cpu_model": "X", "cores_available": "4", "compiler": "GNU 12",
-                        "build_type": "Release", "git_commit": "abc"})
-        for needle in ("h", "X", "4 cores", "GNU 12", "Release", "abc"):
+        # Distinct, unmistakable values, so a caption that drops one is caught.
+        ctx = {"host": "vmhost42", "cpu_model": "Xeon-QQ", "cores_available": "4", "compiler": "GNU 12.2.0",
+               "build_type": "Release", "git_commit": "0123456789abcdef0123456789abcdef01234567"}
+        c = cr.caption(ctx)
+        needles = {"host": "vmhost42", "cpu_model": "(Xeon-QQ)", "cores_available": "4 cores",
+                   "compiler": "GNU 12.2.0", "build_type": "Release", "git_commit": "commit 0123456789ab"}
+        for needle in needles.values():
             self.assertIn(needle, c)
+        self.assertNotIn("0123456789abc", c)  # the commit is shortened to 12 characters
+        for key, needle in needles.items():  # each part is there only when its key is given
+            partial = {k: v for k, v in ctx.items() if k != key}
+            self.assertNotIn(needle, cr.caption(partial), key)
         self.assertEqual(cr.caption({}), "(no context.json)")
-        self.assertEqual(cr.backend_style("native"), cr.backend_style("native"))
-        self.assertNotEqual(cr.backend_style("native")["color"], cr.backend_style("pthreads")["color"])
-        self.assertEqual(cr.backend_style("boostfiber/a")["color"], cr.backend_style("boostfiber")["color"])
-        self.assertEqual(cr.backend_style("someday")["color"], cr.backend_style("someday")["color"])
+        # Styles: a fixed colour per family, the same in every figure (a fresh call, as a
+        # second figure would make it); variants keep the family's colour and marker but
+        # differ in line style from the family and from each other; unknown names are
+        # stable across processes (a hash of the name, not of id()).
+        names = ["native", "pthreads", "stdthread", "boostfiber"]
+        colors = {n: cr.backend_style(n)["color"] for n in names}
+        self.assertEqual(len(set(colors.values())), len(names), colors)
+        for n in names:
+            self.assertEqual(cr.backend_style(n)["linestyle"], "-")
+        ws, rr = cr.backend_style("boostfiber/work_stealing"), cr.backend_style("boostfiber/round_robin")
+        fam = cr.backend_style("boostfiber")
+        self.assertEqual((ws["color"], ws["marker"]), (fam["color"], fam["marker"]))
+        self.assertNotEqual(ws["linestyle"], "-")
+        sw = cr.backend_style("boostfiber/shared_work")
+        self.assertEqual(len({ws["linestyle"], rr["linestyle"], sw["linestyle"], "-"}), 4)
+        import subprocess, sys
+        other = subprocess.run([sys.executable, "-c", "import coopbench_results as cr; print(cr.backend_style('someday'))"],
+                               cwd=cr.__file__.rsplit("/", 1)[0], capture_output=True, text=True, check=True,
+                               env={"PYTHONHASHSEED": "123", "MPLBACKEND": "Agg", "PATH": "/usr/bin"})
+        self.assertEqual(other.stdout.strip(), str(cr.backend_style("someday")))
         fig, _ = plt.subplots()
         paths = cr.save_figure(fig, self.tmp / "out", "f")
         self.assertEqual([p.name for p in paths], ["f.png", "f.svg"])

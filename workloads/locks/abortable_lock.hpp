@@ -77,33 +77,30 @@ Outcome run_abortable(const Context& ctx) {
 
     Group<B> group(t);
     if (!group.check_capacity(ctx, t)) return Outcome::failed(group.error());
-    Gate<B> gate;
-    for (std::size_t i = 0; i < t; ++i) {
+    StartGate<B> gate(GateWait::spin);
+    const bool spawned = spawn_behind(group, gate, t, [&](std::size_t i) {
         PerThread* me = &per[i];
         const std::size_t id = i + 1;
-        if (!group.spawn([&, me, id] {
-                gate.wait();
-                for (std::int64_t a = 0; a < attempts; ++a) {
-                    if (auto ticket = lock.try_lock_for(patience)) {
-                        // relaxed: only detects overlap; the lock orders the critical section.
-                        if (shared.owner.exchange(id, std::memory_order_relaxed) != 0)
-                            shared.violations.fetch_add(1, std::memory_order_relaxed);
-                        ++shared.counter;
-                        busy_ns(cs);
-                        if (shared.owner.exchange(0, std::memory_order_relaxed) != id)
-                            shared.violations.fetch_add(1, std::memory_order_relaxed);
-                        lock.unlock(ticket);
-                        ++me->acquired;
-                    } else {
-                        ++me->timed_out;
-                    }
-                    busy_ns(ncs);
-                }
-            }))
-            return Outcome::failed(group.error());
-    }
+        for (std::int64_t a = 0; a < attempts; ++a) {
+            if (auto ticket = lock.try_lock_for(patience)) {
+                // relaxed: only detects overlap; the lock orders the critical section.
+                if (shared.owner.exchange(id, std::memory_order_relaxed) != 0)
+                    shared.violations.fetch_add(1, std::memory_order_relaxed);
+                ++shared.counter;
+                busy_ns(cs);
+                if (shared.owner.exchange(0, std::memory_order_relaxed) != id)
+                    shared.violations.fetch_add(1, std::memory_order_relaxed);
+                lock.unlock(ticket);
+                ++me->acquired;
+            } else {
+                ++me->timed_out;
+            }
+            busy_ns(ncs);
+        }
+    });
+    if (!spawned) return Outcome::failed(group.error());
     Stopwatch clock;
-    gate.open();
+    gate.go();
     group.join_all();
     const double secs = clock.seconds();
 

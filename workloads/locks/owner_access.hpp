@@ -99,7 +99,7 @@ Outcome run_owner_access(const Context& ctx) {
 
     Group<B> group(static_cast<std::size_t>(w) + 1);
     if (!group.check_capacity(ctx, static_cast<std::size_t>(w) + 1)) return Outcome::failed(group.error());
-    Gate<B> gate;
+    StartGate<B> gate(GateWait::spin);
     // Pacing (both ways, so that the share holds whatever the relative speeds): the owner
     // works in bursts of kBurst accesses. Before a burst it publishes `progress` = the
     // burst's end, which makes the non-owner accesses due by then eligible, so they run
@@ -110,55 +110,54 @@ Outcome run_owner_access(const Context& ctx) {
     std::vector<std::int64_t> mine(static_cast<std::size_t>(w));
     for (std::int64_t j = 0; j < w; ++j) mine[static_cast<std::size_t>(j)] = m_total / w + (j < m_total % w ? 1 : 0);
     auto due = [n](std::int64_t k, std::int64_t m) { return (2 * k + 1) * n / (2 * m); };
-    if (!group.spawn([&] {  // the owner
-            gate.wait();
-            Result& r = res[0];
-            std::vector<std::int64_t> next(static_cast<std::size_t>(w), 0);  // per non-owner: first not due
-            std::int64_t expected = 0, slow = 0, ns = 0;
-            for (std::int64_t i = 0; i < n; i += kBurst) {
-                const std::int64_t end = std::min(n, i + kBurst);
-                // relaxed: pacing only; the guard orders the resource.
-                sh.progress.store(end, std::memory_order_relaxed);
-                const std::int64_t t0 = locks::now_ns();
-                for (std::int64_t k = i; k < end; ++k) {
-                    const bool locked = side->owner_enter();
-                    access(1);
-                    side->owner_exit(locked);
-                    slow += locked;
-                }
-                ns += locks::now_ns() - t0;
-                for (std::int64_t j = 0; j < w; ++j) {
-                    auto& k = next[static_cast<std::size_t>(j)];
-                    const std::int64_t m = mine[static_cast<std::size_t>(j)];
-                    while (k < m && due(k, m) < end) ++k, ++expected;
-                }
-                while (sh.done.load(std::memory_order_relaxed) < expected) B::yield();
+    auto owner = [&] {  // thread 0
+        Result& r = res[0];
+        std::vector<std::int64_t> next(static_cast<std::size_t>(w), 0);  // per non-owner: first not due
+        std::int64_t expected = 0, slow = 0, ns = 0;
+        for (std::int64_t i = 0; i < n; i += kBurst) {
+            const std::int64_t end = std::min(n, i + kBurst);
+            // relaxed: pacing only; the guard orders the resource.
+            sh.progress.store(end, std::memory_order_relaxed);
+            const std::int64_t t0 = locks::now_ns();
+            for (std::int64_t k = i; k < end; ++k) {
+                const bool locked = side->owner_enter();
+                access(1);
+                side->owner_exit(locked);
+                slow += locked;
             }
-            r.secs = static_cast<double>(ns) * 1e-9;
-            r.accesses = n;
-            r.slow = slow;
-        }))
-        return Outcome::failed(group.error());
-    for (std::int64_t j = 0; j < w; ++j) {
+            ns += locks::now_ns() - t0;
+            for (std::int64_t j = 0; j < w; ++j) {
+                auto& k = next[static_cast<std::size_t>(j)];
+                const std::int64_t m = mine[static_cast<std::size_t>(j)];
+                while (k < m && due(k, m) < end) ++k, ++expected;
+            }
+            while (sh.done.load(std::memory_order_relaxed) < expected) B::yield();
+        }
+        r.secs = static_cast<double>(ns) * 1e-9;
+        r.accesses = n;
+        r.slow = slow;
+    };
+    auto non_owner = [&](std::int64_t j) {  // threads 1..W
         const std::int64_t m = mine[static_cast<std::size_t>(j)];
-        if (!group.spawn([&, j, m] {
-                gate.wait();
-                Result& r = res[static_cast<std::size_t>(j) + 1];
-                for (std::int64_t k = 0; k < m; ++k) {
-                    while (sh.progress.load(std::memory_order_relaxed) <= due(k, m)) B::yield();
-                    const std::int64_t t0 = locks::now_ns();
-                    side->nonowner_enter();
-                    access(static_cast<int>(j) + 2);
-                    side->nonowner_exit();
-                    r.inside_ns += locks::now_ns() - t0;
-                    sh.done.fetch_add(1, std::memory_order_relaxed);  // relaxed: pacing only
-                }
-                r.accesses = m;
-            }))
-            return Outcome::failed(group.error());
-    }
+        Result& r = res[static_cast<std::size_t>(j) + 1];
+        for (std::int64_t k = 0; k < m; ++k) {
+            while (sh.progress.load(std::memory_order_relaxed) <= due(k, m)) B::yield();
+            const std::int64_t t0 = locks::now_ns();
+            side->nonowner_enter();
+            access(static_cast<int>(j) + 2);
+            side->nonowner_exit();
+            r.inside_ns += locks::now_ns() - t0;
+            sh.done.fetch_add(1, std::memory_order_relaxed);  // relaxed: pacing only
+        }
+        r.accesses = m;
+    };
+    const bool spawned = spawn_behind(group, gate, static_cast<std::size_t>(w) + 1, [&](std::size_t i) {
+        if (i == 0) owner();
+        else non_owner(static_cast<std::int64_t>(i) - 1);
+    });
+    if (!spawned) return Outcome::failed(group.error());
     Stopwatch clock;
-    gate.open();
+    gate.go();
     group.join_all();
     const double secs = clock.seconds();
 

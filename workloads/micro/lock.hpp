@@ -37,21 +37,18 @@ Outcome run_lock(const Context& ctx) {
     std::unique_ptr<Slot[]> slots(new Slot[Global ? 1 : t]);
     Group<B> group(t);
     if (!group.check_capacity(ctx, t)) return Outcome::failed(group.error());
-    Gate<B> gate;
-    for (std::size_t i = 0; i < t; ++i) {
+    StartGate<B> gate(GateWait::spin);
+    const bool spawned = spawn_behind(group, gate, t, [&slots, k](std::size_t i) {
         Slot* s = &slots[Global ? 0 : i];
-        if (!group.spawn([&gate, s, k] {
-                gate.wait();
-                for (std::int64_t j = 0; j < k; ++j) {
-                    s->mutex.lock();
-                    ++s->counter;
-                    s->mutex.unlock();
-                }
-            }))
-            return Outcome::failed(group.error());
-    }
+        for (std::int64_t j = 0; j < k; ++j) {
+            s->mutex.lock();
+            ++s->counter;
+            s->mutex.unlock();
+        }
+    });
+    if (!spawned) return Outcome::failed(group.error());
     Stopwatch clock;
-    gate.open();
+    gate.go();
     group.join_all();
     const double secs = clock.seconds();
     std::int64_t total = 0;

@@ -77,39 +77,35 @@ struct Share {
 
         Group<B> group(t + 1);
         if (!group.check_capacity(ctx, t + 1)) return Outcome::failed(group.error());
-        Gate<B> gate;
-        if (!group.spawn([&] {
-                gate.wait();
-                for (std::int64_t i = 0; i < wakes; ++i) {
+        // One start gate (common.hpp): thread t is the sleeper, 0..t-1 compute.
+        StartGate<B> gate(GateWait::spin);
+        const bool spawned = spawn_behind(group, gate, t + 1, [&](std::size_t i) {
+            if (i == t) {
+                for (std::int64_t n = 0; n < wakes; ++n) {
                     wake.acquire();
-                    latency[static_cast<std::size_t>(i)] =
-                        detail::share_now_ns() - released_at[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+                    latency[static_cast<std::size_t>(n)] =
+                        detail::share_now_ns() - released_at[static_cast<std::size_t>(n)].load(std::memory_order_relaxed);
                 }
-            }))
-            return Outcome::failed(group.error());
-        for (std::size_t i = 0; i < t; ++i) {
-            if (!group.spawn([&, i] {
-                    gate.wait();
-                    std::uint64_t x = i + 1;
-                    std::int64_t woken = 0;
-                    for (std::int64_t j = 1; j <= w; ++j) {
-                        x = detail::share_unit(x, u);
-                        progress[i].value.store(j, std::memory_order_relaxed);
-                        if (i == 0 && j % r == 0 && woken < wakes) {
-                            released_at[static_cast<std::size_t>(woken++)].store(detail::share_now_ns(),
-                                                                                  std::memory_order_relaxed);
-                            wake.release();  // orders the store above before the sleeper's read
-                        }
-                    }
-                    state[i].value = x;
-                    if (!first_done.exchange(true))
-                        for (std::size_t k = 0; k < t; ++k)
-                            snapshot[k] = progress[k].value.load(std::memory_order_relaxed);
-                }))
-                return Outcome::failed(group.error());
-        }
+                return;
+            }
+            std::uint64_t x = i + 1;
+            std::int64_t woken = 0;
+            for (std::int64_t j = 1; j <= w; ++j) {
+                x = detail::share_unit(x, u);
+                progress[i].value.store(j, std::memory_order_relaxed);
+                if (i == 0 && j % r == 0 && woken < wakes) {
+                    released_at[static_cast<std::size_t>(woken++)].store(detail::share_now_ns(),
+                                                                          std::memory_order_relaxed);
+                    wake.release();  // orders the store above before the sleeper's read
+                }
+            }
+            state[i].value = x;
+            if (!first_done.exchange(true))
+                for (std::size_t k = 0; k < t; ++k) snapshot[k] = progress[k].value.load(std::memory_order_relaxed);
+        });
+        if (!spawned) return Outcome::failed(group.error());
         Stopwatch clock;
-        gate.open();
+        gate.go();
         group.join_all();
         const double secs = clock.seconds();
 

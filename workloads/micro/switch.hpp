@@ -34,20 +34,17 @@ struct Switch {
         Group<B> group(t);
         if (!group.check_capacity(ctx, t)) return Outcome::failed(group.error());
         std::vector<Padded<std::int64_t>> yields(t);
-        Gate<B> gate;
-        for (std::size_t i = 0; i < t; ++i) {
-            auto* mine = &yields[i].value;
-            if (!group.spawn([&gate, mine, k] {
-                    gate.wait();
-                    for (std::int64_t j = 0; j < k; ++j) {
-                        B::yield();
-                        ++*mine;
-                    }
-                }))
-                return Outcome::failed(group.error());
-        }
+        StartGate<B> gate(GateWait::spin);
+        const bool spawned = spawn_behind(group, gate, t, [&yields, k](std::size_t i) {
+            std::int64_t* mine = &yields[i].value;
+            for (std::int64_t j = 0; j < k; ++j) {
+                B::yield();
+                ++*mine;
+            }
+        });
+        if (!spawned) return Outcome::failed(group.error());
         Stopwatch clock;
-        gate.open();
+        gate.go();
         group.join_all();
         const double secs = clock.seconds();
         std::int64_t total = 0;

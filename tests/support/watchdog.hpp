@@ -1,0 +1,59 @@
+// watchdog.hpp — the tests' one watchdog: turns a hang into a failure by aborting the test
+// binary (with a message) when the guarded scope outlives its limit (a deadlock, a lost
+// wake-up, a thread spinning on a gate nobody opens). Limits are generous and scaled up
+// under sanitizers; no test asserts on time.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace coopbench::test {
+
+// sanitized — true in ASan/TSan builds (sizes scale down, limits up).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool sanitized = true;
+#else
+inline constexpr bool sanitized = false;
+#endif
+#else
+inline constexpr bool sanitized = false;
+#endif
+
+class Watchdog {
+  public:
+    explicit Watchdog(std::string what, int seconds = 60)
+        : what_(std::move(what)), thread_([this, limit = sanitized ? 3 * seconds : seconds] {
+              std::unique_lock<std::mutex> lock(mutex_);
+              if (!cv_.wait_for(lock, std::chrono::seconds(limit), [this] { return done_; })) {
+                  std::fprintf(stderr, "watchdog: '%s' still running after %d s (hang?)\n", what_.c_str(), limit);
+                  std::abort();
+              }
+          }) {}
+    ~Watchdog() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+
+  private:
+    std::string what_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;  // last: starts after the members it reads
+};
+
+}  // namespace coopbench::test

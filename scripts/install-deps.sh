@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git clang
+  build-essential cmake ninja-build pkg-config git clang ccache
   libboost-context-dev libboost-fiber-dev
   libbenchmark-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libhwloc-dev

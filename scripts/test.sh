@@ -14,10 +14,17 @@ configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(release asan tsan clang)
 jobs=$(nproc)
 start=$(date +%s)
+# ccache (installed by install-deps.sh) makes a rebuild of unchanged files free; base_dir
+# makes its entries independent of where the repository was cloned.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR="$root"
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 for c in "${configs[@]}"; do
   t0=$(date +%s)
   echo "=== $c: configure and build" >&2
-  cmake --preset "$c" -DCOOPBENCH_WERROR=ON >/dev/null
+  cmake --preset "$c" -DCOOPBENCH_WERROR=ON "${launcher[@]}" >/dev/null
   cmake --build "build/$c" -j "$jobs"
   if [ "$c" = clang ]; then
     echo "=== clang: built warning-free ($(($(date +%s) - t0)) s)" >&2

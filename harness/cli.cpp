@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "harness/machine.hpp"
+#include "harness/merge.hpp"
 #include "harness/plan.hpp"
+#include "harness/shard.hpp"
 #include "harness/sweep.hpp"
 
 namespace coopbench {
@@ -149,7 +151,20 @@ int cli_main(int argc, char** argv) {
     run->add_flag("--dry-run", dry_run, "print the points and exit");
     run->add_flag("--inject-fault", inject_fault, "tests: perturb every result so the self-checks must fail")
         ->group("");
+    // Sharding (issue 15, harness/shard.hpp).
+    std::string shard_flag;
+    unsigned shard_count = 0;
+    run->add_option("--shard", shard_flag,
+                    "I/N: run shard I (0..N-1) of the sweep only, into OUT/shard-I-of-N (default: from "
+                    "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX)");
+    run->add_option("--shards", shard_count, "N: the shard count, with the index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX");
     run->allow_extras();
+
+    auto* merge = app.add_subcommand("merge", "merge the shard folders of one sweep (coopbench run --shard) into OUT");
+    std::string merge_out;
+    std::vector<std::string> merge_in;
+    merge->add_option("OUT", merge_out, "the merged results folder (new)")->required();
+    merge->add_option("DIR", merge_in, "shard folders, or folders holding shard-I-of-N folders")->required();
 
     try {
         app.parse(argc, argv);
@@ -168,6 +183,11 @@ int cli_main(int argc, char** argv) {
         if (list->parsed()) {
             print_list(list_json);
             return 0;
+        }
+        if (merge->parsed()) {
+            std::string command = "coopbench";
+            for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+            return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command);
         }
         SweepOptions o;
         for (auto& extra : run->remaining()) {
@@ -224,9 +244,13 @@ int cli_main(int argc, char** argv) {
         o.runner.inject_fault = inject_fault;
         o.command = "coopbench";
         for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
+        const auto shard = choose_shard(o, shard_flag, shard_count, ShardEnvironment::from_process());
+        if (shard && !o.resume) o.out = shard_out(o.out, !out.empty(), *shard);
         auto points = expand(o.request, detect_machine());
+        if (shard) points = apply_shard(o, *shard, points, detect_machine(), dry_run);
         if (dry_run) {
             print_points(points);
+            if (shard) std::cout << "shard " << shard->name() << " of " << o.shard.at("sweep_points") << " points\n";
             return 0;
         }
         return run_sweep(o, points);

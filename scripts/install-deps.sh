@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libhwloc-dev
   python3 python3-pandas python3-matplotlib
   spin
+  slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
 )
 
 missing=()

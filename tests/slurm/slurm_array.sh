@@ -152,7 +152,7 @@ array_done() { [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; }
 wait_for 400 "array job $job to finish" array_done
 states=$(scontrol -o show job "$job" | grep -o 'JobState=[A-Z_]*\|ExitCode=[0-9:]*' | paste -sd' ')
 echo "tasks: $states"
-n_done=$(grep -o 'JobState=COMPLETED ExitCode=0:0' <<<"$states" | wc -l)
+n_done=$(grep -o 'JobState=COMPLETED ExitCode=0:0' <<<"$states" | wc -l || true)
 [ "$n_done" -eq 3 ] || { echo "FAILED: not every task completed with exit code 0: $states" >&2; exit 1; }
 
 # --- merge and plot with the one command; check against the sweep unsharded

@@ -179,15 +179,14 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     std::set<std::string> params;
     std::vector<std::string> leading, trailing;
     for (auto& s : shards) {
+        // Leading columns, param.*, then from `processors` on the trailing ones (a shard
+        // without points has no param.* column at all).
         std::vector<std::string> lead, trail;
         bool after = false;
         for (auto& h : s.header) {
-            if (h.rfind("param.", 0) == 0) {
-                params.insert(h);
-                after = true;
-            } else {
-                (after ? trail : lead).push_back(h);
-            }
+            after = after || h == "processors";
+            if (h.rfind("param.", 0) == 0) params.insert(h);
+            else (after ? trail : lead).push_back(h);
         }
         if (s.header.empty()) continue;
         if (leading.empty() && trailing.empty()) {

@@ -273,6 +273,20 @@ TEST_F(Merge, EveryMeasurementOnceWithItsHost) {
     EXPECT_THROW(merge_shards(root / "merged", {root / "sweep"}), UsageError);
 }
 
+TEST_F(Merge, MoreShardsThanPointsLeavesSomeEmpty) {
+    fs::path seven = root / "seven";
+    for (int i = 0; i < 7; ++i)
+        ASSERT_EQ(cli(sweep_args({"--shard", std::to_string(i) + "/7", "--out", seven.string()})), 0);
+    EXPECT_EQ(lines_of(seven / "shard-6-of-7" / "results.csv").size(), 1u);  // the header only
+    auto r = merge_shards(root / "seven-merged", {seven});
+    EXPECT_TRUE(r.complete());
+    EXPECT_EQ(r.rows, 8u);
+    auto header = parse_csv_line(lines_of(root / "seven-merged" / "results.csv").front());
+    const std::vector<std::string> want = {"point", "backend", "family", "workload", "host", "param.K", "param.N",
+                                           "param.T", "processors"};
+    EXPECT_EQ(std::vector<std::string>(header.begin(), header.begin() + 9), want);
+}
+
 TEST_F(Merge, AMissingShardIsReportedWithTheCommandThatRunsIt) {
     auto r = merge_shards(root / "partial", {shard(0), shard(2)});
     EXPECT_FALSE(r.complete());

@@ -99,6 +99,17 @@ ShardDir load_shard(const fs::path& dir) {
     return s;
 }
 
+// as_set — lists sorted (recursively): `--backends a,b` and `--backends b,a` ask for the same sweep.
+json as_set(json v) {
+    if (v.is_array()) {
+        for (auto& x : v) x = as_set(x);
+        std::sort(v.begin(), v.end());
+    } else if (v.is_object()) {
+        for (auto& [k, x] : v.items()) x = as_set(x);
+    }
+    return v;
+}
+
 // check_same_sweep — a UsageError naming the first difference between two shards' sweeps.
 void check_same_sweep(const ShardDir& a, const ShardDir& b) {
     const std::string where = "refusing to merge " + a.dir.string() + " and " + b.dir.string() + ": not the same sweep: ";
@@ -109,7 +120,7 @@ void check_same_sweep(const ShardDir& a, const ShardDir& b) {
     for (auto& [k, v] : ra.items()) keys.insert(k);
     for (auto& [k, v] : rb.items()) keys.insert(k);
     for (auto& k : keys) {
-        json va = ra.contains(k) ? ra[k] : json(), vb = rb.contains(k) ? rb[k] : json();
+        json va = ra.contains(k) ? as_set(ra[k]) : json(), vb = rb.contains(k) ? as_set(rb[k]) : json();
         if (va != vb) throw UsageError(where + k + " differs (" + va.dump() + " vs " + vb.dump() + ")");
     }
     if (a.shard.count != b.shard.count)

@@ -322,6 +322,13 @@ TEST_F(Merge, DifferentSweepsAreRefused) {
     fs::path other = root / "other";
     ASSERT_EQ(cli(sweep_args({"--param", "K=200", "--shard", "1/3", "--out", other.string()})), 0);
     EXPECT_NE(refusal({shard(0), other / "shard-1-of-3", shard(2)}, "m1").find("params differs"), std::string::npos);
+    // The same sweep with its lists in another order is the same sweep.
+    fs::path reordered = root / "reordered";
+    auto args = kSweep;
+    *std::find(args.begin(), args.end(), "create,switch") = "switch,create";
+    args.insert(args.end(), {"--shard", "1/3", "--out", reordered.string()});
+    ASSERT_EQ(cli(args), 0);
+    EXPECT_TRUE(merge_shards(root / "m0", {shard(0), reordered / "shard-1-of-3", shard(2)}).complete());
     // Another shard count.
     fs::path four = root / "four";
     ASSERT_EQ(cli(sweep_args({"--shard", "1/4", "--out", four.string()})), 0);

@@ -1,6 +1,7 @@
 #include "harness/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -250,7 +251,15 @@ int cli_main(int argc, char** argv) {
         if (shard) points = apply_shard(o, *shard, points, detect_machine(), dry_run);
         if (dry_run) {
             print_points(points);
-            if (shard) std::cout << "shard " << shard->name() << " of " << o.shard.at("sweep_points") << " points\n";
+            if (shard) {
+                auto cost = o.shard.at("cost_us").get<std::vector<double>>();
+                double total = 0;
+                for (double c : cost) total += c;
+                auto [lo, hi] = std::minmax_element(cost.begin(), cost.end());
+                std::printf("shard %s of %zu points: expected ~%.0f s of the sweep's ~%.0f s (shards %.0f..%.0f s)\n",
+                            shard->name().c_str(), o.shard.at("sweep_points").get<std::size_t>(), cost[shard->index] / 1e6,
+                            total / 1e6, *lo / 1e6, *hi / 1e6);
+            }
             return 0;
         }
         return run_sweep(o, points);

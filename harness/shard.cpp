@@ -215,7 +215,8 @@ std::vector<Point> apply_shard(SweepOptions& o, const Shard& s, const std::vecto
     o.shard = {{"index", s.index},
                {"count", s.count},
                {"sweep_points", all.size()},
-               {"sweep_fingerprint", record.at("sweep_fingerprint")}};
+               {"sweep_fingerprint", record.at("sweep_fingerprint")},
+               {"cost_us", record.at("cost_us")}};  // every shard's expected cost, for --dry-run and the curious
     if (!dry_run) {
         std::error_code ec;
         std::filesystem::create_directories(o.out, ec);

@@ -81,7 +81,8 @@ std::optional<Shard> choose_shard(const SweepOptions& o, const std::string& flag
 // every shard of the sweep shares), else the default folder's name + "-shard-I-of-N".
 std::filesystem::path shard_out(const std::filesystem::path& out, bool out_given, const Shard& s);
 
-// apply_shard — after expand(): this shard's points. Records the shard in o.shard and, unless
+// apply_shard — after expand(): this shard's points. Records the shard in o.shard ({index,
+// count, sweep_points, sweep_fingerprint, cost_us: every shard's expected cost}) and, unless
 // `dry_run`, writes OUT/shard.json (the full record with every point's shard). Resuming, it
 // refuses a sweep that no longer expands to the points it started with (another commit or
 // machine), since the partition would differ.

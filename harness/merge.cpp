@@ -5,7 +5,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -46,9 +45,19 @@ json read_json(const fs::path& p, bool required) {
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// shard_folder_name — "shard-I-of-N" (digits). No std::regex: GCC 12 warns inside it under ASan.
+bool shard_folder_name(const std::string& name) {
+    auto digits = [&](std::size_t from, std::size_t to) {
+        return to > from && std::all_of(name.begin() + static_cast<long>(from), name.begin() + static_cast<long>(to),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (name.rfind("shard-", 0) != 0) return false;
+    auto of = name.find("-of-", 6);
+    return of != std::string::npos && digits(6, of) && digits(of + 4, name.size());
+}
+
 // inputs_of — the shard folders named by the arguments (a folder of shard-I-of-N folders counts as all of them).
 std::vector<fs::path> inputs_of(const std::vector<fs::path>& args) {
-    static const std::regex shard_name(R"(shard-[0-9]+-of-[0-9]+)");
     std::vector<fs::path> dirs;
     for (auto& a : args) {
         if (!fs::is_directory(a)) throw UsageError("cannot merge: " + a.string() + " is not a folder");
@@ -58,7 +67,7 @@ std::vector<fs::path> inputs_of(const std::vector<fs::path>& args) {
         }
         std::vector<fs::path> inner;
         for (auto& e : fs::directory_iterator(a))
-            if (e.is_directory() && std::regex_match(e.path().filename().string(), shard_name) &&
+            if (e.is_directory() && shard_folder_name(e.path().filename().string()) &&
                 fs::exists(e.path() / "sweep.json"))
                 inner.push_back(e.path());
         if (inner.empty())

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <regex.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -13,8 +15,10 @@
 
 #include "harness/external.hpp"
 #include "harness/machine.hpp"
+#include "harness/merge.hpp"
 #include "harness/numbers.hpp"
 #include "harness/plan.hpp"
+#include "harness/shard.hpp"
 #include "harness/sweep.hpp"
 
 namespace coopbench {
@@ -193,7 +197,20 @@ int cli_main(int argc, char** argv) {
     run->add_flag("--dry-run", dry_run, "print the points and exit");
     run->add_flag("--inject-fault", inject_fault, "tests: perturb every result so the self-checks must fail")
         ->group("");
+    // Sharding (issue 15, harness/shard.hpp).
+    std::string shard_flag;
+    unsigned shard_count = 0;
+    run->add_option("--shard", shard_flag,
+                    "I/N: run shard I (0..N-1) of the sweep only, into OUT/shard-I-of-N (default: from "
+                    "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX)");
+    run->add_option("--shards", shard_count, "N: the shard count, with the index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX");
     run->allow_extras();
+
+    auto* merge = app.add_subcommand("merge", "merge the shard folders of one sweep (coopbench run --shard) into OUT");
+    std::string merge_out;
+    std::vector<std::string> merge_in;
+    merge->add_option("OUT", merge_out, "the merged results folder (new)")->required();
+    merge->add_option("DIR", merge_in, "shard folders, or folders holding shard-I-of-N folders")->required();
 
     try {
         app.parse(argc, argv);
@@ -213,6 +230,11 @@ int cli_main(int argc, char** argv) {
         if (list->parsed()) {
             print_list(list_json);
             return 0;
+        }
+        if (merge->parsed()) {
+            std::string command = "coopbench";
+            for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+            return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command);
         }
         SweepOptions o;
         for (auto& extra : run->remaining()) {
@@ -269,9 +291,21 @@ int cli_main(int argc, char** argv) {
         o.runner.inject_fault = inject_fault;
         o.command = "coopbench";
         for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
+        const auto shard = choose_shard(o, shard_flag, shard_count, ShardEnvironment::from_process());
+        if (shard && !o.resume) o.out = shard_out(o.out, !out.empty(), *shard);
         auto points = expand(o.request, detect_machine());
+        if (shard) points = apply_shard(o, *shard, points, detect_machine(), dry_run);
         if (dry_run) {
             print_points(points);
+            if (shard) {
+                auto cost = o.shard.at("cost_us").get<std::vector<double>>();
+                double total = 0;
+                for (double c : cost) total += c;
+                auto [lo, hi] = std::minmax_element(cost.begin(), cost.end());
+                std::printf("shard %s of %zu points: expected ~%.0f s of the sweep's ~%.0f s (shards %.0f..%.0f s)\n",
+                            shard->name().c_str(), o.shard.at("sweep_points").get<std::size_t>(), cost[shard->index] / 1e6,
+                            total / 1e6, *lo / 1e6, *hi / 1e6);
+            }
             return 0;
         }
         return run_sweep(o, points);

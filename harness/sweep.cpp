@@ -34,6 +34,7 @@ std::string request_to_json(const SweepOptions& o) {
     j["isolation"] = o.runner.isolation == Isolation::process ? "process" : "none";
     j["timeout_seconds"] = o.runner.timeout_seconds;
     j["memory_limit_bytes"] = o.runner.memory_limit_bytes;
+    if (!o.shard.is_null()) j["shard"] = o.shard;  // shard (issue 15)
     return j.dump(2);
 }
 
@@ -53,6 +54,7 @@ SweepOptions request_from_json(const std::string& text) {
     o.runner.isolation = j.at("isolation").get<std::string>() == "none" ? Isolation::none : Isolation::process;
     o.runner.timeout_seconds = j.at("timeout_seconds").get<double>();
     o.runner.memory_limit_bytes = j.at("memory_limit_bytes").get<std::size_t>();
+    if (j.contains("shard")) o.shard = j["shard"];  // shard (issue 15)
     return o;
 }
 
@@ -123,6 +125,11 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
     if (most > machine.cores)
         std::fprintf(stderr, "coopbench: note: %u processors requested, this process may use %u cores: oversubscribed\n",
                      most, machine.cores);
+    if (!opts.shard.is_null()) {  // shard (issue 15): which part of which sweep this folder holds
+        context["shard"] = std::to_string(opts.shard.at("index").get<unsigned>()) + "/" +
+                           std::to_string(opts.shard.at("count").get<unsigned>());
+        context["sweep_fingerprint"] = opts.shard.at("sweep_fingerprint").get<std::string>();
+    }
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct SweepOptions {
     bool quiet = false;                       // no progress on stderr
     std::vector<std::string> benchmark_args;  // --benchmark_* flags, passed to Google Benchmark
     std::string command;                      // the command line, recorded in context.json
+    // shard (issue 15): null, or {index, count, sweep_points, sweep_fingerprint, ...} when this run
+    // is one shard of a larger sweep (harness/shard.hpp); kept in sweep.json, named in context.json.
+    nlohmann::json shard;
 };
 
 // run_sweep — measure every point (skipping those `out` already holds when resuming);

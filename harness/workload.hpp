@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -61,7 +62,23 @@ struct WorkloadInfo {
     std::vector<ParamSpec> params;
     std::map<std::string, std::vector<Grid>> plans;  // plan name -> grids: every workload has "tiny"
                                                      // (CI: well under a second), "quick", "paper"
+    // cost — a point's expected run time in seconds, roughly: only ratios matter, since
+    // `coopbench run --shard` balances the shards of a sweep by it (harness/shard.hpp).
+    // Empty: every point of the workload counts alike.
+    std::function<double(const Params&)> cost = {};
 };
+
+// param_number — a numeric parameter of a point as a double (`fallback` when absent or
+// not a number); for WorkloadInfo::cost.
+inline double param_number(const Params& p, const std::string& name, double fallback = 1) {
+    auto it = p.find(name);
+    if (it == p.end()) return fallback;
+    try {
+        return std::stod(it->second);
+    } catch (...) {
+        return fallback;
+    }
+}
 
 // Outcome — one measured point.
 struct Outcome {

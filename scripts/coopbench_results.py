@@ -156,6 +156,10 @@ def load(results_dir) -> Results:
                 context = {}
         except (ValueError, UnicodeDecodeError):
             context = {}
+    # `host`: a merged folder (coopbench merge) has one per row; a single run's is its context's host.
+    if "host" not in df.columns:
+        df["host"] = str(context_get(context, "host", "host_name", "hostname", default=""))
+    df["host"] = df["host"].fillna("").astype(str)
     return Results(dir=d, df=df, context=context)
 
 
@@ -208,11 +212,18 @@ def caption(context: dict) -> str:
     build = context_get(context, "build_type", "library_build_type", "build.type")
     commit = context_get(context, "git_commit", "commit", "git.commit", "build.commit")
     parts = []
-    machine = " ".join(str(x) for x in (host, f"({cpu})" if cpu else None) if x)
-    if machine:
-        parts.append(machine)
-    if cores is not None:
-        parts.append(f"{cores} cores")
+    machines = context.get("machines") if isinstance(context.get("machines"), dict) else {}
+    if len(machines) > 1:
+        # A merged sweep (coopbench merge) from several hosts: say so, and what each one is.
+        mixed = str(context.get("mixed_machines", "")).lower() == "yes"
+        each = "; ".join(f"{h} ({m})" for h, m in machines.items())
+        parts.append(("MIXED MACHINES, lines per host: " if mixed else f"{len(machines)} hosts of one kind: ") + each)
+    else:
+        machine = " ".join(str(x) for x in (host, f"({cpu})" if cpu else None) if x)
+        if machine:
+            parts.append(machine)
+        if cores is not None:
+            parts.append(f"{cores} cores")
     if compiler:
         parts.append(_short(compiler))
     if build:
@@ -305,6 +316,7 @@ def summarize(df: pd.DataFrame, x: str) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------
 
 _P_LINESTYLES = ["-", "--", ":", "-."]
+_HOST_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
 def compact_number(v, _pos=None) -> str:
@@ -324,13 +336,16 @@ def compact_number(v, _pos=None) -> str:
 def series_labels(df: pd.DataFrame, x: str) -> list:
     """series_labels — the columns that split a workload's rows into lines, besides x.
 
-    Always `backend`; `processors` when more than one P is present; and every other
+    Always `backend`; `processors` when more than one P is present; `host` when the rows
+    come from more than one host (a merged sweep, coopbench merge); and every other
     `param.*` column that takes more than one value in df (e.g. K), so that no line
     mixes points with different parameters.
     """
     cols = ["backend"]
     if df["processors"].nunique(dropna=True) > 1:
         cols.append("processors")
+    if "host" in df.columns and df["host"][df["host"] != ""].nunique() > 1:
+        cols.append("host")  # a merged sweep from several hosts: never one line across machines
     for c in sorted(c for c in df.columns if c.startswith("param.") and c != x):
         vals = df[c]
         vals = vals[vals.notna() & (vals.astype(str) != "")]
@@ -346,6 +361,8 @@ def _series_name(cols, key) -> str:
             parts.append(str(v))
         elif c == "processors":
             parts.append(f"P={compact_number(v)}")
+        elif c == "host":
+            parts.append(f"@{v}")
         else:
             parts.append(f"{c[len('param.'):]}={compact_number(v) if isinstance(v, (int, float)) else v}")
     return " ".join(parts)
@@ -370,6 +387,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     d = d[d[x] > 0]  # log x: a non-positive x cannot be drawn (it still appears in report.md's tables)
     cols = series_labels(d, x)
     procs = sorted(d["processors"].dropna().unique())
+    hosts = sorted(d["host"].unique()) if "host" in cols else []
     pending_failed = []  # (x, series key, style) — placed once the y range is known
     all_medians = []
     bands = []  # (x, y) corners of the min–max bands, so that the axis limits include them
@@ -379,6 +397,8 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         if "processors" in cols:
             p = key[cols.index("processors")]
             style["linestyle"] = _P_LINESTYLES[procs.index(p) % len(_P_LINESTYLES)]
+        if "host" in cols:  # the backend's colour, a marker per host
+            style["marker"] = _HOST_MARKERS[hosts.index(key[cols.index("host")]) % len(_HOST_MARKERS)]
         s = summarize(g, x).sort_values(x)
         ok = s[s["n_ok"] > 0]
         name = _series_name(cols, key)

@@ -12,6 +12,7 @@ packages=(
   spin
   clang-14 llvm-14-dev
   golang-go
+  slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
 )
 
 missing=()

@@ -105,6 +105,9 @@ def context_section(res) -> str:
         f"ok: {int((df['status'] == 'ok').sum())}, failed: {len(failed)}.",
         "",
         "Backends: " + ", ".join(f"`{b}`" for b in sorted(df["backend"].unique())) + ".  ",
+        *(["Hosts (a merged sweep; figures and tables show them apart): "
+           + ", ".join(f"`{h}`" for h in sorted(df["host"].unique())) + ".  "]
+          if "host" in df.columns and df["host"][df["host"] != ""].nunique() > 1 else []),
         "Workloads: " + ", ".join(f"`{w}`" for w in sorted(df["workload"].unique())) + ".  ",
         "Processors (P): " + ", ".join(cr.compact_number(p) for p in sorted(df["processors"].dropna().unique())) + ".",
         "",
@@ -140,6 +143,8 @@ def median_tables(res) -> str:
         params = _param_cols(d)
         multi_p = d["processors"].nunique() > 1
         d["_col"] = d["backend"] + (" P=" + d["processors"].map(cr.compact_number) if multi_p else "")
+        if "host" in d.columns and d["host"][d["host"] != ""].nunique() > 1:
+            d["_col"] = d["_col"] + " @" + d["host"]  # a merged sweep from several hosts
         col_order = sorted(d["_col"].unique(), key=lambda c: (c.split(" P=")[0], float(d[d["_col"] == c]["processors"].iloc[0])))
         if not multi_p:
             col_order = sorted(d["_col"].unique())

@@ -333,6 +333,48 @@ class LoadTest(TempDirCase):
         one = df[(df["processors"] == 1) & (df["param.K"] == 2000)]
         self.assertEqual(cr.series_labels(one, "param.T"), ["backend"])
 
+    def test_merged_sweep_from_two_hosts_keeps_them_apart(self):
+        """A folder from coopbench merge: a host column, hosts as separate lines, the caption says mixed."""
+        import json
+
+        import matplotlib.pyplot as plt
+
+        import coopbench_results as cr
+
+        d = synthetic.make_results(self.tmp / "merged", backends=("native", "pthreads"), processors=(1,),
+                                   workloads={"switch"})
+        rows = read_rows(d)
+        both = [dict(r, host="small") for r in rows] + [dict(r, host="big") for r in rows]
+        with open(d / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS[:4] + ["host"] + synthetic.COLUMNS[4:])
+            w.writeheader()
+            w.writerows(both)
+        ctx = json.loads((d / "context.json").read_text())
+        ctx.update(host="small, big", hosts="2", shards="4", mixed_machines="yes",
+                   machines={"small": "Synthetic CPU, 2 cores", "big": "Other CPU, 64 cores"})
+        (d / "context.json").write_text(json.dumps(ctx))
+        res = cr.load(d)
+        df = res.workload("switch")
+        self.assertIn("host", cr.series_labels(df, "param.T"))
+        fig, ax = plt.subplots()
+        cr.plot_lines(ax, df, "param.T", xlabel="T", ylabel="ns")
+        labels = ax.get_legend_handles_labels()[1]
+        self.assertEqual(sorted(labels), ["native @big", "native @small", "pthreads @big", "pthreads @small"])
+        plt.close(fig)
+        cap = cr.caption(res.context)
+        self.assertIn("MIXED MACHINES", cap)
+        self.assertIn("big (Other CPU, 64 cores)", cap)
+        # One host, as a single run: no host split, the caption names the machine.
+        single = cr.load(synthetic.make_results(self.tmp / "single", workloads={"switch"}))
+        self.assertEqual(set(single.df["host"]), {"testhost"})
+        self.assertNotIn("host", cr.series_labels(single.workload("switch"), "param.T"))
+        self.assertNotIn("MIXED", cr.caption(single.context))
+        r = run("plot.py", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = (d / "report.md").read_text()
+        self.assertIn("Hosts (a merged sweep", report)
+        self.assertIn("native @big", report)
+
     def test_line_cut_short_is_left_out(self):
         import coopbench_results as cr
 

@@ -36,6 +36,8 @@ struct City {
         w.plans["tiny"] = {{{"N", values({10})}, {"K", values({10})}, {"C", values({5})}}};
         w.plans["quick"] = {{{"N", values({500})}, {"K", values({10})}, {"C", values({100})}}};
         w.plans["paper"] = {{{"N", values({1000})}, {"K", values({10})}, {"C", values({100})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 1.5e-5 * param_number(p, "N") * param_number(p, "K"); };
         return w;
     }
 

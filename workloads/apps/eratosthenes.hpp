@@ -59,6 +59,8 @@ struct Eratosthenes {
         w.plans["tiny"] = {{{"N", values({200})}, {"C", values({1})}}};
         w.plans["quick"] = {{{"N", values({2000})}, {"C", values({1})}}};
         w.plans["paper"] = {{{"N", values({10000})}, {"C", values({1})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 1.8e-8 * param_number(p, "N") * param_number(p, "N"); };
         return w;
     }
 

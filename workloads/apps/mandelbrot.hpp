@@ -57,6 +57,8 @@ struct Mandelbrot {
         w.plans["tiny"] = {{{"N", values({10})}, {"C", values({60})}, {"K", values({200})}}};
         w.plans["quick"] = {{{"N", values({100})}, {"C", values({600})}, {"K", values({1000})}}};
         w.plans["paper"] = {{{"N", values({100})}, {"C", values({2000})}, {"K", values({5000})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 1e-9 * param_number(p, "C") * param_number(p, "C") * param_number(p, "K"); };
         return w;
     }
 

@@ -61,6 +61,8 @@ struct Matrix {
         w.plans["quick"] = {{{"N", values({400})}, {"M", ms}}};
         // The paper does not give N; 1500 takes seconds at M = 1 like its 12.5-14.7 s.
         w.plans["paper"] = {{{"N", values({1500})}, {"M", ms}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 1e-9 * param_number(p, "N") * param_number(p, "N") * param_number(p, "N"); };
         return w;
     }
 

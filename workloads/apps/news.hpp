@@ -36,6 +36,8 @@ struct News {
         w.plans["tiny"] = {{{"N", values({20})}, {"M", values({3})}, {"K", values({5})}}};
         w.plans["quick"] = {{{"N", values({1000})}, {"M", values({10})}, {"K", values({10})}}};
         w.plans["paper"] = {{{"N", values({1000})}, {"M", values({10})}, {"K", values({10})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 1e-6 * param_number(p, "N") * param_number(p, "M") * param_number(p, "K"); };
         return w;
     }
 

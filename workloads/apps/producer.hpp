@@ -33,6 +33,8 @@ struct Producer {
         w.plans["tiny"] = {{{"N", values({1, 4})}, {"C", values({10})}, {"K", values({500})}}};
         w.plans["quick"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({1000})}}};
         w.plans["paper"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({10000})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 4e-6 * param_number(p, "N") * param_number(p, "K"); };
         return w;
     }
 

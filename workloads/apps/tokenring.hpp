@@ -34,6 +34,8 @@ struct TokenRing {
         w.plans["tiny"] = {{{"N", values({10})}, {"K", values({50})}}};
         w.plans["quick"] = {{{"N", values({100})}, {"K", values({200})}}};
         w.plans["paper"] = {{{"N", values({1000})}, {"K", values({1000})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 6e-6 * param_number(p, "N") * param_number(p, "K"); };
         return w;
     }
 

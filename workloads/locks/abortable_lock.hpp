@@ -182,6 +182,11 @@ struct AbortableLockWorkload {
             {{"lock", all}, {"T", detail::strings({2 * p})}, {"A", values({1000})}, {"patience_us", values({512})},
              {"processors", procs}},
         };
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) {
+            return 1e-9 * param_number(p, "T") * param_number(p, "A") *
+                   (param_number(p, "cs_ns") + param_number(p, "ncs_ns") + 1000);
+        };
         return w;
     }
 

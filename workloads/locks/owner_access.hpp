@@ -214,6 +214,10 @@ struct OwnerAccessWorkload {
                              {"share_permille", values({900, 990, 1000})},
                              {"N", values({200000})},
                              {"processors", procs}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) {
+            return 5e-8 * param_number(p, "N") * (1 + (1000 - param_number(p, "share_permille", 1000)) / 100);
+        };
         return w;
     }
 

@@ -26,6 +26,8 @@ struct Create {
         w.plans["tiny"] = {{{"N", values({1, 100})}}};
         w.plans["quick"] = {{{"N", pow10_values(1, 100000)}}};
         w.plans["paper"] = {{{"N", pow10_values(1, 10000000)}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 3e-6 * param_number(p, "N"); };
         return w;
     }
 

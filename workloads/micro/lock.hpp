@@ -70,6 +70,8 @@ struct LockLocal {
         w.plans["tiny"] = {{{"T", values({1, 4})}, {"K", values({1000})}}};
         w.plans["quick"] = {{{"T", detail::lock_threads(m.cores, 64)}, {"K", values({20000})}}};
         w.plans["paper"] = {{{"T", detail::lock_threads(m.cores, 64)}, {"K", values({100000})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 2e-8 * param_number(p, "T") * param_number(p, "K"); };
         return w;
     }
     template <Backend B>

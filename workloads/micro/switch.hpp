@@ -24,6 +24,8 @@ struct Switch {
         w.plans["tiny"] = {{{"T", values({1, 4})}, {"K", values({100})}}};
         w.plans["quick"] = {{{"T", values({1, 2, 10, 100, 1000})}, {"K", values({2000})}}};
         w.plans["paper"] = {{{"T", values({1, 2, 10, 100, 1000, 10000})}, {"K", values({10000})}}};
+        // Expected seconds, roughly (from results/reference/): balances --shard.
+        w.cost = [](const Params& p) { return 2e-6 * param_number(p, "T") * param_number(p, "K"); };
         return w;
     }
 

@@ -1,0 +1,389 @@
+#include "harness/merge.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "harness/plan.hpp"
+#include "harness/results.hpp"
+#include "harness/shard.hpp"
+
+namespace coopbench {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct ShardDir {
+    fs::path dir;
+    json sweep;    // sweep.json
+    json context;  // context.json
+    json record;   // shard.json: every point's shard
+    Shard shard;
+    std::string host;
+    std::vector<std::string> header;             // results.csv
+    std::vector<std::vector<std::string>> rows;  // complete lines only
+};
+
+json read_json(const fs::path& p, bool required) {
+    std::ifstream in(p);
+    if (!in) {
+        if (required) throw UsageError("cannot merge: " + p.string() + " not found");
+        return json::object();
+    }
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {
+        throw UsageError("cannot merge: " + p.string() + " is not valid JSON (" + e.what() + ")");
+    }
+}
+
+std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// shard_folder_name — "shard-I-of-N" (digits). No std::regex: GCC 12 warns inside it under ASan.
+bool shard_folder_name(const std::string& name) {
+    auto digits = [&](std::size_t from, std::size_t to) {
+        return to > from && std::all_of(name.begin() + static_cast<long>(from), name.begin() + static_cast<long>(to),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (name.rfind("shard-", 0) != 0) return false;
+    auto of = name.find("-of-", 6);
+    return of != std::string::npos && digits(6, of) && digits(of + 4, name.size());
+}
+
+// inputs_of — the shard folders named by the arguments (a folder of shard-I-of-N folders counts as all of them).
+std::vector<fs::path> inputs_of(const std::vector<fs::path>& args) {
+    std::vector<fs::path> dirs;
+    for (auto& a : args) {
+        if (!fs::is_directory(a)) throw UsageError("cannot merge: " + a.string() + " is not a folder");
+        if (fs::exists(a / "sweep.json")) {
+            dirs.push_back(a);
+            continue;
+        }
+        std::vector<fs::path> inner;
+        for (auto& e : fs::directory_iterator(a))
+            if (e.is_directory() && shard_folder_name(e.path().filename().string()) &&
+                fs::exists(e.path() / "sweep.json"))
+                inner.push_back(e.path());
+        if (inner.empty())
+            throw UsageError("cannot merge: " + a.string() + " is neither a shard folder (no sweep.json) nor holds any shard-I-of-N folder");
+        std::sort(inner.begin(), inner.end());
+        dirs.insert(dirs.end(), inner.begin(), inner.end());
+    }
+    return dirs;
+}
+
+ShardDir load_shard(const fs::path& dir) {
+    ShardDir s;
+    s.dir = dir;
+    s.sweep = read_json(dir / "sweep.json", true);
+    if (!s.sweep.contains("shard"))
+        throw UsageError("cannot merge: " + dir.string() +
+                         " is a whole sweep, not a shard of one (its sweep.json has no shard; shards come from coopbench run --shard I/N)");
+    s.context = read_json(dir / "context.json", true);
+    s.record = read_json(dir / "shard.json", true);
+    try {
+        s.shard = shard_from_record(s.sweep.at("shard"));
+        if (s.shard.count < 1 || s.shard.index >= s.shard.count || shard_from_record(s.record).index != s.shard.index ||
+            !s.record.at("points").is_object())
+            throw UsageError("");
+    } catch (const std::exception&) {
+        throw UsageError("cannot merge: " + dir.string() + ": sweep.json and shard.json do not describe one shard");
+    }
+    s.host = s.context.value("host", std::string("unknown"));
+    std::ifstream in(dir / "results.csv");
+    std::string line;
+    if (in && std::getline(in, line)) {
+        s.header = parse_csv_line(line);
+        while (std::getline(in, line)) {
+            auto f = parse_csv_line(line);
+            if (f.size() == s.header.size()) s.rows.push_back(std::move(f));  // else: a torn last line from a crash
+        }
+    }
+    return s;
+}
+
+// as_set — lists sorted (recursively): `--backends a,b` and `--backends b,a` ask for the same sweep.
+json as_set(json v) {
+    if (v.is_array()) {
+        for (auto& x : v) x = as_set(x);
+        std::sort(v.begin(), v.end());
+    } else if (v.is_object()) {
+        for (auto& [k, x] : v.items()) x = as_set(x);
+    }
+    return v;
+}
+
+// check_same_sweep — a UsageError naming the first difference between two shards' sweeps.
+void check_same_sweep(const ShardDir& a, const ShardDir& b) {
+    const std::string where = "refusing to merge " + a.dir.string() + " and " + b.dir.string() + ": not the same sweep: ";
+    json ra = a.sweep, rb = b.sweep;
+    ra.erase("shard");
+    rb.erase("shard");
+    std::set<std::string> keys;
+    for (auto& [k, v] : ra.items()) keys.insert(k);
+    for (auto& [k, v] : rb.items()) keys.insert(k);
+    for (auto& k : keys) {
+        json va = ra.contains(k) ? as_set(ra[k]) : json(), vb = rb.contains(k) ? as_set(rb[k]) : json();
+        if (va != vb) throw UsageError(where + k + " differs (" + va.dump() + " vs " + vb.dump() + ")");
+    }
+    if (a.shard.count != b.shard.count)
+        throw UsageError(where + "the shard count differs (" + std::to_string(a.shard.count) + " vs " +
+                         std::to_string(b.shard.count) + ")");
+    const std::string ca = a.context.value("git_commit", std::string("unknown")),
+                      cb = b.context.value("git_commit", std::string("unknown"));
+    if (ca != cb) throw UsageError(where + "the commit differs (" + ca + " vs " + cb + ")");
+    const std::string fa = a.record.value("sweep_fingerprint", std::string()),
+                      fb = b.record.value("sweep_fingerprint", std::string());
+    if (fa != fb)
+        throw UsageError(where + "it expanded to different points (" + std::to_string(a.record.value("sweep_points", 0)) +
+                         " on " + a.host + " with " + a.context.value("cores_available", std::string("?")) + " cores, " +
+                         std::to_string(b.record.value("sweep_points", 0)) + " on " + b.host + " with " +
+                         b.context.value("cores_available", std::string("?")) +
+                         " cores): plans scale with the cores, so run every shard on the same kind of machine "
+                         "or fix the sizes with --processors and --param");
+}
+
+// rerun_command — a shard's command line for shard `index`: its --shard/--shards removed, --shard index/N added.
+std::string rerun_command(const std::string& command, unsigned index, unsigned count) {
+    std::istringstream in(command);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    std::string out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        if (words[i] == "--shard" || words[i] == "--shards") {
+            ++i;
+            continue;
+        }
+        if (words[i].rfind("--shard=", 0) == 0 || words[i].rfind("--shards=", 0) == 0) continue;
+        out += (out.empty() ? "" : " ") + words[i];
+    }
+    if (out.empty()) out = "coopbench run ...";
+    return out + " --shard " + std::to_string(index) + "/" + std::to_string(count);
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+    std::ofstream f(p);
+    f << text;
+    if (!f) throw UsageError("cannot write " + p.string());
+}
+
+}  // namespace
+
+MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args, const std::string& command) {
+    if (args.empty()) throw UsageError("coopbench merge OUT DIR...: no shard folders given");
+    std::vector<ShardDir> shards;
+    for (auto& d : inputs_of(args)) shards.push_back(load_shard(d));
+
+    // The same sweep, each shard once.
+    std::map<unsigned, const ShardDir*> by_index;
+    for (auto& s : shards) {
+        check_same_sweep(shards.front(), s);
+        auto [it, fresh] = by_index.emplace(s.shard.index, &s);
+        if (!fresh)
+            throw UsageError("refusing to merge: shard " + s.shard.name() + " is given twice (" + it->second->dir.string() +
+                             " and " + s.dir.string() + ")");
+    }
+
+    const ShardDir& first = shards.front();
+    const json& assignment = first.record.at("points");
+    const int repetitions = first.sweep.value("repetitions", 1);
+    const unsigned count = first.shard.count;
+
+    // Columns: every shard's, parameters as their union; `host` after `workload`.
+    std::set<std::string> params;
+    std::vector<std::string> leading, trailing;
+    for (auto& s : shards) {
+        // Leading columns, param.*, then from `processors` on the trailing ones (a shard
+        // without points has no param.* column at all).
+        std::vector<std::string> lead, trail;
+        bool after = false;
+        for (auto& h : s.header) {
+            after = after || h == "processors";
+            if (h.rfind("param.", 0) == 0) params.insert(h);
+            else (after ? trail : lead).push_back(h);
+        }
+        if (s.header.empty()) continue;
+        if (leading.empty() && trailing.empty()) {
+            leading = lead;
+            trailing = trail;
+        }
+        std::vector<std::string> mine = lead, known = leading;
+        mine.insert(mine.end(), trail.begin(), trail.end());
+        known.insert(known.end(), trailing.begin(), trailing.end());
+        std::sort(mine.begin(), mine.end());
+        std::sort(known.begin(), known.end());
+        if (mine != known)
+            throw UsageError("cannot merge: " + s.dir.string() + "/results.csv has other columns than " +
+                             first.dir.string() + "/results.csv (another version of coopbench)");
+    }
+    std::vector<std::string> columns;
+    for (auto& c : leading) {
+        columns.push_back(c);
+        if (c == "workload") columns.push_back("host");
+    }
+    if (std::find(columns.begin(), columns.end(), "host") == columns.end()) columns.push_back("host");
+    columns.insert(columns.end(), params.begin(), params.end());
+    columns.insert(columns.end(), trailing.begin(), trailing.end());
+
+    // Rows: each (point, repetition) once, from the shard that owns the point.
+    std::map<std::pair<std::string, std::string>, const ShardDir*> seen;
+    std::vector<std::string> lines;
+    for (auto& s : shards) {
+        std::map<std::string, std::size_t> col;
+        for (std::size_t i = 0; i < s.header.size(); ++i) col[s.header[i]] = i;
+        if (!s.rows.empty() && (!col.count("point") || !col.count("repetition")))
+            throw UsageError("cannot merge: " + s.dir.string() + "/results.csv has no point or repetition column");
+        for (auto& r : s.rows) {
+            const std::string& point = r[col["point"]];
+            const std::string& rep = r[col["repetition"]];
+            if (!assignment.contains(point))
+                throw UsageError("refusing to merge: " + s.dir.string() + " holds " + point +
+                                 ", which is not a point of the sweep");
+            if (assignment[point].get<unsigned>() != s.shard.index)
+                throw UsageError("refusing to merge: " + s.dir.string() + " (shard " + s.shard.name() + ") holds " + point +
+                                 ", which belongs to shard " + std::to_string(assignment[point].get<unsigned>()) + "/" +
+                                 std::to_string(count));
+            auto [it, fresh] = seen.emplace(std::make_pair(point, rep), &s);
+            if (!fresh)
+                throw UsageError("refusing to merge: " + point + " repetition " + rep + " is measured twice (in " +
+                                 it->second->dir.string() + " and " + s.dir.string() + "); it would count double");
+            std::string line;
+            for (std::size_t i = 0; i < columns.size(); ++i) {
+                std::string v = columns[i] == "host" && !col.count("host") ? s.host
+                                : col.count(columns[i])                    ? r[col[columns[i]]]
+                                                                           : "";
+                line += csv_field(v) + (i + 1 < columns.size() ? "," : "\n");
+            }
+            lines.push_back(std::move(line));
+        }
+    }
+
+    // What is missing, and how to complete it.
+    MergeResult res;
+    res.shards = shards.size();
+    res.rows = lines.size();
+    res.expected_rows = assignment.size() * static_cast<std::size_t>(std::max(1, repetitions));
+    std::vector<std::size_t> points_of(count, 0);
+    for (auto& [point, k] : assignment.items())
+        if (k.get<unsigned>() < count) ++points_of[k.get<unsigned>()];
+    for (unsigned i = 0; i < count; ++i)
+        if (!by_index.count(i))
+            res.missing.push_back("shard " + std::to_string(i) + "/" + std::to_string(count) + " is missing (" +
+                                  std::to_string(points_of[i]) + " points); run it: " +
+                                  rerun_command(first.context.value("coopbench_command", std::string()), i, count));
+    for (auto& s : shards) {
+        std::size_t want = points_of[s.shard.index] * static_cast<std::size_t>(std::max(1, repetitions)), have = 0;
+        std::string example;
+        for (auto& [point, k] : assignment.items()) {
+            if (k.get<unsigned>() != s.shard.index) continue;
+            for (int r = 0; r < repetitions; ++r) {
+                if (seen.count({point, std::to_string(r)})) ++have;
+                else if (example.empty()) example = point + " repetition " + std::to_string(r);
+            }
+        }
+        if (have < want)
+            res.missing.push_back("shard " + s.shard.name() + " (" + s.dir.string() + ") lacks " + std::to_string(want - have) +
+                                  " of " + std::to_string(want) + " measurements (e.g. " + example +
+                                  "); finish it: coopbench run --resume " + s.dir.string());
+    }
+
+    // The merged folder.
+    std::error_code ec;
+    if (fs::exists(out / "results.csv"))
+        throw UsageError("cannot merge into " + out.string() + ": it already holds a results.csv");
+    fs::create_directories(out, ec);
+    if (ec) throw UsageError("cannot create " + out.string());
+    std::string header;
+    for (std::size_t i = 0; i < columns.size(); ++i) header += columns[i] + (i + 1 < columns.size() ? "," : "\n");
+    std::string csv = header;
+    for (auto& l : lines) csv += l;
+    write_text(out / "results.csv", csv);
+
+    std::string jsonl;
+    for (auto& s : shards) {
+        std::ifstream in(s.dir / "points.jsonl");
+        for (std::string line; std::getline(in, line);) {
+            json j = json::parse(line, nullptr, false);
+            if (j.is_discarded() || !j.is_object()) continue;  // a torn last line
+            j["host"] = s.host;
+            jsonl += j.dump() + "\n";
+        }
+    }
+    write_text(out / "points.jsonl", jsonl);
+
+    // context.json: what every shard agrees on, the rest joined; hosts and their machines.
+    json ctx = json::object();
+    std::set<std::string> keys;
+    for (auto& s : shards)
+        for (auto& [k, v] : s.context.items()) keys.insert(k);
+    for (auto& k : keys) {
+        std::vector<std::string> vals;
+        for (auto& s : shards) {
+            std::string v = s.context.contains(k) ? text_of(s.context[k]) : "";
+            if (std::find(vals.begin(), vals.end(), v) == vals.end()) vals.push_back(v);
+        }
+        std::string joined;
+        for (auto& v : vals) joined += (joined.empty() ? "" : ", ") + v;
+        ctx[k] = vals.size() == 1 ? (shards.front().context.contains(k) ? shards.front().context[k] : json(""))
+                                  : json(joined);
+    }
+    json machines = json::object();
+    for (auto& s : shards) {
+        if (std::find(res.hosts.begin(), res.hosts.end(), s.host) == res.hosts.end()) res.hosts.push_back(s.host);
+        machines[s.host] = s.context.value("cpu_model", std::string("?")) + ", " +
+                           s.context.value("cores_available", std::string("?")) + " cores";
+    }
+    std::set<std::string> machine_kinds;
+    for (auto& [h, m] : machines.items()) machine_kinds.insert(m.get<std::string>());
+    std::string hosts;
+    for (auto& h : res.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    ctx.erase("shard");
+    ctx["host"] = hosts;
+    ctx["hosts"] = std::to_string(res.hosts.size());
+    ctx["machines"] = machines;
+    ctx["mixed_machines"] = machine_kinds.size() > 1 ? "yes" : "no";
+    ctx["shards"] = std::to_string(count);
+    ctx["points"] = std::to_string(assignment.size());
+    ctx["sweep_fingerprint"] = first.record.value("sweep_fingerprint", std::string());
+    ctx["merged_by"] = command;
+    json request = first.sweep;
+    request.erase("shard");
+    ctx["sweep"] = request.dump(2);  // as a single run writes it
+    if (!res.complete()) ctx["merge_incomplete"] = std::to_string(res.expected_rows - res.rows) + " measurements missing";
+    write_text(out / "context.json", ctx.dump(2) + "\n");
+
+    json sweep = request;
+    json from = json::array();
+    for (auto& s : shards) from.push_back({{"shard", s.shard.name()}, {"dir", s.dir.string()}, {"host", s.host}});
+    sweep["merged_from"] = from;
+    write_text(out / "sweep.json", sweep.dump(2) + "\n");
+
+    // Every shard's own files, so nothing of what they recorded is lost.
+    for (auto& s : shards) {
+        fs::path dst = out / "shards" / s.shard.folder();
+        fs::create_directories(dst, ec);
+        for (auto& e : fs::directory_iterator(s.dir)) {
+            const std::string name = e.path().filename().string();
+            if (e.is_regular_file() && e.path().extension() == ".json") fs::copy_file(e.path(), dst / name, fs::copy_options::overwrite_existing, ec);
+        }
+    }
+    return res;
+}
+
+int merge_main(const fs::path& out, const std::vector<fs::path>& inputs, const std::string& command) {
+    MergeResult r = merge_shards(out, inputs, command);
+    std::string hosts;
+    for (auto& h : r.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    std::printf("coopbench merge: %zu shard folder(s) from %zu host(s) (%s): %zu of %zu measurements -> %s\n", r.shards,
+                r.hosts.size(), hosts.c_str(), r.rows, r.expected_rows, out.c_str());
+    for (auto& m : r.missing) std::fprintf(stderr, "coopbench merge: INCOMPLETE: %s\n", m.c_str());
+    return r.complete() ? 0 : 1;
+}
+
+}  // namespace coopbench

@@ -294,11 +294,13 @@ TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
         argv.push_back(nullptr);
         _exit(coopbench::cli_main(static_cast<int>(args.size()), argv.data()));
     }
-    // Wait (generously) until the driver measures the held point in a child.
+    // Wait (generously) until the driver measures a point in a child: after sweep.json is
+    // written, so the child is not one the driver starts before its sweep (the external
+    // backends' `--list` probe at start-up).
     std::vector<pid_t> kids;
     for (int i = 0; i < 3000 && kids.empty(); ++i) {
         usleep(10000);
-        kids = children(driver);
+        if (fs::exists(dir / "sweep.json")) kids = children(driver);
     }
     ASSERT_FALSE(kids.empty()) << "the driver never started a measuring child";
     kill(driver, SIGKILL);

@@ -2,7 +2,8 @@
 # check_spin.sh MODEL.pml MUTANT_DEFINE — verify a Spin model: the protocol must pass (no
 # assertion violated, no invalid end state) and the mutant built with -DMUTANT_DEFINE must
 # fail (so the check can fail). Exit 77 (CTest: skipped) when spin or a C compiler is
-# missing. Used for models/park_notify.pml (mutant OLD_PROTOCOL).
+# missing. Used for models/park_notify.pml (mutant OLD_PROTOCOL) and, through
+# check_owner_guard.sh, models/owner_guard.pml (mutant BUG_NO_RECHECK).
 set -u
 [ $# -eq 2 ] || { echo "usage: check_spin.sh MODEL.pml MUTANT_DEFINE" >&2; exit 2; }
 model=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")

@@ -93,9 +93,17 @@ class PlotTest(TempDirCase):
         for w in ("create", "switch", "lock-local", "lock-global", "mystery"):
             self.assertIn(f"### {w}", medians)
         self.assertIn("| N | boostfiber/work_stealing P=1 | boostfiber/work_stealing P=2 | native P=1 |", medians)
-        # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition); pthreads fails at 100k.
-        self.assertRegex(medians, r"\| 1 \| 440 \| 220 \| 66 \| 33 \| 9,900 \|")
-        self.assertRegex(medians, r"\| 100k \| 640 \| 320 \| 96 \| 48 \| failed \| failed \| failed \| failed \|")
+        # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition), the three forks are
+        # 0.98, 1, 1.02 times it, and the bootstrap interval of a median of three values is min–max (each end
+        # has a resampled median of probability 7/27 > 2.5 %); pthreads fails at 100k.
+        self.assertRegex(medians, r"\| 1 \| 440 \(431\.2–448\.8\) \| 220 \(215\.6–224\.4\) \| 66 \(64\.68–67\.32\) "
+                                  r"\| 33 \(32\.34–33\.66\) \| 9,900 \(9,702–10,098\) \|")
+        self.assertRegex(medians, r"\| 100k \| 640 \([^)]+\) \| 320 \([^)]+\) \| 96 \([^)]+\) \| 48 \([^)]+\) "
+                                  r"\| failed \| failed \| failed \| failed \|")
+        # One run per fork: the cold table alone, said so; no noisy point.
+        self.assertIn("Cold (one run per fork", medians)
+        self.assertNotIn("Warm (", medians)
+        self.assertIn("## Noisy points\n\nNone.", report)
         self.assertNotIn("## Errors", report)
 
     def test_subset_single_p_single_repetition(self):
@@ -346,7 +354,7 @@ class LoadTest(TempDirCase):
         rows = read_rows(d)
         both = [dict(r, host="small") for r in rows] + [dict(r, host="big") for r in rows]
         with open(d / "results.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS[:4] + ["host"] + synthetic.COLUMNS[4:])
+            w = csv.DictWriter(f, fieldnames=synthetic.schema.concrete_columns(synthetic.PARAMS, merged=True))
             w.writeheader()
             w.writerows(both)
         ctx = json.loads((d / "context.json").read_text())

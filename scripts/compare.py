@@ -204,6 +204,12 @@ def main(argv=None) -> int:
         if args.column not in f.columns:
             print(f"compare.py: {n}: no column '{args.column}' in results.csv", file=sys.stderr)
             return 2
+    try:
+        import scipy.stats  # noqa: F401  (the U test)
+    except ImportError:
+        print("compare.py: needs scipy for the U test: install python3-scipy (scripts/install-deps.sh)",
+              file=sys.stderr)
+        return 2
     which = "cold" if args.cold else "warm"
     s = [samples(f, which, args.column, strip_backend=bool(args.backends)) for f in frames]
     m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS)

@@ -81,7 +81,7 @@ def ratio_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int =
 
 def u_test(a, b):
     """u_test — the two-sided Mann–Whitney U test's p-value for samples a and b (NaN when either has < 2 values)."""
-    from scipy.stats import mannwhitneyu
+    from scipy.stats import mannwhitneyu  # Debian's python3-scipy (scripts/install-deps.sh)
 
     xa, xb = _clean(a), _clean(b)
     if len(xa) < 2 or len(xb) < 2:

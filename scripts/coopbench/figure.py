@@ -196,8 +196,11 @@ def legend_entries(axes, failed: bool = False):
     return handles, labels
 
 
-def figure_note(df: pd.DataFrame, cold: bool = False) -> str:
-    """figure_note — how to read a line figure: forks and iterations, what line and band are, noisy points."""
+def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
+    """figure_note — how to read a line figure: forks and iterations, what line and band are, noisy points.
+
+    cold: the figure also has cold lines (plot_lines(cold=True)); band: it draws interval bands.
+    """
     forks = df.groupby("point")["repetition"].nunique()
     f = int(forks.max()) if len(forks) else 0
     timed = df[df["phase"] == "measure"].groupby(["point", "repetition"]).size()
@@ -209,15 +212,15 @@ def figure_note(df: pd.DataFrame, cold: bool = False) -> str:
                 + ("; dotted, hollow: cold = iteration 0 of each fork" if cold else ""))
     else:
         what = f"up to {f} fork(s), one cold run each (iteration 0); line: median over the forks"
-    band = f"band: {LEVEL:.0%} bootstrap interval of the median ({RESAMPLES} resamples)"
+    bands = f"; band: {LEVEL:.0%} bootstrap interval of the median ({RESAMPLES} resamples)" if band else ""
     noisy = df[df["noisy"]]["point"].nunique()
     tail = f"; {noisy} noisy point(s) (machine busy; marked in report.md)" if noisy else ""
-    return on + what + "; " + band + "; × marks a failed point" + tail
+    return on + what + bands + "; × marks a failed point" + tail
 
 
-def add_caption(fig, context: dict, df: pd.DataFrame | None = None, cold: bool = False) -> None:
-    """add_caption — the machine/commit caption (and the reading note, figure_note) under a figure."""
+def add_caption(fig, context: dict, df: pd.DataFrame | None = None, cold: bool = False, band: bool = True) -> None:
+    """add_caption — the machine/commit caption (and the reading note, figure_note(df, cold, band)) under a figure."""
     text = caption(context)
     if df is not None:
-        text += "\n" + figure_note(df, cold)
+        text += "\n" + figure_note(df, cold, band)
     fig.text(0.5, -0.01, text, ha="center", va="top", fontsize=7.5, color="#444444", wrap=True)

@@ -192,13 +192,14 @@ def fmt_ci(med, lo, hi) -> str:
 
 
 def fmt_ratio(r, lo, hi) -> str:
-    """fmt_ratio — "2.1× (1.9–2.4)": a ratio with its interval (2 significant digits below 0.1); – for NaN."""
+    """fmt_ratio — "2.10× (1.90–2.40)": a ratio with its interval (2 significant digits below 0.1); the ratio
+    alone when the interval is a single value (one run a side); – for NaN."""
     if r != r:
         return "–"
 
     def f(v):
         return f"{v:.2f}" if abs(v) >= 0.1 else f"{v:.2g}"
 
-    if lo != lo or hi != hi:
+    if lo != lo or hi != hi or lo == hi:
         return f"{f(r)}×"
     return f"{f(r)}× ({f(lo)}–{f(hi)})"

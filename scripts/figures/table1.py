@@ -238,7 +238,7 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
                 cells.append(_fmt_ms(v))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
-              f"Values: median run time in ms over the repetitions (whole program: from before the first "
+              f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
               f"spawn to after the last join); `native / go`: native's median divided by go's (< 1: native is "
               f"faster), with its bootstrap 95 % interval (both samples resampled); `paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
               f"Every backend's ratio to {REFERENCE} is drawn in table1.png and listed in table1.csv, with the "

@@ -35,8 +35,11 @@ PARAM = "param.<NAME>"
 # What a version-1 folder (no per-iteration rows) lacks, and what readers take instead
 # (schema.json's "legacy": each old row is one cold shot, iteration 0, phase measure,
 # not noisy, load unknown).
+# schema.json states it in prose today; should it become an object {column: default}, that is used.
 LEGACY_COLUMNS = {"iteration": 0, "phase": "measure", "load_before": float("nan"), "load_after": float("nan"),
                   "runnable_before": float("nan"), "runnable_after": float("nan"), "noisy": False}
+if isinstance(_schema.get("legacy"), dict):
+    LEGACY_COLUMNS = {k: (float("nan") if v is None else v) for k, v in _schema["legacy"].items()}
 
 _TYPES = {c["name"]: c["type"] for c in COLUMNS + MERGED_COLUMNS}
 assert set(LEGACY_COLUMNS) <= set(_TYPES), "schema.json lost a column that the legacy rule names"

@@ -129,13 +129,13 @@ def _cell(st, which: str) -> str:
     return text + (f" {NOISY_MARK}" if st["noisy"] else "")
 
 
-def _workload_table(d, keys, col_order, stats, which: str) -> list:
+def _workload_table(d, keys, col_order, which: str) -> list:
     rows = {}
     for key, g in d.groupby(keys + ["_col"], sort=False, dropna=False) if keys else d.groupby("_col", sort=False):
         key = key if isinstance(key, tuple) else (key,)
         rk, col = key[:-1], key[-1]
-        for point in g["point"].unique():  # one point per cell (several hosts or points share no cell)
-            rows.setdefault(rk, {})[col] = _cell(stats.loc[point], which)
+        # A cell holds one point (of one host, in a merged sweep): its statistics from its own rows.
+        rows.setdefault(rk, {})[col] = _cell(cr.point_stats(g).iloc[0], which)
 
     def sort_key(rk):
         return tuple((0, float(v), "") if isinstance(v, (int, float)) and v == v else (1, 0.0, str(v)) for v in rk)
@@ -160,7 +160,6 @@ def median_tables(res) -> str:
     A noisy point (any fork measured on a busy machine) is marked "⚠ noisy".
     """
     df = res.df
-    stats = cr.point_stats(df).set_index("point")
     out = ["## Median values", "",
            f"Each cell: {cr.METHOD}, written \"median (low–high)\". **Warm**: every timed (measure-phase) "
            "iteration of every fork of the point. **Cold**: iteration 0 of each fork, the first run of the "
@@ -180,11 +179,11 @@ def median_tables(res) -> str:
         units = sorted({u for u in d["unit"] if u})
         out += [f"### {w}" + (f" ({', '.join(units)})" if units else ""), ""]
         if bool((d["iteration"] > 0).any()):
-            out += ["Warm (timed iterations of all forks):", ""] + _workload_table(d, params, col_order, stats, "warm")
-            out += ["Cold (iteration 0 of each fork):", ""] + _workload_table(d, params, col_order, stats, "cold")
+            out += ["Warm (timed iterations of all forks):", ""] + _workload_table(d, params, col_order, "warm")
+            out += ["Cold (iteration 0 of each fork):", ""] + _workload_table(d, params, col_order, "cold")
         else:
             out += ["Cold (one run per fork: iteration 0; no warm iterations measured):", ""]
-            out += _workload_table(d, params, col_order, stats, "cold")
+            out += _workload_table(d, params, col_order, "cold")
     return "\n".join(out)
 
 

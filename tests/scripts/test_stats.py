@@ -314,6 +314,22 @@ class ReportAndFigureTest(TempDirCase):
         self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 3.5 → 3.25 | 3 → 2 |", noisy)
         self.assertIn("percentile bootstrap", report)
 
+    def test_merged_hosts_are_not_pooled(self):
+        """A merged sweep: the same point id from two hosts gets a cell per host, each from its own rows."""
+        d = synthetic.make_results(self.tmp / "merged", backends=("native",), processors=(1,), workloads={"create"})
+        with open(d / "results.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        big = [dict(r, host="big", value=repr(2 * float(r["value"])) if r["value"] else "") for r in rows]
+        with open(d / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=schema.concrete_columns(synthetic.PARAMS, merged=True))
+            w.writeheader()
+            w.writerows([dict(r, host="small") for r in rows] + big)
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = (d / "report.md").read_text()
+        self.assertIn("| N | native @big | native @small |", report)
+        self.assertIn("| 1 | 132 (129.4–134.6) | 66 (64.68–67.32) |", report)
+
     def test_create_figure_has_cold_and_warm_lines(self):
         import importlib.util
 

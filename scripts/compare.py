@@ -54,10 +54,13 @@ FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "media
 
 
 def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False) -> dict:
-    """samples — {key: (workload, unit, sample Series, n rows, noisy)} per point; key = id (without backend)."""
+    """samples — {key: (workload, unit, sample Series, n rows, noisy)} per point; key = id (without backend),
+    plus " @host" in a merged folder with several hosts (a point of each host is its own)."""
     out = {}
-    for point, g in df.groupby("point", sort=True):
+    hosts = df["host"][df["host"] != ""].nunique() > 1
+    for (point, host), g in df.groupby(["point", "host"], sort=True):
         key = point[len(g["backend"].iloc[0]) + 1:] if strip_backend else point
+        key += f" @{host}" if hosts else ""
         units = [u for u in g["unit"] if u] if column == "value" else [column]
         out[key] = (g["workload"].iloc[0], units[0] if units else "", cr.sample(g, which, column), len(g),
                     bool(g["noisy"].any()))

@@ -329,6 +329,10 @@ class ReportAndFigureTest(TempDirCase):
         report = (d / "report.md").read_text()
         self.assertIn("| N | native @big | native @small |", report)
         self.assertIn("| 1 | 132 (129.4–134.6) | 66 (64.68–67.32) |", report)
+        p, got = compare_csv(d, d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertAlmostEqual(float(got["native/create/N=1/P=1 @big"]["median_a"]), 132.0)
+        self.assertAlmostEqual(float(got["native/create/N=1/P=1 @small"]["median_a"]), 66.0)
 
     def test_create_figure_has_cold_and_warm_lines(self):
         import importlib.util

@@ -5,7 +5,7 @@ Usage: compare.py A B [options]                 two results folders (A the basel
        compare.py DIR --backends X Y [options]  two backends in one folder (X the baseline)
 
 Points are matched by their `point` id (backend/workload/params/P; with --backends, by the
-id without the backend). For each matched point the two samples are compared:
+id without the backend; in a merged folder of several hosts, by id and host: "id @host"). For each matched point the two samples are compared:
 
   sample    warm (default): every timed iteration (phase measure, status ok) of every
             fork; --cold: iteration 0 of each fork (the first run in a fresh process).

@@ -25,8 +25,12 @@
 // accessors of the runtime's thread_locals, called in the migrating function, return the
 // resuming thread's objects.
 //
-// Seen failing before the fix (hazard.hpp reading t_index / t_nodes inline): clang -O3
-// (preset clang) reported hazard pointers published in the other processor's slot.
+// Seen failing before the fix (hazard.hpp reading t_index / t_nodes inline), 3 of 3 runs:
+// ProcessorIndexAfterMigrationIsTheNewThreads with g++ -O3 (preset release: the index and the
+// slot after the migration were the first processor's) and clang -O3 (preset clang: the
+// index). The two queue tests (hook checks inside every enqueue/dequeue) did not fail on this
+// code with either compiler (the queue operations were not inlined into the migrating
+// function, or each basic block recomputed the address); they guard the runtime's own paths.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -67,22 +71,30 @@ void spin_until(const std::atomic<int>& f) {
     while (f.load() == 0) std::this_thread::yield();  // yields the OS thread, not the activity
 }
 
-// Migration — runs `before`, blocks so that the activity resumes on the other processor,
-// then runs `after`; returns {pA, pB} as seen through g_truth_index.
+// migrate — runs `before`, blocks so that the activity resumes on the other processor, then
+// runs `after`; pa and pb as seen through g_truth_index. The caller calls join_helpers()
+// after its last check.
 std::atomic<int> g_h_running{0}, g_hog_running{0}, g_done{0};
 coop::Semaphore* g_sem = nullptr;
+
+// The helpers' handles: joined by join_helpers() only after the caller's last check, since a
+// join may block and move the activity again.
+coop::Thread g_helpers[2];
+void join_helpers() {
+    for (auto& t : g_helpers) t.join();
+}
 
 template <class Before, class After>
 [[gnu::always_inline]] inline void migrate(Before&& before, After&& after, unsigned& pa, unsigned& pb) {
     before();
     pa = g_truth_index();
-    coop::Thread h = coop::spawn([] {
+    g_helpers[0] = coop::spawn([] {
         g_h_running = 1;
         spin_until(g_hog_running);
         g_sem->release();
     });
     spin_until(g_h_running);
-    coop::Thread hog = coop::spawn([] {
+    g_helpers[1] = coop::spawn([] {
         g_hog_running = 1;
         spin_until(g_done);
     });
@@ -109,16 +121,24 @@ void reset() {
 // operation uses: detail::slot() reads the same thread_local), blocks and migrates, reads it
 // again.
 struct Seen {
-    unsigned index_before = 0, index_after = 0;
+    unsigned index_before = 0, index_after = 0, pa = 0, pb = 0;
     const void* slot_before = nullptr;
     const void* slot_after = nullptr;
+    unsigned slot_pa = 0, slot_pb = 0;
 };
-[[gnu::noinline]] void index_body(Seen& seen, unsigned& pa, unsigned& pb) {
+// index_body — the index alone: straight-line code around the blocking call.
+[[gnu::noinline]] void index_body(Seen& seen) {
     seen.index_before = coop::processor_index();
-    seen.slot_before = &coop::detail::slot();
-    block_and_migrate(pa, pb);
+    block_and_migrate(seen.pa, seen.pb);
     seen.index_after = coop::processor_index();
+    join_helpers();
+}
+// slot_body — the hazard slot every queue operation uses.
+[[gnu::noinline]] void slot_body(Seen& seen) {
+    seen.slot_before = &coop::detail::slot();
+    block_and_migrate(seen.slot_pa, seen.slot_pb);
     seen.slot_after = &coop::detail::slot();
+    join_helpers();
 }
 
 // queue_body — the first test's activity: queue work, migrate, queue work, in one function.
@@ -140,6 +160,7 @@ struct Seen {
             coop::release(&y);
         },
         pa, pb);
+    join_helpers();
 }
 
 // primitives_body — the second test's activity: a loop that migrates on every round.
@@ -156,6 +177,7 @@ struct Seen {
             (void)q.dequeue();
             m.unlock();
         }, pa, pb);
+        join_helpers();
         migrations += pa != pb;
         if (g_wrong_hp.load() != 0) break;
     }
@@ -212,15 +234,18 @@ TEST(TlsMigration, ProcessorIndexAfterMigrationIsTheNewThreads) {
     coop::Semaphore sem(0);
     g_sem = &sem;
     Seen seen;
-    unsigned pa = 0, pb = 0;
-    rt.run([&] { index_body(seen, pa, pb); });
-    ASSERT_NE(pa, pb) << "the activity did not migrate: the test did not test anything";
-    EXPECT_EQ(seen.index_before, pa);
-    EXPECT_EQ(seen.slot_before, &coop::detail::g_processors[pa]);
-    EXPECT_EQ(seen.index_after, pb) << "processor_index() after the migration named the processor the "
-                                       "activity ran on before it blocked";
-    EXPECT_EQ(seen.slot_after, &coop::detail::g_processors[pb]) << "the hazard slot used after the "
-                                                                   "migration is another processor's";
+    rt.run([&] {
+        index_body(seen);
+        slot_body(seen);
+    });
+    ASSERT_NE(seen.pa, seen.pb) << "the activity did not migrate: the test did not test anything";
+    ASSERT_NE(seen.slot_pa, seen.slot_pb) << "the activity did not migrate: the test did not test anything";
+    EXPECT_EQ(seen.index_before, seen.pa);
+    EXPECT_EQ(seen.index_after, seen.pb) << "processor_index() after the migration named the processor the "
+                                            "activity ran on before it blocked";
+    EXPECT_EQ(seen.slot_before, &coop::detail::g_processors[seen.slot_pa]);
+    EXPECT_EQ(seen.slot_after, &coop::detail::g_processors[seen.slot_pb])
+        << "the hazard slot used after the migration is another processor's";
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ import sys
 
 src = pathlib.Path(sys.argv[1])
 skip = ("build", ".git", "results")
-# docs/ pages whose every code block is checked (the others: see the coordinator's list).
+# docs/ pages whose every C++ and CMake block is checked. Not yet: docs/native-runtime.md
+# (its block is a fragment of docs/examples/coop_example.cpp's program, not a copy).
 DOC_PAGES = ("docs/adding-a-backend.md", "docs/adding-a-workload.md", "docs/architecture.md")
 
 

@@ -100,11 +100,14 @@ std::vector<std::string> plan_names(const Machine& machine) {
     return {names.begin(), names.end()};
 }
 
-std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
-    const auto& reg = Registry::instance();
-    if (req.repetitions < 1) throw UsageError("--repetitions must be >= 1, got " + std::to_string(req.repetitions));
+namespace {
 
-    // Backends: exact names or families.
+// The phases of expand(), in order: select backends, select workloads, check the --param
+// names, check the backend options, then per workload and grid: the full grid, its
+// processor counts, one point per (parameters, P, backend); finally drop duplicates.
+
+// select_backends — the requested backends (exact names or families), or all of them.
+std::vector<const BackendEntry*> select_backends(const Registry& reg, const SweepRequest& req) {
     std::vector<const BackendEntry*> backends;
     std::vector<std::string> all_backend_names;
     for (auto& b : reg.backends()) all_backend_names.push_back(b.name);
@@ -125,9 +128,13 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
             if (!found) throw UsageError("unknown backend '" + name + "'" + closest(name, all_backend_names));
         }
     }
+    return backends;
+}
 
-    // Workloads.
-    std::map<std::string, WorkloadInfo> infos;
+// select_workloads — the requested workloads (or every workload of the plan), each checked
+// against the plan; `infos` gets every registered workload's description.
+std::vector<std::string> select_workloads(const Registry& reg, const SweepRequest& req, const Machine& machine,
+                                          std::map<std::string, WorkloadInfo>& infos) {
     std::vector<std::string> all_workloads;
     for (auto& [n, w] : reg.workloads()) {
         infos.emplace(n, w.info(machine));
@@ -150,8 +157,12 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
             if (std::find(workloads.begin(), workloads.end(), n) == workloads.end()) workloads.push_back(n);
         }
     }
+    return workloads;
+}
 
-    // --param names must belong to at least one selected workload.
+// check_param_names — each --param must belong to at least one selected workload.
+void check_param_names(const SweepRequest& req, const std::vector<std::string>& workloads,
+                       const std::map<std::string, WorkloadInfo>& infos) {
     for (auto& [name, vals] : req.params) {
         bool any = false;
         std::vector<std::string> known;
@@ -167,8 +178,11 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
         }
         if (vals.empty()) throw UsageError("--param " + name + " has no values");
     }
+}
 
-    // Backend options: each must be declared by at least one selected backend.
+// check_backend_options — each --backend-opt must be declared by at least one selected
+// backend, with one of its choices.
+void check_backend_options(const SweepRequest& req, const std::vector<const BackendEntry*>& backends) {
     for (auto& [k, v] : req.backend_options) {
         bool any = false;
         for (auto* b : backends)
@@ -181,7 +195,84 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
                 }
         if (!any) throw UsageError("no selected backend has an option '" + k + "'");
     }
+}
 
+// full_grid — the workload's defaults, then the plan's grid, then the user's overrides, every
+// value validated; the grid's "processors" entry goes to `procs`.
+Grid full_grid(const std::string& wname, const WorkloadInfo& info, const Grid& g, const SweepRequest& req,
+               std::vector<std::string>& procs) {
+    Grid full;
+    for (auto& p : info.params) full[p.name] = {p.default_value};
+    for (auto& [k, vs] : g) {
+        if (k == "processors") procs = vs;
+        else full[k] = vs;
+    }
+    for (auto& [k, vs] : req.params)
+        if (find_param(info, k)) full[k] = vs;
+    for (auto& [k, vs] : full) {
+        const ParamSpec* spec = find_param(info, k);
+        if (!spec) throw UsageError("plan of workload " + wname + " names unknown parameter " + k);
+        for (auto& v : vs) v = normalise_value(wname, *spec, v);
+    }
+    return full;
+}
+
+// processor_counts — --processors, else the grid's, else every core.
+std::vector<unsigned> processor_counts(const SweepRequest& req, const std::vector<std::string>& procs,
+                                       const Machine& machine) {
+    std::vector<unsigned> ps;
+    if (!req.processors.empty()) ps = req.processors;
+    else if (!procs.empty())
+        for (auto& v : procs) ps.push_back(static_cast<unsigned>(std::stoul(v)));
+    else ps = {machine.cores};
+    return ps;
+}
+
+// make_point — one point of backend `b`, with its options: the variant's fixed ones, every
+// declared option's default, then the user's.
+Point make_point(const BackendEntry& b, const std::string& wname, const Params& params, unsigned p,
+                 const SweepRequest& req) {
+    // A variant may fix "max_processors" (e.g. a single-thread scheduler):
+    // its points run on at most that many processors, recorded as such.
+    unsigned procs_here = p;
+    if (auto it = b.fixed.find("max_processors"); it != b.fixed.end())
+        procs_here = std::min<unsigned>(p, static_cast<unsigned>(std::stoul(it->second)));
+    Point pt;
+    pt.backend = b.name;
+    pt.workload = wname;
+    pt.params = params;
+    pt.options.processors = procs_here;
+    pt.options.pin = req.pin;
+    pt.options.stack_size = req.stack_size;
+    pt.options.extra = b.fixed;
+    // Record every option's value, defaults included, so a result says what ran.
+    for (auto& o : b.options)
+        if (!o.default_value.empty()) pt.options.extra.emplace(o.name, o.default_value);
+    for (auto& [k, v] : req.backend_options)
+        for (auto& o : b.options)
+            if (o.name == k) pt.options.extra[k] = v;
+    return pt;
+}
+
+// unique_points — duplicates (overlapping grids) dropped, the first kept.
+std::vector<Point> unique_points(std::vector<Point> points) {
+    std::set<std::string> seen;
+    std::vector<Point> unique;
+    for (auto& p : points)
+        if (seen.insert(p.id()).second) unique.push_back(std::move(p));
+    return unique;
+}
+
+}  // namespace
+
+std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
+    const auto& reg = Registry::instance();
+    if (req.repetitions < 1) throw UsageError("--repetitions must be >= 1, got " + std::to_string(req.repetitions));
+    const std::vector<const BackendEntry*> backends = select_backends(reg, req);
+    std::map<std::string, WorkloadInfo> infos;
+    const std::vector<std::string> workloads = select_workloads(reg, req, machine, infos);
+    check_param_names(req, workloads, infos);
+    check_backend_options(req, backends);
     for (unsigned p : req.processors)
         if (p < 1) throw UsageError("--processors must be >= 1");
 
@@ -191,59 +282,18 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
         std::vector<Grid> grids;
         if (req.plan.empty()) grids.push_back({});
         else grids = info.plans.at(req.plan);
-        for (Grid g : grids) {
-            // Start from the defaults, then the plan's grid, then the user's overrides.
-            Grid full;
-            for (auto& p : info.params) full[p.name] = {p.default_value};
+        for (const Grid& g : grids) {
             std::vector<std::string> procs;
-            for (auto& [k, vs] : g) {
-                if (k == "processors") procs = vs;
-                else full[k] = vs;
-            }
-            for (auto& [k, vs] : req.params)
-                if (find_param(info, k)) full[k] = vs;
-            for (auto& [k, vs] : full) {
-                const ParamSpec* spec = find_param(info, k);
-                if (!spec) throw UsageError("plan of workload " + wname + " names unknown parameter " + k);
-                for (auto& v : vs) v = normalise_value(wname, *spec, v);
-            }
-            std::vector<unsigned> ps;
-            if (!req.processors.empty()) ps = req.processors;
-            else if (!procs.empty())
-                for (auto& v : procs) ps.push_back(static_cast<unsigned>(std::stoul(v)));
-            else ps = {machine.cores};
+            const Grid full = full_grid(wname, info, g, req, procs);
+            const std::vector<unsigned> ps = processor_counts(req, procs, machine);
             for (auto& params : expand_grid(full))
                 for (unsigned p : ps)
-                    for (auto* b : backends) {
-                        if (!b->runners.count(wname)) continue;  // the workload does not support it
-                        // A variant may fix "max_processors" (e.g. a single-thread scheduler):
-                        // its points run on at most that many processors, recorded as such.
-                        unsigned procs_here = p;
-                        if (auto it = b->fixed.find("max_processors"); it != b->fixed.end())
-                            procs_here = std::min<unsigned>(p, static_cast<unsigned>(std::stoul(it->second)));
-                        Point pt;
-                        pt.backend = b->name;
-                        pt.workload = wname;
-                        pt.params = params;
-                        pt.options.processors = procs_here;
-                        pt.options.pin = req.pin;
-                        pt.options.stack_size = req.stack_size;
-                        pt.options.extra = b->fixed;
-                        // Record every option's value, defaults included, so a result says what ran.
-                        for (auto& o : b->options)
-                            if (!o.default_value.empty()) pt.options.extra.emplace(o.name, o.default_value);
-                        for (auto& [k, v] : req.backend_options)
-                            for (auto& o : b->options)
-                                if (o.name == k) pt.options.extra[k] = v;
-                        points.push_back(std::move(pt));
-                    }
+                    for (auto* b : backends)
+                        if (b->runners.count(wname))  // else the workload does not support it
+                            points.push_back(make_point(*b, wname, params, p, req));
         }
     }
-    // Drop duplicates (overlapping grids), keeping the first.
-    std::set<std::string> seen;
-    std::vector<Point> unique;
-    for (auto& p : points)
-        if (seen.insert(p.id()).second) unique.push_back(std::move(p));
+    std::vector<Point> unique = unique_points(std::move(points));
     if (unique.empty())
         throw UsageError("the sweep has no points: no selected backend runs the selected workloads"
                          " (some workloads need a preemptive backend)");

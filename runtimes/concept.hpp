@@ -22,6 +22,26 @@
 //       point fails cleanly instead of taking the machine down.
 //   static constexpr bool preemptive;   // true for OS threads; spin-waiting workloads need it.
 //
+// Preconditions (what the harness guarantees a backend; docs/adding-a-backend.md):
+//   - One Runtime at a time per process: the driver constructs a Runtime, calls run() once,
+//     destroys it, and only then constructs another (run_point, harness/registry.hpp); a
+//     point's fork is a fresh process with one Runtime, in which the workload runs its
+//     warm-up and measured iterations one after the other. A backend may therefore keep
+//     process-wide statics set by its Runtime (pthreads: thread attributes; stdthread: the
+//     run's cores) and read them from its static spawn (e.g. the run's stack size), as marl
+//     requires "no existing scheduler bound" before binding one. Two Runtimes alive at once
+//     are not supported.
+//   - spawn, yield and the synchronisation objects are used only by threads of the running
+//     Runtime; every Thread is joined (or destroyed, which joins) before main returns.
+//   - Workloads never lock a Mutex they hold nor try_lock it while holding it, and unlock it
+//     on the thread that locked it: a recursive mutex is acceptable, try_lock by the owner
+//     may succeed or fail (each success balanced by one unlock).
+//   - Semaphore is required even when the library has none (build it from Mutex + CondVar).
+//   - A backend limited to one processor registers with the fixed option max_processors
+//     (COOPBENCH_REGISTER_BACKEND_VARIANT): the driver runs its points with P <= that.
+// `name` is required but not read by the harness (the registered name is the macro's
+// string); tests print it.
+//
 // Everything is resolved at compile time: a workload is a template over B and calls
 // B::spawn, B::Mutex::lock, ... directly; no virtual call sits on a hot path. The harness
 // picks a backend at run time from the registry (harness/registry.hpp), nowhere else.

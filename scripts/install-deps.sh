@@ -12,6 +12,7 @@ packages=(
   spin
   clang-14 llvm-14-dev
   golang-go
+  libpth-dev  # docs/examples/pth: the worked example of docs/adding-a-backend.md (tests/docs)
   slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
 )
 

@@ -1,6 +1,11 @@
 // pthreads.hpp — backend `pthreads`: POSIX threads, pthread_mutex_t, pthread_cond_t,
 // sem_t and sched_yield. Threads are restricted to the run's P cores by an affinity mask
 // chosen from hwloc's topology (runtimes/os).
+//
+// Precondition (runtimes/concept.hpp): one Runtime at a time per process, and no other
+// OS-thread backend's Runtime alive at the same time. The Runtime publishes its thread
+// attributes (stack size, affinity) in the process-wide static `attr`, which the static
+// spawn reads; a second Runtime would overwrite it, and destroying either clears it.
 #pragma once
 
 #include <pthread.h>

@@ -1,6 +1,11 @@
 // stdthread.hpp — backend `stdthread`: std::thread, std::mutex, std::condition_variable,
 // std::counting_semaphore, std::this_thread::yield. std::thread has no attributes, so each
 // thread restricts itself to the run's P cores (hwloc's choice, runtimes/os) as it starts.
+//
+// Precondition (runtimes/concept.hpp): one Runtime at a time per process, and no other
+// OS-thread backend's Runtime alive at the same time. The Runtime publishes the run's cores
+// in the process-wide static `cpus`, which every spawned thread reads as it starts; a
+// second Runtime would overwrite them for the first one's threads.
 #pragma once
 
 #include <condition_variable>

@@ -14,27 +14,28 @@
 #include "harness/registry.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
-#include "tests/apps/apps_test_support.hpp"
+#include "tests/support/grid.hpp"
+#include "tests/support/watchdog.hpp"
 #include "workloads/apps/all.hpp"
 
 using namespace coopbench;
-using apps_test::Watchdog;
+using coopbench::test::Watchdog;
 
 namespace {
 
 template <class W>
 std::string workload_name() {
-    return W::info(Machine{apps_test::processors()}).name;
+    return W::info(Machine{coopbench::test::processors()}).name;
 }
 
 template <class W>
-std::vector<apps_test::PlanPoint> tiny_points() {
-    const auto info = W::info(Machine{apps_test::processors()});
+std::vector<coopbench::test::GridPoint> tiny_points() {
+    const auto info = W::info(Machine{coopbench::test::processors()});
     const auto it = info.plans.find("tiny");
-    return it == info.plans.end() ? std::vector<apps_test::PlanPoint>{} : apps_test::expand(it->second);
+    return it == info.plans.end() ? std::vector<coopbench::test::GridPoint>{} : coopbench::test::expand_grids(it->second);
 }
 
-Context context_for(const apps_test::PlanPoint& p, bool fault = false) {
+Context context_for(const coopbench::test::GridPoint& p, bool fault = false) {
     Context ctx;
     ctx.params = p.params;
     ctx.options.processors = p.processors;
@@ -72,9 +73,9 @@ void expect_tiny_plan_passes() {
     const auto points = tiny_points<W>();
     ASSERT_FALSE(points.empty()) << workload_name<W>() << " has no tiny plan";
     for (const auto& p : points) {
-        Watchdog dog(std::string(B::name) + "/" + workload_name<W>() + " " + apps_test::describe(p.params));
+        Watchdog dog(std::string(B::name) + "/" + workload_name<W>() + " " + coopbench::test::describe(p.params));
         const Outcome o = run_point<B, W>(context_for(p));
-        EXPECT_TRUE(o.ok) << B::name << " " << apps_test::describe(p.params) << ": " << o.reason;
+        EXPECT_TRUE(o.ok) << B::name << " " << coopbench::test::describe(p.params) << ": " << o.reason;
         EXPECT_GT(o.seconds, 0.0);
         EXPECT_DOUBLE_EQ(o.value, o.seconds * 1e3);  // unit "ms"
     }
@@ -85,7 +86,7 @@ void expect_fault_detected() {
     for (const auto& p : tiny_points<W>()) {
         Watchdog dog(std::string(B::name) + "/" + workload_name<W>() + " fault");
         const Outcome o = run_point<B, W>(context_for(p, true));
-        EXPECT_FALSE(o.ok) << B::name << " " << apps_test::describe(p.params)
+        EXPECT_FALSE(o.ok) << B::name << " " << coopbench::test::describe(p.params)
                            << ": the self-check missed an injected fault";
         EXPECT_NE(o.reason.find("self-check failed"), std::string::npos) << o.reason;
     }
@@ -94,14 +95,14 @@ void expect_fault_detected() {
 }  // namespace
 
 TYPED_TEST(AppTest, InfoDescribesThePaperWorkload) {
-    const auto info = TypeParam::info(Machine{apps_test::processors()});
+    const auto info = TypeParam::info(Machine{coopbench::test::processors()});
     EXPECT_EQ(info.unit, "ms");
     EXPECT_NE(info.origin.find("Negele"), std::string::npos);
     for (const char* plan : {"tiny", "quick", "paper"}) {
         ASSERT_TRUE(info.plans.count(plan)) << plan;
         // Every grid names only declared parameters (or processors) and sets all of them.
-        for (const auto& p : apps_test::expand(info.plans.at(plan))) {
-            EXPECT_EQ(p.params.size(), info.params.size()) << plan << " " << apps_test::describe(p.params);
+        for (const auto& p : coopbench::test::expand_grids(info.plans.at(plan))) {
+            EXPECT_EQ(p.params.size(), info.params.size()) << plan << " " << coopbench::test::describe(p.params);
             for (const auto& spec : info.params) {
                 ASSERT_TRUE(p.params.count(spec.name)) << plan << " lacks " << spec.name;
                 EXPECT_GE(std::stoll(p.params.at(spec.name)), spec.min) << plan << " " << spec.name;
@@ -149,7 +150,7 @@ TYPED_TEST(AppTest, TinyPlanOnEveryRegisteredBackend) {
     for (const auto& b : backends) {
         const auto runner = b.runners.find(name);
         if (runner == b.runners.end()) continue;  // the workload says it does not support b
-        if (apps_test::tsan && b.family == "boostfiber") {
+        if (coopbench::test::tsan && b.family == "boostfiber") {
             // Debian's Boost.Fiber switches stacks without telling TSan (Boost.Fiber issues 289,
             // 333): TSan reports false races and can crash; tests/boostfiber is no-tsan too.
             std::printf("note: %s skipped under TSan (fiber switches invisible to it)\n", b.name.c_str());
@@ -158,17 +159,17 @@ TYPED_TEST(AppTest, TinyPlanOnEveryRegisteredBackend) {
         ran += " " + b.name;
         for (const auto& p : tiny_points<TypeParam>()) {
             for (bool fault : {false, true}) {
-                Watchdog dog(b.name + "/" + name + " " + apps_test::describe(p.params));
+                Watchdog dog(b.name + "/" + name + " " + coopbench::test::describe(p.params));
                 const auto o = run_registered(b, runner->second, context_for(p, fault));
                 if (!o) {
                     std::printf("note: %s refused its runtime in this process; not run here\n", b.name.c_str());
                     continue;
                 }
                 if (fault) {
-                    EXPECT_FALSE(o->ok) << b.name << " " << apps_test::describe(p.params) << ": fault missed";
+                    EXPECT_FALSE(o->ok) << b.name << " " << coopbench::test::describe(p.params) << ": fault missed";
                     EXPECT_NE(o->reason.find("self-check failed"), std::string::npos) << b.name << ": " << o->reason;
                 } else {
-                    EXPECT_TRUE(o->ok) << b.name << " " << apps_test::describe(p.params) << ": " << o->reason;
+                    EXPECT_TRUE(o->ok) << b.name << " " << coopbench::test::describe(p.params) << ": " << o->reason;
                 }
             }
         }
@@ -194,7 +195,7 @@ TYPED_TEST(AppTest, RefusedSpawnFailsCleanly) {
             RefusingBackend::budget = budget;
             const Outcome o = run_point<RefusingBackend, TypeParam>(context_for(p));
             if (budget == 0) {
-                EXPECT_FALSE(o.ok) << apps_test::describe(p.params);
+                EXPECT_FALSE(o.ok) << coopbench::test::describe(p.params);
             }
             if (!o.ok) {
                 EXPECT_NE(o.reason.find("refused by the test"), std::string::npos) << o.reason;
@@ -209,7 +210,7 @@ TEST(Eratosthenes, FindsThePapersPrimeCount) {
     EXPECT_TRUE(detail::sequential_primes(1).empty());
     Watchdog dog("eratosthenes N=1000");
     Context ctx;
-    ctx.options.processors = apps_test::processors();
+    ctx.options.processors = coopbench::test::processors();
     ctx.params = {{"N", "1000"}, {"C", "1"}};
     const Outcome o = run_point<PthreadsBackend, Eratosthenes>(ctx);
     ASSERT_TRUE(o.ok) << o.reason;
@@ -241,7 +242,7 @@ TEST(Matrix, SweepScalesWithTheCores) {
 TEST(Matrix, UnevenRowSplitStillCorrect) {
     Watchdog dog("matrix uneven");
     Context ctx;
-    ctx.options.processors = apps_test::processors();
+    ctx.options.processors = coopbench::test::processors();
     ctx.params = {{"N", "37"}, {"M", "5"}};  // 37 rows over 5 threads, and more threads than rows
     EXPECT_TRUE((run_point<PthreadsBackend, Matrix>(ctx).ok));
     ctx.params = {{"N", "3"}, {"M", "7"}};

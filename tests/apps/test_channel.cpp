@@ -11,12 +11,13 @@
 
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
-#include "tests/apps/apps_test_support.hpp"
+#include "tests/support/grid.hpp"
+#include "tests/support/watchdog.hpp"
 #include "workloads/apps/channel.hpp"
 #include "workloads/apps/start.hpp"
 
 using namespace coopbench;
-using apps_test::Watchdog;
+using coopbench::test::Watchdog;
 
 namespace {
 
@@ -27,7 +28,7 @@ class ChannelTest : public ::testing::Test {
     template <class F>
     static void inside(F&& body) {
         RuntimeOptions o;
-        o.processors = apps_test::processors();
+        o.processors = coopbench::test::processors();
         typename B::Runtime rt(o);
         rt.run(std::forward<F>(body));
     }
@@ -42,7 +43,7 @@ class BackendNames {
 };
 TYPED_TEST_SUITE(ChannelTest, OsBackends, BackendNames);
 
-constexpr std::int64_t kItems = apps_test::sanitized ? 4000 : 40000;
+constexpr std::int64_t kItems = coopbench::test::sanitized ? 4000 : 40000;
 
 }  // namespace
 

@@ -15,7 +15,8 @@
 // boostfiber.hpp first: it includes Boost.Fiber and removes Boost's cpu_relax() macro.
 #include "runtimes/boostfiber/boostfiber.hpp"
 #include "harness/registry.hpp"
-#include "tests/boostfiber/child.hpp"
+#include "tests/support/child.hpp"
+#include "tests/support/watchdog.hpp"
 
 using coopbench::BoostFiberBackend;
 using B = coopbench::BoostFiberBackend;

@@ -16,79 +16,22 @@
 
 #include "harness/cli.hpp"
 #include "harness/registry.hpp"
-#include "tests/boostfiber/child.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/csv.hpp"
+#include "tests/support/watchdog.hpp"
 
 namespace {
 
-std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string s = ss.str();
-    std::vector<std::vector<std::string>> rows(1);
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < s.size() && s[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            rows.back().push_back(field);
-            field.clear();
-        } else if (c == '\n') {
-            rows.back().push_back(field);
-            field.clear();
-            rows.emplace_back();
-        } else if (c != '\r') {
-            field += c;
-        }
-    }
-    if (!field.empty() || !rows.back().empty()) rows.back().push_back(field);
-    if (rows.back().empty()) rows.pop_back();
-    return rows;
-}
-
-// Table — results.csv as maps from column name to value.
+// table — results.csv as maps from column name to value (the shared CSV reader).
 std::vector<std::map<std::string, std::string>> table(const std::filesystem::path& dir) {
-    auto rows = csv_rows((dir / "results.csv").string());
-    std::vector<std::map<std::string, std::string>> out;
-    for (std::size_t r = 1; r < rows.size(); ++r) {
-        std::map<std::string, std::string> m;
-        for (std::size_t i = 0; i < rows[0].size() && i < rows[r].size(); ++i) m[rows[0][i]] = rows[r][i];
-        out.push_back(m);
-    }
-    return out;
+    return coopbench::test::csv_table(dir / "results.csv");
 }
 
-int cli_here(std::vector<std::string> args) {
-    args.insert(args.begin(), "coopbench");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    return coopbench::cli_main(static_cast<int>(args.size()), argv.data());
-}
+using coopbench::test::cli_here;
 
-// cli — cli_main in a child process: the driver's Google Benchmark state allows one run
-// per process, and work_stealing one runtime per process. Returns the exit code (-1: the
-// child died or hung).
-int cli(std::vector<std::string> args) {
-    const std::string r = coopbench::test::in_child([&] { return std::to_string(cli_here(args)); }, 300);
-    try {
-        return std::stoi(r);
-    } catch (const std::exception&) {
-        ADD_FAILURE() << "coopbench " << args.at(0) << ": " << r;
-        return -1;
-    }
-}
+// cli — cli_main in a child process (work_stealing can be created once per process);
+// the exit code, or -1 when the child died or hung.
+int cli(const std::vector<std::string>& args) { return coopbench::test::cli_in_child(args, {}, 300); }
 
 std::filesystem::path fresh_dir(const std::string& tag) {
     auto d = std::filesystem::temp_directory_path() /

@@ -21,6 +21,8 @@
 
 #include "harness/cli.hpp"
 #include "harness/registry.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/csv.hpp"
 
 namespace {
 
@@ -133,44 +135,8 @@ COOPBENCH_REGISTER_BACKEND(SpinThreads, "test-spinthreads", "test: OS threads wi
 
 namespace {
 
-// csv_rows — a CSV file as rows of fields (RFC 4180 quoting).
-std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string s = ss.str();
-    std::vector<std::vector<std::string>> rows(1);
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < s.size() && s[i + 1] == '"') field += '"', ++i;
-            else if (c == '"') quoted = false;
-            else field += c;
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            rows.back().push_back(field), field.clear();
-        } else if (c == '\n') {
-            rows.back().push_back(field), field.clear();
-            rows.emplace_back();
-        } else if (c != '\r') {
-            field += c;
-        }
-    }
-    if (!field.empty() || !rows.back().empty()) rows.back().push_back(field);
-    if (rows.back().empty()) rows.pop_back();
-    return rows;
-}
-
-int cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "coopbench");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    return coopbench::cli_main(static_cast<int>(args.size()), argv.data());
-}
+// cli — `coopbench ARGS...` in this process (the shared helper).
+int cli(std::vector<std::string> args) { return coopbench::test::cli_here(std::move(args)); }
 
 // supported_workloads — the workloads that declare they run on SpinThreads (supports<B>()).
 template <class... Ws>
@@ -214,7 +180,7 @@ TEST(OneFileBackend, RunsEveryWorkloadThroughTheDriver) {
     const int rc = cli({"run", "--backends", "test-spinthreads", "--plan", "tiny", "--isolation", "process", "--timeout",
                         "120", "--out", dir.string(), "--quiet"});
     EXPECT_EQ(rc, 0);
-    const auto rows = csv_rows((dir / "results.csv").string());
+    const auto rows = coopbench::test::csv_rows(dir / "results.csv");
     ASSERT_GE(rows.size(), 2u) << "no results in " << dir;
     std::map<std::string, std::size_t> col;
     for (std::size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "locks/all.hpp"
-#include "tests/locks/watchdog.hpp"
+#include "tests/locks/sizes.hpp"
 
 using namespace std::chrono_literals;
 using locks_test::scaled;

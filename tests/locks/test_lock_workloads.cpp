@@ -9,7 +9,7 @@
 #include "harness/registry.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
-#include "tests/locks/watchdog.hpp"
+#include "tests/locks/sizes.hpp"
 #include "workloads/locks/all.hpp"
 
 using namespace coopbench;

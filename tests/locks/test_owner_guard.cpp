@@ -10,7 +10,7 @@
 
 #include "locks/abortable.hpp"
 #include "locks/owner_guard.hpp"
-#include "tests/locks/watchdog.hpp"
+#include "tests/locks/sizes.hpp"
 
 using namespace std::chrono_literals;
 

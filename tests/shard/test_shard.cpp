@@ -22,6 +22,7 @@
 #include "harness/plan.hpp"
 #include "harness/results.hpp"
 #include "harness/shard.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 using namespace coopbench;
@@ -149,24 +150,10 @@ TEST(ShardSelection, ParseAndEnvironment) {
     EXPECT_THROW(shard_from_environment({}, 3), UsageError);  // --shards without an index
 }
 
-// cli — `coopbench ARGS...` in a child process (Google Benchmark keeps global state), with
-// `env` set in the child only; returns the exit code.
-int cli(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-    args.insert(args.begin(), "coopbench");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-        int rc = cli_main(static_cast<int>(args.size()), argv.data());
-        std::fflush(nullptr);
-        _exit(rc);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+// cli — `coopbench ARGS...` in a child process (the shared fork runner), with `env` set in
+// the child only; returns the exit code.
+int cli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+    return coopbench::test::cli_in_child(args, env);
 }
 
 fs::path fresh_dir(const std::string& name) {

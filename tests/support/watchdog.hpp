@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace coopbench::test {
 
@@ -27,8 +28,30 @@ inline constexpr bool sanitized = false;
 inline constexpr bool sanitized = false;
 #endif
 
+// tsan — true in ThreadSanitizer builds.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool tsan = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool tsan = true;
+#else
+inline constexpr bool tsan = false;
+#endif
+#else
+inline constexpr bool tsan = false;
+#endif
+
+// processors — the processor count tests give backends: every core the machine has.
+inline unsigned processors() {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n ? n : 1;
+}
+
+// Watchdog — aborts the process (a test failure, with a message) when still alive `seconds`
+// (three times that under a sanitizer) after construction.
 class Watchdog {
   public:
+    Watchdog(std::chrono::seconds limit, std::string what) : Watchdog(std::move(what), static_cast<int>(limit.count())) {}
     explicit Watchdog(std::string what, int seconds = 60)
         : what_(std::move(what)), thread_([this, limit = sanitized ? 3 * seconds : seconds] {
               std::unique_lock<std::mutex> lock(mutex_);

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/locks/watchdog.hpp"
+#include "tests/locks/sizes.hpp"
 #include "units/owner_queue.hpp"
 
 using namespace std::chrono_literals;

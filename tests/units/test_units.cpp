@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/locks/watchdog.hpp"
+#include "tests/locks/sizes.hpp"
 #include "units/units.hpp"
 
 using namespace std::chrono_literals;

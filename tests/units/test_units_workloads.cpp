@@ -9,7 +9,7 @@
 #include "harness/registry.hpp"
 #include "runtimes/native/native.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
-#include "tests/locks/watchdog.hpp"
+#include "tests/locks/sizes.hpp"
 #include "workloads/units/all.hpp"
 
 using namespace coopbench;

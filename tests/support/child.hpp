@@ -1,6 +1,8 @@
-// child.hpp — test helpers: run a function in a forked child process (for Boost.Fiber's
-// work_stealing, which can be created once per process), and a watchdog that turns a
-// hang into a failure.
+// child.hpp — the tests' one fork runner: run a function in a forked child process and get
+// its answer back, or why it gave none (a crash, an exit, a hang past the limit: the child
+// is then killed). For state that can exist once per process (Boost.Fiber's work_stealing,
+// a scenario that may spin forever) and for `coopbench` runs that must not share the test's
+// process.
 #pragma once
 
 #include <poll.h>
@@ -9,42 +11,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
+#include <exception>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 
 namespace coopbench::test {
-
-// Watchdog — aborts the process with a message when not destroyed within `seconds`.
-class Watchdog {
-  public:
-    Watchdog(const char* what, int seconds)
-        : thread_([this, what, seconds] {
-              std::unique_lock<std::mutex> lk(m_);
-              if (!cv_.wait_for(lk, std::chrono::seconds(seconds), [this] { return done_; })) {
-                  std::fprintf(stderr, "watchdog: '%s' still running after %d s: hang\n", what, seconds);
-                  std::abort();
-              }
-          }) {}
-    ~Watchdog() {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            done_ = true;
-        }
-        cv_.notify_all();
-        thread_.join();
-    }
-
-  private:
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool done_ = false;
-    std::thread thread_;
-};
 
 // in_child — run fn in a forked child; returns fn's result ("" means success) or why the
 // child failed (crash, exit, or no answer within `seconds`: the child is then killed).
@@ -52,6 +24,7 @@ class Watchdog {
 inline std::string in_child(const std::function<std::string()>& fn, int seconds = 120) {
     int fds[2];
     if (pipe(fds) != 0) return "pipe failed";
+    std::fflush(nullptr);  // nothing buffered is written twice
     const pid_t pid = fork();
     if (pid < 0) return "fork failed";
     if (pid == 0) {
@@ -62,6 +35,7 @@ inline std::string in_child(const std::function<std::string()>& fn, int seconds 
         } catch (const std::exception& e) {
             r = std::string("exception: ") + e.what();
         }
+        std::fflush(nullptr);
         r = "R" + r;  // a marker, so an empty answer differs from no answer
         ssize_t off = 0;
         while (off < static_cast<ssize_t>(r.size())) {
@@ -83,8 +57,7 @@ inline std::string in_child(const std::function<std::string()>& fn, int seconds 
         }
         pollfd p{fds[0], POLLIN, 0};
         const int n = poll(&p, 1, static_cast<int>(left.count()));
-        if (n < 0) continue;
-        if (n == 0) continue;
+        if (n <= 0) continue;
         char buf[512];
         const ssize_t r = read(fds[0], buf, sizeof buf);
         if (r <= 0) break;
@@ -98,6 +71,17 @@ inline std::string in_child(const std::function<std::string()>& fn, int seconds 
     if (WIFSIGNALED(status)) return "child died of signal " + std::to_string(WTERMSIG(status));
     if (got.empty() || got[0] != 'R') return "child gave no answer (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
     return got.substr(1);
+}
+
+// finishes_in_child — true if fn() returns in a child within `seconds`; false if it
+// crashed or was still running then (it is killed).
+inline bool finishes_in_child(const std::function<void()>& fn, int seconds) {
+    return in_child(
+               [&] {
+                   fn();
+                   return std::string();
+               },
+               seconds) == "";
 }
 
 }  // namespace coopbench::test

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "harness/plan.hpp"
@@ -231,8 +232,10 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     columns.insert(columns.end(), params.begin(), params.end());
     columns.insert(columns.end(), trailing.begin(), trailing.end());
 
-    // Rows: each (point, repetition) once, from the shard that owns the point.
+    // Rows: each (point, repetition) fork from one shard, the one that owns the point, and
+    // each of its iterations once.
     std::map<std::pair<std::string, std::string>, const ShardDir*> seen;
+    std::set<std::tuple<std::string, std::string, std::string>> seen_rows;
     std::vector<std::string> lines;
     for (auto& s : shards) {
         std::map<std::string, std::size_t> col;
@@ -249,8 +252,9 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
                 throw UsageError("refusing to merge: " + s.dir.string() + " (shard " + s.shard.name() + ") holds " + point +
                                  ", which belongs to shard " + std::to_string(assignment[point].get<unsigned>()) + "/" +
                                  std::to_string(count));
+            const std::string iteration = col.count("iteration") ? r[col["iteration"]] : "0";
             auto [it, fresh] = seen.emplace(std::make_pair(point, rep), &s);
-            if (!fresh)
+            if ((!fresh && it->second != &s) || !seen_rows.emplace(point, rep, iteration).second)
                 throw UsageError("refusing to merge: " + point + " repetition " + rep + " is measured twice (in " +
                                  it->second->dir.string() + " and " + s.dir.string() + "); it would count double");
             std::string line;
@@ -267,7 +271,7 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     // What is missing, and how to complete it.
     MergeResult res;
     res.shards = shards.size();
-    res.rows = lines.size();
+    res.rows = seen.size();  // forks (each of one or more iteration rows)
     res.expected_rows = assignment.size() * static_cast<std::size_t>(std::max(1, repetitions));
     std::vector<std::size_t> points_of(count, 0);
     for (auto& [point, k] : assignment.items())

@@ -114,7 +114,8 @@ void on_interrupt(int sig) {
 // has them).
 class GbenchReporter : public Reporter {
   public:
-    GbenchReporter(const fs::path& file, const nlohmann::json& context, bool display) : out_(file), display_(display) {
+    GbenchReporter(const fs::path& file, const nlohmann::json& context, bool display, std::size_t name_width)
+        : out_(file), display_(display) {
         if (!out_) throw UsageError("cannot write " + file.string());
         // Google Benchmark 1.7.1 keeps the custom context in a global map (AddCustomContext
         // only adds a key once): set it afresh for this sweep.
@@ -125,6 +126,9 @@ class GbenchReporter : public Reporter {
         json_.SetOutputStream(&out_);
         json_.SetErrorStream(&std::cerr);
         benchmark::BenchmarkReporter::Context ctx;
+        // Google Benchmark's runner sets this (its ConsoleReporter pads names to it); the
+        // constructor leaves it unset.
+        ctx.name_field_width = name_width;
         json_.ReportContext(ctx);
         if (display_) {
             console_.SetOutputStream(&std::cout);
@@ -293,8 +297,10 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     for (auto& p : points)
         for (auto& [k, v] : p.params) param_set.insert(k);
     ResultWriter writer(opts.out, {param_set.begin(), param_set.end()});
+    std::size_t name_width = 10;
+    for (auto& p : points) name_width = std::max(name_width, p.id().size() + std::string("/manual_time").size());
     GbenchReporter gbench(out_file.empty() ? next_benchmark_json(opts.out) : fs::path(out_file), context,
-                          display_format == "console");
+                          display_format == "console", name_width);
     gbench.set_repetitions(opts.request.repetitions);
     std::vector<Reporter*> reporters = {&writer, &gbench};
 

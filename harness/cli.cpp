@@ -139,7 +139,9 @@ std::optional<int> benchmark_flag(const std::string& flag, std::vector<std::stri
             throw UsageError(name + ": '" + value + "' is not a regular expression (" + msg + ")");
         }
         regfree(&re);
-    } else if (name == "--benchmark_out_format" || name == "--benchmark_format") {
+    } else if (name == "--benchmark_out_format") {
+        if (value != "json") throw UsageError(name + " takes json (the only file format coopbench writes), got '" + value + "'");
+    } else if (name == "--benchmark_format") {
         if (value != "json" && value != "console")
             throw UsageError(name + " takes json or console, got '" + value + "'");
     } else if (name != "--benchmark_out") {
@@ -174,8 +176,9 @@ int cli_main(int argc, char** argv) {
     auto* run = app.add_subcommand("run", "run a sweep: every selected backend x workload x parameter point");
     std::string backends, workloads, plan, processors, out, resume, isolation = "process";
     std::vector<std::string> params, backend_opts;
-    int repetitions = 1;
-    double timeout = 600;
+    int repetitions = 1, warmup = -1, iterations = -1;
+    double timeout = 600, budget = 2;
+    std::string proc_root = "/proc";
     std::size_t stack_size = 0, memory_limit_mb = 0;
     bool pin = false, quiet = false, dry_run = false, inject_fault = false;
     run->add_option("--backends,-b", backends, "comma-separated backends or families (default: all)");
@@ -184,12 +187,20 @@ int cli_main(int argc, char** argv) {
     run->add_option("--param,-p", params, "NAME=v1,v2,... sweep a parameter (repeatable; 1e6 and 10^6 accepted)");
     run->add_option("--processors,-P", processors, "comma-separated processor counts (default: the plan's, else all)");
     run->add_option("--repetitions,-r", repetitions, "repetitions of every point (default 1)");
+    run->add_option("--warmup,-W", warmup,
+                    "untimed warm-up iterations in each fork (default: each point's, 1 for micro points; "
+                    "iteration 0 is the cold one)");
+    run->add_option("--iterations,-I", iterations,
+                    "measured iterations in each fork, after the warm-up (default: each point's, 5 for micro points)");
+    run->add_option("--budget", budget,
+                    "seconds one fork of a point should take when --warmup/--iterations do not say: fewer default "
+                    "iterations for a point whose expected run time exceeds it (default 2)");
     run->add_option("--out,-o", out, "result folder (default results/<host>-<UTC timestamp>)");
     run->add_option("--resume", resume, "continue the interrupted sweep in this result folder");
     run->add_option("--isolation", isolation, "process: each point in a child process (default); none: in-process")
         ->check(CLI::IsMember({"process", "none"}));
     run->add_option("--timeout", timeout, "seconds a point may take before it is killed and recorded as failed (0: none)");
-    run->add_option("--stack-size", stack_size, "bytes per thread stack (default: each backend's)");
+    run->add_option("--stack-size", stack_size, "bytes per thread stack (default: each backend's; below a backend's minimum: refused with it)");
     run->add_option("--memory-limit-mb", memory_limit_mb, "address-space limit of each point's process (default: none)");
     run->add_option("--backend-opt", backend_opts, "KEY=VALUE backend option (repeatable; see `coopbench list`)");
     run->add_flag("--pin", pin, "pin threads / workers to the chosen cores");
@@ -197,6 +208,7 @@ int cli_main(int argc, char** argv) {
     run->add_flag("--dry-run", dry_run, "print the points and exit");
     run->add_flag("--inject-fault", inject_fault, "tests: perturb every result so the self-checks must fail")
         ->group("");
+    run->add_option("--proc-root", proc_root, "tests: the noise guard's /proc (loadavg, stat)")->group("");
     // Sharding (issue 15, harness/shard.hpp).
     std::string shard_flag;
     unsigned shard_count = 0;
@@ -281,6 +293,14 @@ int cli_main(int argc, char** argv) {
             r.stack_size = stack_size;
             r.pin = pin;
             r.repetitions = repetitions;
+            if (warmup < -1 || (warmup != -1 && warmup > 1000000))
+                throw UsageError("--warmup must be from 0 to 1000000, got " + std::to_string(warmup));
+            if (iterations != -1 && (iterations < 1 || iterations > 1000000))
+                throw UsageError("--iterations must be from 1 to 1000000, got " + std::to_string(iterations));
+            if (!(budget > 0)) throw UsageError("--budget must be > 0 seconds");
+            r.warmup = warmup;
+            r.iterations = iterations;
+            r.budget_seconds = budget;
             o.runner.isolation = isolation == "none" ? Isolation::none : Isolation::process;
             o.runner.timeout_seconds = timeout;
             o.runner.memory_limit_bytes = memory_limit_mb << 20;
@@ -289,6 +309,7 @@ int cli_main(int argc, char** argv) {
         }
         o.quiet = quiet;
         o.runner.inject_fault = inject_fault;
+        o.proc_root = proc_root;
         o.command = "coopbench";
         for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
         const auto shard = choose_shard(o, shard_flag, shard_count, ShardEnvironment::from_process());

@@ -173,6 +173,7 @@ std::optional<std::string> load_manifest(const std::string& path) {
             auto name = w.get<std::string>();
             if (known.count(name)) e.runners[name] = &external_runner_stub;
         }
+        b.iterates = l.value("iterations", false);
         if (l.contains("context"))
             for (auto& [k, v] : l.at("context").items()) b.context[k] = v.is_string() ? v.get<std::string>() : v.dump();
     } catch (const std::exception& ex) {
@@ -213,6 +214,8 @@ std::string external_request(const Point& point, bool inject_fault) {
     j["stack_size"] = point.options.stack_size;
     j["options"] = point.options.extra;
     j["inject_fault"] = inject_fault;
+    j["warmup"] = point.warmup;
+    j["iterations"] = point.iterations;
     return j.dump() + "\n";
 }
 
@@ -273,6 +276,26 @@ Outcome external_outcome(const std::string& out, int exit_code) {
     if (exit_code != 0)
         return Outcome::failed("the program exited with status " + std::to_string(exit_code) + " after its result");
     return o;
+}
+
+std::vector<Outcome> external_outcomes(const std::string& out, int exit_code, int expected_runs) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(last_line(out));
+    } catch (const std::exception&) {
+        return {external_outcome(out, exit_code)};  // says why it is unreadable
+    }
+    if (!j.is_object() || !j.contains("runs")) return {external_outcome(out, exit_code)};
+    std::vector<Outcome> runs;
+    if (!j.at("runs").is_array()) return {Outcome::failed("the program's \"runs\" is not an array")};
+    for (auto& r : j.at("runs")) {
+        runs.push_back(external_outcome(r.dump() + "\n", exit_code));
+        if (!runs.back().ok) return runs;
+    }
+    if (static_cast<int>(runs.size()) != expected_runs)
+        runs.push_back(Outcome::failed("the program replied " + std::to_string(runs.size()) + " runs, " +
+                                       std::to_string(expected_runs) + " were requested"));
+    return runs;
 }
 
 void add_external_context(nlohmann::json& context, const std::vector<Point>& points) {

@@ -18,7 +18,10 @@
 // and crash reports are the program's own), with one JSON request line on stdin:
 //
 //   {"protocol": 1, "backend": "go", "workload": "create", "params": {"N": "1000"},
-//    "processors": 2, "pin": false, "stack_size": 0, "options": {}, "inject_fault": false}
+//    "processors": 2, "pin": false, "stack_size": 0, "options": {}, "inject_fault": false,
+//    "warmup": 0, "iterations": 1}
+//
+// (warmup/iterations: the runs wanted in this process, see external_outcomes)
 //
 // and reads the last line of its stdout as the reply:
 //
@@ -44,6 +47,7 @@ struct ExternalBackend {
     std::vector<std::string> command;            // the program, then its fixed arguments
     std::string manifest;                        // the manifest's path
     std::map<std::string, std::string> context;  // from --list, recorded in context.json
+    bool iterates = false;                       // --list said "iterations": true
 };
 
 // load_external_backends — register every external backend found (see the file comment);
@@ -65,6 +69,12 @@ std::string external_request(const Point& point, bool inject_fault);
 
 // external_outcome — the outcome of a program's stdout (`exit_code` from its normal exit).
 Outcome external_outcome(const std::string& out, int exit_code);
+
+// external_outcomes — the runs of a program's stdout. A program that iterates (its --list
+// says "iterations": true) replies {"runs": [reply, ...]} with one reply per requested run
+// (warmup + iterations of the request); any other program replies once and its point is
+// planned as one cold run (W=0, I=1: harness/plan.cpp records what it did).
+std::vector<Outcome> external_outcomes(const std::string& out, int exit_code, int expected_runs);
 
 // add_external_context — record the --list context of every external backend among
 // `points` in `context` as "backend.<name>.<key>".

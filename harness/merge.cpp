@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "harness/plan.hpp"
@@ -28,6 +29,7 @@ struct ShardDir {
     std::string host;
     std::vector<std::string> header;             // results.csv
     std::vector<std::vector<std::string>> rows;  // complete lines only
+    std::map<std::string, int> runs;             // point -> warm-up + measured iterations per fork (points.jsonl)
 };
 
 json read_json(const fs::path& p, bool required) {
@@ -103,6 +105,16 @@ ShardDir load_shard(const fs::path& dir) {
         while (std::getline(in, line)) {
             auto f = parse_csv_line(line);
             if (f.size() == s.header.size()) s.rows.push_back(std::move(f));  // else: a torn last line from a crash
+        }
+    }
+    // The rows a whole fork has (per-iteration rows, issue 11), from points.jsonl.
+    std::ifstream jl(dir / "points.jsonl");
+    for (std::string l; std::getline(jl, l);) {
+        try {
+            auto j = json::parse(l);
+            if (j.contains("warmup") && j.contains("iterations"))
+                s.runs[j.at("point").get<std::string>()] = j.at("warmup").get<int>() + j.at("iterations").get<int>();
+        } catch (const std::exception&) {
         }
     }
     return s;
@@ -231,8 +243,11 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     columns.insert(columns.end(), params.begin(), params.end());
     columns.insert(columns.end(), trailing.begin(), trailing.end());
 
-    // Rows: each (point, repetition) once, from the shard that owns the point.
+    // Rows: each (point, repetition) fork from one shard, the one that owns the point, and
+    // each of its iterations once.
     std::map<std::pair<std::string, std::string>, const ShardDir*> seen;
+    std::set<std::tuple<std::string, std::string, std::string>> seen_rows;
+    std::map<std::pair<std::string, std::string>, std::pair<int, bool>> fork_rows;  // rows, a failed one
     std::vector<std::string> lines;
     for (auto& s : shards) {
         std::map<std::string, std::size_t> col;
@@ -249,8 +264,12 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
                 throw UsageError("refusing to merge: " + s.dir.string() + " (shard " + s.shard.name() + ") holds " + point +
                                  ", which belongs to shard " + std::to_string(assignment[point].get<unsigned>()) + "/" +
                                  std::to_string(count));
+            const std::string iteration = col.count("iteration") ? r[col["iteration"]] : "0";
+            auto& fr = fork_rows[{point, rep}];
+            ++fr.first;
+            fr.second |= col.count("status") && r[col["status"]] == "failed";
             auto [it, fresh] = seen.emplace(std::make_pair(point, rep), &s);
-            if (!fresh)
+            if ((!fresh && it->second != &s) || !seen_rows.emplace(point, rep, iteration).second)
                 throw UsageError("refusing to merge: " + point + " repetition " + rep + " is measured twice (in " +
                                  it->second->dir.string() + " and " + s.dir.string() + "); it would count double");
             std::string line;
@@ -267,7 +286,14 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     // What is missing, and how to complete it.
     MergeResult res;
     res.shards = shards.size();
-    res.rows = lines.size();
+    // A fork counts when it is whole: a failed row, or all its iterations.
+    for (auto it = seen.begin(); it != seen.end();) {
+        const auto& fr = fork_rows[it->first];
+        auto want = it->second->runs.find(it->first.first);
+        const bool whole = fr.second || want == it->second->runs.end() || fr.first >= want->second;
+        it = whole ? std::next(it) : seen.erase(it);
+    }
+    res.rows = seen.size();  // whole forks (each of one or more iteration rows)
     res.expected_rows = assignment.size() * static_cast<std::size_t>(std::max(1, repetitions));
     std::vector<std::size_t> points_of(count, 0);
     for (auto& [point, k] : assignment.items())

@@ -1,5 +1,7 @@
 #include "harness/plan.hpp"
 
+#include "harness/external.hpp"
+
 #include "harness/numbers.hpp"
 
 #include <algorithm>
@@ -101,6 +103,23 @@ std::vector<std::string> plan_names(const Machine& machine) {
 }
 
 namespace {
+
+// default_iterations — W and I of a point: the workload's own, else W=1, I=5, cut down
+// when cost x 6 runs would exceed the per-point budget.
+WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds) {
+    if (info.iterations) return info.iterations(params);
+    WorkloadInfo::Iterations it;  // W=1, I=5
+    if (!info.cost) return it;
+    const double per_run = info.cost(params);
+    if (!(per_run > 0)) return it;
+    if (per_run * 6 <= budget_seconds) return it;
+    // Fewer measured runs, no warm-up, then a single cold run.
+    const int fit = static_cast<int>(budget_seconds / per_run);
+    if (fit >= 3) return {1, fit - 1};
+    if (fit >= 2) return {0, 2};
+    return {0, 1};
+}
+
 
 // The phases of expand(), in order: select backends, select workloads, check the --param
 // names, check the backend options, then per workload and grid: the full grid, its
@@ -230,8 +249,8 @@ std::vector<unsigned> processor_counts(const SweepRequest& req, const std::vecto
 
 // make_point — one point of backend `b`, with its options: the variant's fixed ones, every
 // declared option's default, then the user's.
-Point make_point(const BackendEntry& b, const std::string& wname, const Params& params, unsigned p,
-                 const SweepRequest& req) {
+Point make_point(const BackendEntry& b, const WorkloadInfo& info, const std::string& wname, const Params& params,
+                 unsigned p, const SweepRequest& req) {
     // A variant may fix "max_processors" (e.g. a single-thread scheduler):
     // its points run on at most that many processors, recorded as such.
     unsigned procs_here = p;
@@ -245,6 +264,15 @@ Point make_point(const BackendEntry& b, const std::string& wname, const Params& 
     pt.options.pin = req.pin;
     pt.options.stack_size = req.stack_size;
     pt.options.extra = b.fixed;
+    const auto its = default_iterations(info, params, req.budget_seconds);
+    pt.warmup = req.warmup >= 0 ? req.warmup : its.warmup;
+    pt.iterations = req.iterations >= 1 ? req.iterations : its.measure;
+    // A program that runs once per process (no "iterations" in its --list)
+    // is one cold run: recorded as what it did, W=0, I=1.
+    if (const ExternalBackend* x = external_backend(b.name); x && !x->iterates) {
+        pt.warmup = 0;
+        pt.iterations = 1;
+    }
     // Record every option's value, defaults included, so a result says what ran.
     for (auto& o : b.options)
         if (!o.default_value.empty()) pt.options.extra.emplace(o.name, o.default_value);
@@ -268,6 +296,9 @@ std::vector<Point> unique_points(std::vector<Point> points) {
 std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
     const auto& reg = Registry::instance();
     if (req.repetitions < 1) throw UsageError("--repetitions must be >= 1, got " + std::to_string(req.repetitions));
+    if (req.warmup < -1 || req.warmup > 1000000) throw UsageError("--warmup must be from 0 to 1000000, got " + std::to_string(req.warmup));
+    if (req.iterations != -1 && (req.iterations < 1 || req.iterations > 1000000))
+        throw UsageError("--iterations must be from 1 to 1000000, got " + std::to_string(req.iterations));
     const std::vector<const BackendEntry*> backends = select_backends(reg, req);
     std::map<std::string, WorkloadInfo> infos;
     const std::vector<std::string> workloads = select_workloads(reg, req, machine, infos);
@@ -275,6 +306,13 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
     check_backend_options(req, backends);
     for (unsigned p : req.processors)
         if (p < 1) throw UsageError("--processors must be >= 1");
+
+    // --stack-size below a selected backend's minimum: refused, with the minimum.
+    if (req.stack_size != 0)
+        for (auto* b : backends)
+            if (req.stack_size < b->min_stack_size)
+                throw UsageError("--stack-size " + std::to_string(req.stack_size) + " is below the minimum of " + b->name +
+                                 ": " + std::to_string(b->min_stack_size) + " bytes");
 
     std::vector<Point> points;
     for (auto& wname : workloads) {
@@ -290,7 +328,7 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
                 for (unsigned p : ps)
                     for (auto* b : backends)
                         if (b->runners.count(wname))  // else the workload does not support it
-                            points.push_back(make_point(*b, wname, params, p, req));
+                            points.push_back(make_point(*b, info, wname, params, p, req));
         }
     }
     std::vector<Point> unique = unique_points(std::move(points));

@@ -27,7 +27,10 @@ struct SweepRequest {
     std::map<std::string, std::string> backend_options;     // --backend-opt key=value
     std::size_t stack_size = 0;
     bool pin = false;
-    int repetitions = 1;
+    int repetitions = 1;   // forks per point (JMH's -f)
+    int warmup = -1;       // --warmup: untimed iterations per fork; -1: each point's default
+    int iterations = -1;   // --iterations: measured iterations per fork; -1: each point's default
+    double budget_seconds = 2;  // the default iterations' time budget per fork (default_iterations)
 };
 
 // Point — one (backend, workload, parameters, processors) to measure.
@@ -36,6 +39,11 @@ struct Point {
     std::string workload;
     Params params;  // complete: defaults filled in
     RuntimeOptions options;
+    int warmup = 1;      // untimed iterations per fork (recorded with phase "warmup")
+    int iterations = 5;  // measured iterations per fork, after the warm-up
+
+    // runs — warm-up plus measured iterations: the rows one complete fork writes.
+    int runs() const { return warmup + iterations; }
 
     // id — "backend/workload/K=v/.../P=processors", parameters sorted by name.
     std::string id() const;
@@ -43,6 +51,12 @@ struct Point {
 
 // expand — the points of a request, in measuring order (workload, grid, backend).
 std::vector<Point> expand(const SweepRequest& req, const Machine& machine);
+
+// default_iterations — W and I of a point when --warmup/--iterations do not say: the
+// workload's own (WorkloadInfo::iterations), else W=1, I=5, reduced so that the fork's
+// expected time (WorkloadInfo::cost per run) stays within `budget_seconds`: a point whose one
+// run is expected to take longer than the budget runs once (W=0, I=1), cold.
+WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds);
 
 // plan_names — every plan any workload defines, sorted.
 std::vector<std::string> plan_names(const Machine& machine);

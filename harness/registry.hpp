@@ -19,12 +19,17 @@
 // all.hpp list. Nothing in the driver names a backend or a workload.
 #pragma once
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+#include <climits>
+#include <pthread.h>
 
 #include "harness/workload.hpp"
 #include "runtimes/concept.hpp"
@@ -42,6 +47,27 @@ struct OptionSpec {
 
 using RunFn = Outcome (*)(const Context&);
 
+// process_cpu_seconds — user + system CPU time of this process so far (all its threads).
+inline double process_cpu_seconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// min_stack_size — the smallest --stack-size B takes: B::min_stack_size() when B declares
+// it, else PTHREAD_STACK_MIN for a preemptive (OS-thread) backend, else one 4 KiB page. A
+// smaller --stack-size is rejected by the driver (harness/plan.cpp) with this minimum.
+template <Backend B>
+std::size_t min_stack_size() {
+    if constexpr (requires { { B::min_stack_size() } -> std::convertible_to<std::size_t>; })
+        return B::min_stack_size();
+    else if constexpr (is_preemptive<B>())
+        return static_cast<std::size_t>(PTHREAD_STACK_MIN);
+    else
+        return 4096;
+}
+
 struct BackendEntry {
     std::string name;         // as users type it, e.g. "pthreads", "boostfiber/work_stealing"
     std::string family;       // the part before '/', e.g. "boostfiber"
@@ -51,6 +77,7 @@ struct BackendEntry {
     std::map<std::string, std::string> fixed;  // options fixed by this variant
     std::vector<OptionSpec> options;           // options users may set
     std::function<std::optional<std::string>(const RuntimeOptions&, std::size_t)> capacity;
+    std::size_t min_stack_size = 0;            // the smallest --stack-size it takes (bytes)
     std::map<std::string, RunFn> runners;      // workload name -> runner
 };
 
@@ -85,21 +112,40 @@ class Registry {
 };
 
 // run_point — construct B's runtime from the context's options, run the workload inside
-// it, tear the runtime down. Exceptions become failed outcomes.
+// it ctx.runs times (the fork's warm-up and measured iterations: fresh threads each time,
+// one runtime instance, as Boost.Fiber's work_stealing allows one per process), tear the
+// runtime down. Each run's outcome goes to ctx.on_run as it ends, with the process's CPU
+// time of that run; a failed run ends the series. Exceptions become failed outcomes.
+// Returns the last outcome (the failed one, if any).
 template <Backend B, class W>
 Outcome run_point(const Context& ctx) {
     Outcome out = Outcome::failed("workload did not run");
+    int done = 0;
+    auto report = [&](int i, Outcome o) {
+        out = std::move(o);
+        ++done;
+        if (ctx.on_run) ctx.on_run(i, out);
+    };
     try {
         typename B::Runtime rt(ctx.options);
         rt.run([&] {
-            try {
-                out = W::template run<B>(ctx);
-            } catch (const std::exception& e) {
-                out = Outcome::failed(e.what());
+            for (int i = 0; i < std::max(1, ctx.runs); ++i) {
+                const double cpu0 = process_cpu_seconds();
+                Outcome o;
+                try {
+                    o = W::template run<B>(ctx);
+                } catch (const std::exception& e) {
+                    o = Outcome::failed(e.what());
+                }
+                if (o.ok && !(o.seconds >= 0)) o = Outcome::failed("workload reported a negative time");
+                o.cpu_seconds = process_cpu_seconds() - cpu0;
+                const bool ok = o.ok;
+                report(i, std::move(o));
+                if (!ok) break;
             }
         });
     } catch (const std::exception& e) {
-        out = Outcome::failed(std::string("runtime: ") + e.what());
+        report(done, Outcome::failed(std::string("runtime: ") + e.what()));
     }
     return out;
 }
@@ -145,6 +191,7 @@ bool register_backend(std::string name, std::string description, std::string ori
     e.fixed = std::move(fixed);
     e.options = std::move(options);
     e.capacity = [](const RuntimeOptions& o, std::size_t n) { return capacity_problem<B>(o, n); };
+    e.min_stack_size = min_stack_size<B>();
     detail::add_runners<B>(e, AllWorkloads{});
     Registry::instance().add_backend(std::move(e));
     return true;

@@ -1,8 +1,12 @@
 #include "harness/results.hpp"
 
+#include "results_schema.hpp"  // generated from harness/schema.json (CMake)
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,9 +14,6 @@
 namespace coopbench {
 
 namespace {
-const std::vector<std::string> kLeading = {"point", "backend", "family", "workload"};
-const std::vector<std::string> kTrailing = {"processors", "repetition", "status",       "value",  "unit",
-                                            "seconds",    "peak_rss_kib", "cpu_seconds", "reason", "counters"};
 
 std::string number(double x) {
     if (!std::isfinite(x)) return "";
@@ -84,8 +85,45 @@ std::vector<std::string> parse_csv_line(const std::string& line) {
     return out;
 }
 
-ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names)
-    : param_names_(std::move(param_names)) {
+const nlohmann::json& schema() {
+    static const nlohmann::json j = nlohmann::json::parse(kResultsSchemaJson);
+    return j;
+}
+
+std::vector<std::string> schema_columns() {
+    std::vector<std::string> names;
+    for (auto& c : schema().at("columns")) names.push_back(c.at("name").get<std::string>());
+    return names;
+}
+
+double ProcReader::load1() const {
+    std::ifstream in(root / "loadavg");
+    double l = -1;
+    if (!(in >> l)) return -1;
+    return l;
+}
+
+int ProcReader::runnable() const {
+    std::ifstream in(root / "stat");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("procs_running ", 0) == 0) {
+            try {
+                // procs_running counts the reader itself, which is running as it reads.
+                return std::max(0, std::stoi(line.substr(14)) - 1);
+            } catch (...) {
+                return -1;
+            }
+        }
+    return -1;
+}
+
+bool is_noisy(const Noise& n, unsigned cores, unsigned processors) {
+    const int free_cores = processors >= cores ? 0 : static_cast<int>(cores - processors);
+    return std::max(n.runnable_before, n.runnable_after) > free_cores ||
+           std::max(n.load_before, n.load_after) > static_cast<double>(cores);
+}
+
+ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names) {
     const auto csv_path = dir / "results.csv";
     // A driver killed mid-write leaves a partial last line: cut it before appending.
     repair_torn_tail(csv_path);
@@ -95,22 +133,29 @@ ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::st
         std::ifstream in(csv_path);
         std::string header;
         std::getline(in, header);
-        std::vector<std::string> existing;
-        for (auto& h : parse_csv_line(header))
-            if (h.rfind("param.", 0) == 0) existing.push_back(h.substr(6));
-        for (auto& p : param_names_)
-            if (std::find(existing.begin(), existing.end(), p) == existing.end())
+        columns_ = parse_csv_line(header);
+        for (auto& p : param_names)
+            if (std::find(columns_.begin(), columns_.end(), "param." + p) == columns_.end())
                 throw UsageError("cannot resume into " + csv_path.string() + ": it has no column param." + p);
-        param_names_ = existing;
+        for (auto& c : schema_columns())
+            if (c != "param.<NAME>" && std::find(columns_.begin(), columns_.end(), c) == columns_.end())
+                throw UsageError("cannot resume into " + csv_path.string() + ": it has no column " + c +
+                                 " (written by an older coopbench; start a new folder)");
+    } else {
+        // The header: schema.json's columns in order, param.<NAME> expanded.
+        for (auto& c : schema_columns()) {
+            if (c == "param.<NAME>")
+                for (auto& p : param_names) columns_.push_back("param." + p);
+            else
+                columns_.push_back(c);
+        }
     }
     csv_ = std::fopen(csv_path.c_str(), "a");
     jsonl_ = std::fopen((dir / "points.jsonl").c_str(), "a");
     if (!csv_ || !jsonl_) throw UsageError("cannot write results into " + dir.string());
     if (fresh) {
         std::string h;
-        for (auto& c : kLeading) h += c + ",";
-        for (auto& p : param_names_) h += "param." + p + ",";
-        for (std::size_t i = 0; i < kTrailing.size(); ++i) h += kTrailing[i] + (i + 1 < kTrailing.size() ? "," : "\n");
+        for (std::size_t i = 0; i < columns_.size(); ++i) h += columns_[i] + (i + 1 < columns_.size() ? "," : "\n");
         std::fputs(h.c_str(), csv_);
         flush(csv_);
     }
@@ -121,67 +166,169 @@ ResultWriter::~ResultWriter() {
     if (jsonl_) std::fclose(jsonl_);
 }
 
-void ResultWriter::write(const Point& p, const std::string& family, const std::string& unit, int repetition,
-                         const Measurement& m) {
-    const Outcome& o = m.outcome;
-    nlohmann::json counters = o.counters;
-    std::vector<std::string> row = {p.id(), p.backend, family, p.workload};
-    for (auto& name : param_names_) {
-        auto it = p.params.find(name);
-        row.push_back(it == p.params.end() ? "" : it->second);
+void ResultWriter::report(const ForkResult& fork) {
+    const Point& p = *fork.point;
+    const Measurement& m = fork.m;
+    std::string csv_text, jsonl_text;
+    for (std::size_t i = 0; i < m.runs.size(); ++i) {
+        const Outcome& o = m.runs[i];
+        const int iteration = static_cast<int>(i);
+        // Every column by name, typed for points.jsonl; the CSV takes them in its header's order.
+        nlohmann::json row;
+        row["point"] = p.id();
+        row["backend"] = p.backend;
+        row["family"] = fork.family;
+        row["workload"] = p.workload;
+        row["processors"] = p.options.processors;
+        row["repetition"] = fork.repetition;
+        row["iteration"] = iteration;
+        row["phase"] = iteration < p.warmup ? "warmup" : "measure";
+        row["status"] = o.ok ? "ok" : "failed";
+        row["value"] = o.ok && std::isfinite(o.value) ? nlohmann::json(o.value) : nlohmann::json();
+        row["unit"] = fork.unit;
+        row["seconds"] = o.ok && std::isfinite(o.seconds) ? nlohmann::json(o.seconds) : nlohmann::json();
+        row["peak_rss_kib"] = m.peak_rss_kib >= 0 ? nlohmann::json(static_cast<long long>(m.peak_rss_kib)) : nlohmann::json();
+        row["cpu_seconds"] = m.cpu_seconds >= 0 ? nlohmann::json(m.cpu_seconds) : nlohmann::json();
+        row["load_before"] = fork.noise.load_before >= 0 ? nlohmann::json(fork.noise.load_before) : nlohmann::json();
+        row["load_after"] = fork.noise.load_after >= 0 ? nlohmann::json(fork.noise.load_after) : nlohmann::json();
+        row["runnable_before"] = fork.noise.runnable_before >= 0 ? nlohmann::json(fork.noise.runnable_before) : nlohmann::json();
+        row["runnable_after"] = fork.noise.runnable_after >= 0 ? nlohmann::json(fork.noise.runnable_after) : nlohmann::json();
+        row["noisy"] = fork.noise.noisy;
+        row["reason"] = o.reason;
+        row["counters"] = nlohmann::json(o.counters);
+        std::string line;
+        for (std::size_t c = 0; c < columns_.size(); ++c) {
+            const std::string& name = columns_[c];
+            std::string field;
+            if (name.rfind("param.", 0) == 0) {
+                auto it = p.params.find(name.substr(6));
+                if (it != p.params.end()) field = it->second;
+            } else if (name == "counters") {
+                field = o.counters.empty() ? "" : row[name].dump();
+            } else if (!row.contains(name)) {
+                throw std::logic_error("results.cpp writes no value for the column " + name + " of schema.json");
+            } else if (row[name].is_string()) {
+                field = row[name].get<std::string>();
+            } else if (row[name].is_boolean()) {
+                field = row[name].get<bool>() ? "true" : "false";
+            } else if (row[name].is_number_float()) {
+                field = number(row[name].get<double>());
+            } else if (!row[name].is_null()) {
+                field = row[name].dump();
+            }
+            line += csv_field(field) + (c + 1 < columns_.size() ? "," : "\n");
+        }
+        csv_text += line;
+        row["params"] = p.params;
+        row["backend_options"] = p.options.extra;
+        row["warmup"] = p.warmup;
+        row["iterations"] = p.iterations;
+        for (auto it = row.begin(); it != row.end();)
+            it = it->is_null() ? row.erase(it) : std::next(it);
+        jsonl_text += row.dump() + "\n";
     }
-    row.push_back(std::to_string(p.options.processors));
-    row.push_back(std::to_string(repetition));
-    row.push_back(o.ok ? "ok" : "failed");
-    row.push_back(o.ok ? number(o.value) : "");
-    row.push_back(unit);
-    row.push_back(o.ok ? number(o.seconds) : "");
-    row.push_back(m.peak_rss_kib >= 0 ? number(m.peak_rss_kib) : "");
-    row.push_back(m.cpu_seconds >= 0 ? number(m.cpu_seconds) : "");
-    row.push_back(o.reason);
-    row.push_back(o.counters.empty() ? "" : counters.dump());
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) line += csv_field(row[i]) + (i + 1 < row.size() ? "," : "\n");
-    std::fputs(line.c_str(), csv_);
+    // All rows of the fork in one write each: --resume counts forks (repair_incomplete_fork).
+    std::fputs(csv_text.c_str(), csv_);
     flush(csv_);
-
-    nlohmann::json j;
-    j["point"] = p.id();
-    j["backend"] = p.backend;
-    j["family"] = family;
-    j["workload"] = p.workload;
-    j["params"] = p.params;
-    j["processors"] = p.options.processors;
-    j["backend_options"] = p.options.extra;
-    j["repetition"] = repetition;
-    j["status"] = o.ok ? "ok" : "failed";
-    if (o.ok) j["value"] = o.value;
-    j["unit"] = unit;
-    j["seconds"] = o.seconds;
-    if (m.peak_rss_kib >= 0) j["peak_rss_kib"] = m.peak_rss_kib;
-    if (m.cpu_seconds >= 0) j["cpu_seconds"] = m.cpu_seconds;
-    j["reason"] = o.reason;
-    j["counters"] = counters;
-    std::fputs((j.dump() + "\n").c_str(), jsonl_);
+    std::fputs(jsonl_text.c_str(), jsonl_);
     flush(jsonl_);
 }
 
-std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir) {
-    std::set<std::pair<std::string, int>> done;
-    std::ifstream in(dir / "results.csv");
+namespace {
+struct ForkRows {
+    int rows = 0;
+    bool failed = false;
+};
+
+// csv_forks — results.csv's data rows as (point, repetition) in file order, with where each
+// row starts (byte offset) and whether it failed.
+struct CsvRow {
+    std::pair<std::string, int> fork;
+    std::size_t offset;
+    bool failed;
+};
+std::vector<CsvRow> csv_rows(const std::filesystem::path& file) {
+    std::vector<CsvRow> out;
+    std::ifstream in(file, std::ios::binary);
     std::string line;
-    if (!std::getline(in, line)) return done;
+    if (!std::getline(in, line)) return out;
     auto header = parse_csv_line(line);
     auto col = [&](const std::string& name) {
         return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
     };
-    const std::size_t ip = col("point"), ir = col("repetition");
+    const std::size_t ip = col("point"), ir = col("repetition"), is = col("status");
+    std::size_t offset = line.size() + 1;
     while (std::getline(in, line)) {
+        const std::size_t here = offset;
+        offset += line.size() + 1;
         auto f = parse_csv_line(line);
-        if (f.size() != header.size()) continue;  // a torn last line from a crash
-        done.emplace(f[ip], std::stoi(f[ir]));
+        if (f.size() != header.size() || ip >= f.size() || ir >= f.size()) continue;  // a torn last line
+        try {
+            out.push_back({{f[ip], std::stoi(f[ir])}, here, is < f.size() && f[is] == "failed"});
+        } catch (...) {
+        }
     }
+    return out;
+}
+
+bool complete(const ForkRows& r, const std::string& point, const RunsOf& runs) {
+    if (r.failed || !runs) return true;
+    const int want = runs(point);
+    return want < 0 || r.rows >= want;
+}
+}  // namespace
+
+std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir, const RunsOf& runs) {
+    std::map<std::pair<std::string, int>, ForkRows> forks;
+    for (auto& r : csv_rows(dir / "results.csv")) {
+        auto& f = forks[r.fork];
+        ++f.rows;
+        f.failed |= r.failed;
+    }
+    std::set<std::pair<std::string, int>> done;
+    for (auto& [k, f] : forks)
+        if (complete(f, k.first, runs)) done.insert(k);
     return done;
+}
+
+std::size_t repair_incomplete_fork(const std::filesystem::path& dir, const RunsOf& runs) {
+    const auto csv_path = dir / "results.csv";
+    auto rows = csv_rows(csv_path);
+    if (rows.empty()) return 0;
+    const auto last = rows.back().fork;
+    ForkRows f;
+    std::size_t first = rows.size();
+    while (first > 0 && rows[first - 1].fork == last) {
+        --first;
+        ++f.rows;
+        f.failed |= rows[first].failed;
+    }
+    if (complete(f, last.first, runs)) return 0;
+    std::error_code ec;
+    std::filesystem::resize_file(csv_path, rows[first].offset, ec);
+    if (ec) throw UsageError("cannot repair " + csv_path.string() + ": " + ec.message());
+    // points.jsonl: the same fork's lines at its end.
+    const auto jl_path = dir / "points.jsonl";
+    std::ifstream in(jl_path, std::ios::binary);
+    std::vector<std::pair<std::size_t, bool>> lines;  // offset, belongs to the fork
+    std::size_t offset = 0;
+    for (std::string line; std::getline(in, line);) {
+        bool mine = false;
+        try {
+            auto j = nlohmann::json::parse(line);
+            mine = j.value("point", "") == last.first && j.value("repetition", -1) == last.second;
+        } catch (...) {
+        }
+        lines.emplace_back(offset, mine);
+        offset += line.size() + 1;
+    }
+    in.close();
+    std::size_t keep = lines.size();
+    while (keep > 0 && lines[keep - 1].second) --keep;
+    if (keep < lines.size()) std::filesystem::resize_file(jl_path, lines[keep].first, ec);
+    std::fprintf(stderr, "coopbench: %s: removed %d rows of an unfinished fork (%s repetition %d); it is measured again\n",
+                 csv_path.c_str(), f.rows, last.first.c_str(), last.second);
+    return static_cast<std::size_t>(f.rows);
 }
 
 }  // namespace coopbench

@@ -11,8 +11,9 @@
 
 #include <cerrno>
 #include <chrono>
-#include <vector>
 #include <cstring>
+#include <functional>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "harness/external.hpp"
@@ -26,6 +27,7 @@ std::string outcome_to_json(const Outcome& o) {
     j["seconds"] = o.seconds;
     j["value"] = o.value;
     j["counters"] = o.counters;
+    j["cpu_seconds"] = o.cpu_seconds;
     return j.dump();
 }
 
@@ -37,22 +39,27 @@ Outcome outcome_from_json(const std::string& s) {
     o.seconds = j.at("seconds").get<double>();
     o.value = j.at("value").get<double>();
     o.counters = j.at("counters").get<std::map<std::string, double>>();
+    o.cpu_seconds = j.value("cpu_seconds", -1.0);
     return o;
 }
 
 namespace {
 
-Outcome run_inline(const Point& point, bool inject_fault) {
+// run_inline — the fork's runs in this process; each outcome goes to `each` as it ends.
+Outcome run_inline(const Point& point, bool inject_fault, const std::function<void(int, const Outcome&)>& each) {
     const BackendEntry* b = Registry::instance().backend(point.backend);
-    if (!b || !b->runners.count(point.workload))
-        return Outcome::failed("backend " + point.backend + " does not run workload " + point.workload);
+    if (!b || !b->runners.count(point.workload)) {
+        Outcome o = Outcome::failed("backend " + point.backend + " does not run workload " + point.workload);
+        each(0, o);
+        return o;
+    }
     Context ctx;
     ctx.params = point.params;
     ctx.options = point.options;
     ctx.inject_fault = inject_fault;
-    Outcome o = b->runners.at(point.workload)(ctx);
-    if (o.ok && !(o.seconds >= 0)) return Outcome::failed("workload reported a negative time");
-    return o;
+    ctx.runs = point.runs();
+    ctx.on_run = each;
+    return b->runners.at(point.workload)(ctx);
 }
 
 double tv_seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
@@ -102,8 +109,12 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
     if (opts.isolation == Isolation::none && !external) {
         rusage before{}, after{};
         getrusage(RUSAGE_SELF, &before);
-        m.outcome = run_inline(point, opts.inject_fault);
-        getrusage(RUSAGE_SELF, &after);
+        try {
+            run_inline(point, opts.inject_fault, [&](int, const Outcome& o) { m.runs.push_back(o); });
+        } catch (const std::exception& e) {
+            m.runs.push_back(Outcome::failed(e.what()));
+        }
+        if (m.runs.empty()) m.runs.push_back(Outcome::failed("the workload did not run"));
         m.cpu_seconds = tv_seconds(after.ru_utime) + tv_seconds(after.ru_stime) - tv_seconds(before.ru_utime) -
                         tv_seconds(before.ru_stime);
         return m;
@@ -111,14 +122,14 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
 
     int out_pipe[2], err_pipe[2];
     if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-        m.outcome = Outcome::failed(std::string("pipe: ") + std::strerror(errno));
+        m.runs.push_back(Outcome::failed(std::string("pipe: ") + std::strerror(errno)));
         return m;
     }
     std::fflush(nullptr);
     const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
-        m.outcome = Outcome::failed(std::string("fork: ") + std::strerror(errno));
+        m.runs.push_back(Outcome::failed(std::string("fork: ") + std::strerror(errno)));
         return m;
     }
     if (pid == 0) {
@@ -143,22 +154,26 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
             dup2(out_pipe[1], STDOUT_FILENO);
             exec_external(*external, point, opts.inject_fault);
         }
-        Outcome o;
+        // One line per run, written as the run ends: the parent keeps every run before a
+        // crash or a timeout.
+        auto send = [&](int, const Outcome& o) {
+            std::string s = outcome_to_json(o) + "\n";
+            const char* p = s.data();
+            std::size_t left = s.size();
+            while (left > 0) {
+                ssize_t n = write(out_pipe[1], p, left);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;
+                p += n;
+                left -= static_cast<std::size_t>(n);
+            }
+        };
         try {
-            o = run_inline(point, opts.inject_fault);
+            run_inline(point, opts.inject_fault, send);
         } catch (const std::bad_alloc&) {
-            o = Outcome::failed("out of memory (std::bad_alloc)");
+            send(0, Outcome::failed("out of memory (std::bad_alloc)"));
         } catch (const std::exception& e) {
-            o = Outcome::failed(e.what());
-        }
-        std::string s = outcome_to_json(o);
-        const char* p = s.data();
-        std::size_t left = s.size();
-        while (left > 0) {
-            ssize_t n = write(out_pipe[1], p, left);
-            if (n <= 0) break;
-            p += n;
-            left -= static_cast<std::size_t>(n);
+            send(0, Outcome::failed(e.what()));
         }
         close(out_pipe[1]);
         std::fflush(nullptr);
@@ -215,22 +230,37 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
     m.cpu_seconds = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
 
     const std::string tail = telling_line(err);
-    if (timed_out) {
-        m.outcome = Outcome::failed("timeout after " + std::to_string(static_cast<long>(opts.timeout_seconds)) + " s");
-    } else if (WIFSIGNALED(status)) {
-        m.outcome = Outcome::failed("crashed: " + signal_text(WTERMSIG(status)) + (tail.empty() ? "" : "; " + tail));
-    } else if (external && !out.empty()) {
-        m.outcome = external_outcome(out, WEXITSTATUS(status));
-    } else if (!out.empty()) {
-        try {
-            m.outcome = outcome_from_json(out);
-        } catch (const std::exception& e) {
-            m.outcome = Outcome::failed(std::string("unreadable result from the point's process: ") + e.what());
-        }
+    // The runs the child reported (complete lines only), then why the fork ended early.
+    std::string failure;
+    if (external) {
+        if (!out.empty() && !timed_out && !WIFSIGNALED(status))
+            m.runs = external_outcomes(out, WEXITSTATUS(status), point.runs());
     } else {
-        m.outcome = Outcome::failed("exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result" +
-                                    (tail.empty() ? "" : "; " + tail));
+        std::size_t pos = 0;
+        while (pos < out.size()) {
+            const auto nl = out.find('\n', pos);
+            if (nl == std::string::npos) break;  // a line cut by a crash: not a result
+            try {
+                m.runs.push_back(outcome_from_json(out.substr(pos, nl - pos)));
+            } catch (const std::exception& e) {
+                failure = std::string("unreadable result from the point's process: ") + e.what();
+                break;
+            }
+            pos = nl + 1;
+        }
     }
+    const bool last_failed = !m.runs.empty() && !m.runs.back().ok;
+    const std::string at =
+        m.runs.empty() ? std::string() : " (after " + std::to_string(m.runs.size()) + " of " + std::to_string(point.runs()) + " runs)";
+    if (timed_out) {
+        failure = "timeout after " + std::to_string(static_cast<long>(opts.timeout_seconds)) + " s" + at;
+    } else if (WIFSIGNALED(status)) {
+        failure = "crashed: " + signal_text(WTERMSIG(status)) + at + (tail.empty() ? "" : "; " + tail);
+    } else if (failure.empty() && !last_failed && static_cast<int>(m.runs.size()) < point.runs()) {
+        failure = "exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result" + at +
+                  (tail.empty() ? "" : "; " + tail);
+    }
+    if (!failure.empty() && !last_failed) m.runs.push_back(Outcome::failed(failure));
     return m;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/plan.hpp"
 
@@ -9,9 +10,11 @@ namespace coopbench {
 
 enum class Isolation { process, none };
 
-// Measurement — an outcome plus what the parent saw of the child process.
+// Measurement — one fork: the outcome of each run of the workload in it (warm-up
+// iterations first; a failed run, if any, is the last), plus what the parent saw of the
+// child process.
 struct Measurement {
-    Outcome outcome;
+    std::vector<Outcome> runs;
     double peak_rss_kib = -1;  // from wait4's rusage (-1: not measured)
     double cpu_seconds = -1;   // user + system time of the child (-1: not measured)
 };
@@ -23,11 +26,12 @@ struct RunnerOptions {
     bool inject_fault = false;
 };
 
-// measure — run `point` once. Never throws for a failing point: a crash, a timeout, a
+// measure — run one fork of `point`: point.runs() runs of the workload in one process. Never throws for a failing point: a crash, a timeout, a
 // wrong answer or a refused thread is a failed Measurement with the reason.
 Measurement measure(const Point& point, const RunnerOptions& opts);
 
-// outcome_to_json / outcome_from_json — the child-to-parent wire format.
+// outcome_to_json / outcome_from_json — the child-to-parent wire format: one JSON line
+// per run, written as each run ends (a child that crashes later keeps the runs before).
 std::string outcome_to_json(const Outcome& o);
 Outcome outcome_from_json(const std::string& s);
 

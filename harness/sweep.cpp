@@ -1,12 +1,15 @@
 #include "harness/sweep.hpp"
 
 #include <benchmark/benchmark.h>
+#include <regex.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -31,6 +34,9 @@ std::string request_to_json(const SweepOptions& o) {
     j["stack_size"] = r.stack_size;
     j["pin"] = r.pin;
     j["repetitions"] = r.repetitions;
+    j["warmup"] = r.warmup;
+    j["iterations"] = r.iterations;
+    j["budget_seconds"] = r.budget_seconds;
     j["isolation"] = o.runner.isolation == Isolation::process ? "process" : "none";
     j["timeout_seconds"] = o.runner.timeout_seconds;
     j["memory_limit_bytes"] = o.runner.memory_limit_bytes;
@@ -51,6 +57,10 @@ SweepOptions request_from_json(const std::string& text) {
     r.stack_size = j.at("stack_size").get<std::size_t>();
     r.pin = j.at("pin").get<bool>();
     r.repetitions = j.at("repetitions").get<int>();
+    // Folders written before warm-up and iterations (issue 11) ran one cold shot per fork.
+    r.warmup = j.value("warmup", 0);
+    r.iterations = j.value("iterations", 1);
+    r.budget_seconds = j.value("budget_seconds", 2.0);
     o.runner.isolation = j.at("isolation").get<std::string>() == "none" ? Isolation::none : Isolation::process;
     o.runner.timeout_seconds = j.at("timeout_seconds").get<double>();
     o.runner.memory_limit_bytes = j.at("memory_limit_bytes").get<std::size_t>();
@@ -95,10 +105,129 @@ void on_interrupt(int sig) {
     raise(sig);
 }
 
+// GbenchReporter — Google Benchmark's own reporters fed by our loop: JSONReporter writes
+// benchmark.json (what Google's compare.py reads), ConsoleReporter the table on stdout.
+// Each measured iteration is one run (manual time: its interval; cpu_time: the child
+// process's CPU time during that iteration, all threads), named by the point id, with
+// repetition_index counting the point's measured iterations over its forks; a failed fork
+// is one run with error_occurred. Warm-up iterations are not reported here (results.csv
+// has them).
+class GbenchReporter : public Reporter {
+  public:
+    GbenchReporter(const fs::path& file, const nlohmann::json& context, bool display, std::size_t name_width)
+        : out_(file), display_(display) {
+        if (!out_) throw UsageError("cannot write " + file.string());
+        // Google Benchmark 1.7.1 keeps the custom context in a global map (AddCustomContext
+        // only adds a key once): set it afresh for this sweep.
+        auto*& global = benchmark::internal::GetGlobalContext();
+        if (global) global->clear();
+        for (auto& [k, v] : context.items()) benchmark::AddCustomContext(k, v.is_string() ? v.get<std::string>() : v.dump());
+        benchmark::BenchmarkReporter::Context::executable_name = "coopbench";
+        json_.SetOutputStream(&out_);
+        json_.SetErrorStream(&std::cerr);
+        benchmark::BenchmarkReporter::Context ctx;
+        // Google Benchmark's runner sets this (its ConsoleReporter pads names to it); the
+        // constructor leaves it unset.
+        ctx.name_field_width = name_width;
+        json_.ReportContext(ctx);
+        if (display_) {
+            console_.SetOutputStream(&std::cout);
+            console_.SetErrorStream(&std::cerr);
+            console_.ReportContext(ctx);
+        }
+    }
+    void report(const ForkResult& fork) override {
+        const Point& p = *fork.point;
+        std::vector<benchmark::BenchmarkReporter::Run> runs;
+        auto base = [&] {
+            benchmark::BenchmarkReporter::Run r;
+            r.run_name.function_name = p.id();
+            r.run_name.time_type = "manual_time";
+            r.family_index = family_of(p.id());
+            r.per_family_instance_index = 0;
+            r.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
+            r.iterations = 1;
+            r.threads = 1;
+            r.repetitions = p.iterations * repetitions_;
+            r.time_unit = benchmark::kMicrosecond;
+            r.statistics = nullptr;
+            return r;
+        };
+        for (std::size_t i = 0; i < fork.m.runs.size(); ++i) {
+            const Outcome& o = fork.m.runs[i];
+            const bool warm = static_cast<int>(i) < p.warmup;
+            if (o.ok && warm) continue;
+            auto r = base();
+            r.repetition_index = static_cast<std::int64_t>(fork.repetition) * p.iterations +
+                                 (static_cast<std::int64_t>(i) - p.warmup);
+            if (!o.ok) {
+                r.error_occurred = true;
+                r.error_message = o.reason;
+                r.repetition_index = static_cast<std::int64_t>(fork.repetition) * p.iterations;
+            } else {
+                r.real_accumulated_time = std::max(o.seconds, 1e-12);
+                r.cpu_accumulated_time = o.cpu_seconds >= 0 ? o.cpu_seconds : 0;
+                r.counters["value"] = o.value;
+                if (fork.m.peak_rss_kib >= 0) r.counters["peak_rss_kib"] = fork.m.peak_rss_kib;
+                if (fork.m.cpu_seconds >= 0) r.counters["cpu_seconds"] = fork.m.cpu_seconds;
+                r.counters["noisy"] = fork.noise.noisy ? 1 : 0;
+                for (auto& [k, v] : o.counters) r.counters[k] = v;
+            }
+            runs.push_back(std::move(r));
+        }
+        if (runs.empty()) return;
+        json_.ReportRuns(runs);
+        out_.flush();
+        if (display_) console_.ReportRuns(runs);
+    }
+    void finish() override {
+        json_.Finalize();
+        out_.flush();
+        if (display_) console_.Finalize();
+    }
+    void set_repetitions(int r) { repetitions_ = r; }
+
+  private:
+    std::int64_t family_of(const std::string& id) {
+        auto [it, fresh] = families_.emplace(id, static_cast<std::int64_t>(families_.size()));
+        return it->second;
+    }
+    std::ofstream out_;
+    bool display_;
+    int repetitions_ = 1;
+    benchmark::JSONReporter json_;
+    benchmark::ConsoleReporter console_{benchmark::ConsoleReporter::OO_Tabular};
+    std::map<std::string, std::int64_t> families_;
+};
+
 }  // namespace
 
-int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
+int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     const Machine machine = detect_machine();
+    // --benchmark_filter: Google Benchmark's regular expressions (POSIX extended) on point ids.
+    std::vector<Point> points;
+    std::string filter, out_file, out_format = "json", display_format = "console";
+    for (auto& a : opts.benchmark_args) {
+        const auto eq = a.find('=');
+        const std::string name = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
+        if (name == "--benchmark_filter") filter = value;
+        else if (name == "--benchmark_out") out_file = value;
+        else if (name == "--benchmark_out_format") out_format = value;
+        else if (name == "--benchmark_format") display_format = value;
+    }
+    if (filter.empty() || filter == "all" || filter == ".") {
+        points = all_points;
+    } else {
+        regex_t re;
+        if (regcomp(&re, filter.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+            throw UsageError("--benchmark_filter: '" + filter + "' is not a regular expression");
+        const bool negative = false;
+        for (auto& p : all_points)
+            if ((regexec(&re, p.id().c_str(), 0, nullptr, 0) == 0) != negative) points.push_back(p);
+        regfree(&re);
+    }
+    if (out_format != "json") throw UsageError("--benchmark_out_format: coopbench writes json only");
+
     // The result folder must be writable before anything is measured.
     std::error_code ec;
     fs::create_directories(opts.out, ec);
@@ -115,6 +244,8 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
     context["sweep"] = request_to_json(opts);
     context["points"] = std::to_string(points.size());
     context["repetitions"] = std::to_string(opts.request.repetitions);
+    context["warmup"] = opts.request.warmup < 0 ? std::string("per point") : std::to_string(opts.request.warmup);
+    context["iterations"] = opts.request.iterations < 1 ? std::string("per point") : std::to_string(opts.request.iterations);
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
     context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
     add_external_context(context, points);  // gopeer (issue 13): e.g. backend.go.go_version
@@ -133,8 +264,19 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
 
-    // Which repetitions are still to be measured.
-    const auto done = opts.resume ? completed(opts.out) : std::set<std::pair<std::string, int>>{};
+    // Which forks are still to be measured: a fork is done when all its rows are written.
+    std::map<std::string, int> runs_of;
+    for (auto& p : all_points) runs_of[p.id()] = p.runs();
+    const RunsOf runs = [&](const std::string& id) {
+        auto it = runs_of.find(id);
+        return it == runs_of.end() ? -1 : it->second;
+    };
+    if (opts.resume) {
+        repair_torn_tail(opts.out / "results.csv");
+        repair_torn_tail(opts.out / "points.jsonl");
+        repair_incomplete_fork(opts.out, runs);
+    }
+    const auto done = opts.resume ? completed(opts.out, runs) : std::set<std::pair<std::string, int>>{};
     struct Todo {
         const Point* point;
         std::vector<int> reps;
@@ -149,83 +291,72 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& points) {
         if (!t.reps.empty()) todo.push_back(std::move(t));
     }
     if (opts.resume)
-        std::fprintf(stderr, "coopbench: resuming %s: %zu measurements done, %zu to go\n", opts.out.c_str(),
-                     done.size(), total);
+        std::fprintf(stderr, "coopbench: resuming %s: %zu forks done, %zu to go\n", opts.out.c_str(), done.size(), total);
 
     std::set<std::string> param_set;
     for (auto& p : points)
         for (auto& [k, v] : p.params) param_set.insert(k);
     ResultWriter writer(opts.out, {param_set.begin(), param_set.end()});
-
-    // Google Benchmark's arguments: ours first, the user's --benchmark_* flags after.
-    std::vector<std::string> args = {"coopbench"};
-    bool has_out = false;
-    for (auto& a : opts.benchmark_args) has_out |= a.rfind("--benchmark_out=", 0) == 0;
-    if (!has_out) {
-        args.push_back("--benchmark_out=" + next_benchmark_json(opts.out).string());
-        args.push_back("--benchmark_out_format=json");
-    }
-    for (auto& a : opts.benchmark_args) args.push_back(a);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int argc = static_cast<int>(args.size());
-    benchmark::Initialize(&argc, argv.data());
-    for (auto& [k, v] : context.items()) benchmark::AddCustomContext(k, v.is_string() ? v.get<std::string>() : v.dump());
+    std::size_t name_width = 10;
+    for (auto& p : points) name_width = std::max(name_width, p.id().size() + std::string("/manual_time").size());
+    GbenchReporter gbench(out_file.empty() ? next_benchmark_json(opts.out) : fs::path(out_file), context,
+                          display_format == "console", name_width);
+    gbench.set_repetitions(opts.request.repetitions);
+    std::vector<Reporter*> reporters = {&writer, &gbench};
 
     const bool progress = !opts.quiet && isatty(STDERR_FILENO);
     const auto start = std::chrono::steady_clock::now();
-    std::size_t measured = 0, failed = 0;
+    std::size_t measured = 0, failed = 0, noisy_points = 0;
     const auto& reg = Registry::instance();
-    const Machine m = machine;
+    const ProcReader proc{opts.proc_root};
 
     std::string out_dir = opts.out.string();
     g_out_dir = out_dir.c_str();
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
 
-    benchmark::ClearRegisteredBenchmarks();
+    // The sweep: points x forks x (warm-up + measured iterations, inside the fork).
     for (auto& t : todo) {
         const Point* p = t.point;
         const BackendEntry* b = reg.backend(p->backend);
-        const std::string unit = reg.workloads().at(p->workload).info(m).unit;
-        auto next_rep = std::make_shared<std::size_t>(0);
-        auto reps = t.reps;
-        auto* bm = benchmark::RegisterBenchmark(
-            p->id().c_str(), [&, p, b, unit, next_rep, reps](benchmark::State& state) {
-                const int rep = reps[std::min(*next_rep, reps.size() - 1)];
-                ++*next_rep;
-                Measurement meas = measure(*p, opts.runner);
-                writer.write(*p, b->family, unit, rep, meas);
-                ++measured;
-                if (!meas.outcome.ok) ++failed;
-                if (progress) {
-                    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                    double left = el / static_cast<double>(measured) * static_cast<double>(total - measured);
-                    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s  elapsed %s, ~%s left%s", measured, total,
-                                 p->id().c_str(), meas.outcome.ok ? "ok" : "FAILED", clock_text(el).c_str(),
-                                 clock_text(left).c_str(), measured == total ? "\n" : "");
-                }
-                if (!meas.outcome.ok) {
-                    state.SkipWithError(meas.outcome.reason.c_str());
-                    for (auto _ : state) {
-                    }
-                    return;
-                }
-                for (auto _ : state) state.SetIterationTime(std::max(meas.outcome.seconds, 1e-12));
-                state.counters["value"] = meas.outcome.value;
-                if (meas.peak_rss_kib >= 0) state.counters["peak_rss_kib"] = meas.peak_rss_kib;
-                if (meas.cpu_seconds >= 0) state.counters["cpu_seconds"] = meas.cpu_seconds;
-                for (auto& [k, v] : meas.outcome.counters) state.counters[k] = v;
-            });
-        bm->UseManualTime()->Iterations(1)->Repetitions(static_cast<int>(t.reps.size()))->Unit(benchmark::kMicrosecond);
+        bool said_noisy = false;
+        for (int rep : t.reps) {
+            ForkResult fork;
+            fork.point = p;
+            fork.family = b->family;
+            fork.unit = reg.workloads().at(p->workload).info(machine).unit;
+            fork.repetition = rep;
+            fork.noise.load_before = proc.load1();
+            fork.noise.runnable_before = proc.runnable();
+            fork.m = measure(*p, opts.runner);
+            fork.noise.load_after = proc.load1();
+            fork.noise.runnable_after = proc.runnable();
+            fork.noise.noisy = is_noisy(fork.noise, machine.cores, p->options.processors);
+            for (Reporter* r : reporters) r->report(fork);
+            ++measured;
+            const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
+            if (!ok) ++failed;
+            if (fork.noise.noisy && !said_noisy) {
+                said_noisy = true;
+                ++noisy_points;
+                std::fprintf(stderr, "%scoopbench: noisy: %s ran while the machine was busy (load %.2f/%.2f, %d/%d other runnable, %u cores)\n",
+                             progress ? "\r\033[K" : "", p->id().c_str(), fork.noise.load_before, fork.noise.load_after,
+                             fork.noise.runnable_before, fork.noise.runnable_after, machine.cores);
+            }
+            if (progress) {
+                double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                double left = el / static_cast<double>(measured) * static_cast<double>(total - measured);
+                std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s  elapsed %s, ~%s left%s", measured, total, p->id().c_str(),
+                             ok ? "ok" : "FAILED", clock_text(el).c_str(), clock_text(left).c_str(),
+                             measured == total ? "\n" : "");
+            }
+        }
     }
-    if (!todo.empty()) benchmark::RunSpecifiedBenchmarks();
-    // No benchmark::Shutdown(): in Google Benchmark 1.7.1 it leaves a dangling context, so a
-    // second sweep in the same process (tests) would crash in AddCustomContext.
+    for (Reporter* r : reporters) r->finish();
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    std::fprintf(stderr, "coopbench: %zu measurements (%zu failed) in %s\n", measured, failed, opts.out.c_str());
+    std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu noisy points) in %s\n", measured, failed, noisy_points,
+                 opts.out.c_str());
     return 0;
 }
 

@@ -1,5 +1,6 @@
-// sweep.hpp — run a list of points through Google Benchmark (one registered benchmark per
-// point, manual timing, one iteration per repetition), writing the result folder as it goes.
+// sweep.hpp — the sweep, a plain loop: points x forks (--repetitions, each a fresh child
+// process) x (warm-up + measured iterations inside the fork), each fork's rows handed to the
+// reporters (results.csv/points.jsonl, Google Benchmark's benchmark.json) when it ends.
 #pragma once
 
 #include <filesystem>
@@ -23,6 +24,7 @@ struct SweepOptions {
     // shard (issue 15): null, or {index, count, sweep_points, sweep_fingerprint, ...} when this run
     // is one shard of a larger sweep (harness/shard.hpp); kept in sweep.json, named in context.json.
     nlohmann::json shard;
+    std::filesystem::path proc_root = "/proc";  // the noise guard's /proc (tests: a fake one)
 };
 
 // run_sweep — measure every point (skipping those `out` already holds when resuming);

@@ -66,6 +66,15 @@ struct WorkloadInfo {
     // `coopbench run --shard` balances the shards of a sweep by it (harness/shard.hpp).
     // Empty: every point of the workload counts alike.
     std::function<double(const Params&)> cost = {};
+    // iterations — warm-up and measured iterations per fork for a point (issue 11, JMH's
+    // -wi/-i): each iteration is a complete run of `run` inside the fork's one runtime.
+    // Empty: the harness's default (harness/plan.cpp, default_iterations: W=1, I=5 within a
+    // per-point time budget estimated from `cost`). --warmup/--iterations override both.
+    struct Iterations {
+        int warmup = 1;
+        int measure = 5;
+    };
+    std::function<Iterations(const Params&)> iterations = {};
 };
 
 // param_number — a numeric parameter of a point as a double (`fallback` when absent or
@@ -87,6 +96,8 @@ struct Outcome {
     double seconds = 0;                      // the measured (manually timed) interval
     double value = 0;                        // the primary value, in WorkloadInfo::unit
     std::map<std::string, double> counters;  // further values (name -> number)
+    double cpu_seconds = -1;                 // filled by the harness: the process's CPU time
+                                             // during this run (all threads; -1: unknown)
 
     static Outcome failed(std::string why) {
         Outcome o;
@@ -108,6 +119,11 @@ struct Context {
     Params params;
     RuntimeOptions options;
     bool inject_fault = false;  // tests: perturb the result so the self-check must fail
+    // runs — how many times the harness runs the workload inside one runtime instance (the
+    // fork's warm-up plus measured iterations); on_run, when set, gets each run's outcome as
+    // it ends (iteration 0 first). A failed run ends the series. Workloads read neither.
+    int runs = 1;
+    std::function<void(int iteration, const Outcome&)> on_run = {};
 
     std::int64_t i64(const std::string& name) const { return std::stoll(params.at(name)); }
     std::size_t size(const std::string& name) const { return static_cast<std::size_t>(i64(name)); }

@@ -161,6 +161,10 @@ inline long long read_meminfo_kib(const std::string& field) {
 struct BoostFiberBackend {
     static constexpr std::string_view name = "boostfiber";
 
+    // min_stack_size — Boost.Context's minimum: the harness refuses a smaller --stack-size
+    // (harness/registry.hpp) instead of Config::from raising it silently (issue 11).
+    static std::size_t min_stack_size() { return boost::context::stack_traits::minimum_size(); }
+
     // stacks — the running Runtime's stack source (null outside a run: Boost's default).
     static inline std::shared_ptr<boostfiber::StackSource> stacks;
 

@@ -12,11 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <climits>
 
 #include "harness/cli.hpp"
 #include "harness/registry.hpp"
 #include "harness/results.hpp"
 #include "harness/runner.hpp"
+#include "harness/plan.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 
 namespace fs = std::filesystem;
@@ -47,6 +50,7 @@ struct FaultyBackend : PthreadsBackend {
     template <class F>
     static Thread spawn(F&& f) {
         if (mode == "refuse" && ++spawned > 3) throw coopbench::SpawnError("faulty_create: EAGAIN");
+        if (mode == "crash-third-run" && ++spawned > 25) raise(SIGSEGV);  // create N=10: in the third run
         return PthreadsBackend::spawn(std::forward<F>(f));
     }
 };
@@ -55,7 +59,53 @@ COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hang", "hangs", {{"mod
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/refuse", "refuses the 4th thread", {{"mode", "refuse"}});
 COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/hold", "runs while --backend-opt hold_file exists",
                                    {{"mode", "hold"}}, {{"hold_file", "", "a file; the point runs while it exists"}});
+COOPBENCH_REGISTER_BACKEND_VARIANT(FaultyBackend, "faulty/crash-third-run", "crashes in its third run of create N=10",
+                                   {{"mode", "crash-third-run"}});
 COOPBENCH_REGISTER_BACKEND(coopbench::PthreadsBackend, "pthreads", "POSIX threads");
+
+// CountingBackend and the workload count-runs: the workload counts its own runs in this
+// process and the backend its runtimes, so a row says which run of which runtime it was.
+struct CountingBackend : PthreadsBackend {
+    static constexpr std::string_view name = "counting";
+    static inline int runtimes = 0;
+    class Runtime : public PthreadsBackend::Runtime {
+      public:
+        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o) { ++runtimes; }
+    };
+};
+struct CountRuns {
+    static inline int runs = 0;
+    static coopbench::WorkloadInfo info(const coopbench::Machine&) {
+        coopbench::WorkloadInfo w;
+        w.name = "count-runs";
+        w.origin = "tests/harness/test_driver.cpp";
+        w.description = "counts its own runs in this process";
+        w.unit = "runs";
+        w.plans["tiny"] = {coopbench::Grid{}};
+        return w;
+    }
+    template <coopbench::Backend B>
+    static coopbench::Outcome run(const coopbench::Context&) {
+        ++runs;
+        auto o = coopbench::Outcome::measured(1e-6 * runs, runs);
+        o.counters["runtimes"] = CountingBackend::runtimes;
+        return o;
+    }
+};
+[[maybe_unused]] static const bool counting_registered = [] {
+    auto& reg = coopbench::Registry::instance();
+    reg.add_workload("count-runs", {[](const coopbench::Machine& m) { return CountRuns::info(m); }});
+    coopbench::BackendEntry e;
+    e.name = e.family = "counting";
+    e.description = "pthreads that counts its runtimes";
+    e.origin = __FILE__;
+    e.preemptive = true;
+    e.capacity = [](const coopbench::RuntimeOptions&, std::size_t) { return std::optional<std::string>(); };
+    e.min_stack_size = coopbench::min_stack_size<CountingBackend>();
+    e.runners["count-runs"] = &coopbench::run_point<CountingBackend, CountRuns>;
+    reg.add_backend(std::move(e));
+    return true;
+}();
 
 namespace {
 
@@ -161,6 +211,10 @@ TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
         {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_nosuch=1"},
         {"run", "--dry-run", "-b", "pthreads", "--workloads", "create", "--benchmark_filter=("},     // a bad regex
         {"run", "--dry-run", "-b", "pthreads", "--processors", "99999999999"},
+        {"run", "--dry-run", "-b", "pthreads", "-w", "create", "--stack-size", "12"},  // below PTHREAD_STACK_MIN
+        {"run", "--dry-run", "-b", "pthreads", "-w", "create", "--warmup", "-2"},
+        {"run", "--dry-run", "-b", "pthreads", "-w", "create", "--iterations", "0"},
+        {"run", "--dry-run", "-b", "pthreads", "-w", "create", "--benchmark_out_format=console"},
     };
     for (auto& args : bad) {
         testing::internal::CaptureStderr();
@@ -177,6 +231,14 @@ TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("did you mean pthreads"), std::string::npos) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    // A stack below the backend's minimum is refused with the minimum (issue 11).
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "--stack-size", "12"}), 2);
+    err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("minimum of pthreads: " + std::to_string(PTHREAD_STACK_MIN) + " bytes"), std::string::npos) << err;
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "--stack-size", std::to_string(PTHREAD_STACK_MIN)}), 0);
+    testing::internal::GetCapturedStdout();
 }
 
 TEST(DriverInput, ListAndDryRun) {
@@ -201,17 +263,23 @@ TEST(DriverInput, ListAndDryRun) {
 
 TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
     auto dir = fresh_dir("files");
-    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,switch", "-r", "2", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,switch", "-r", "2", "-W", "1", "-I", "2", "-o",
+                   dir, "-q"}),
+              0);
     auto rows = read_csv(dir / "results.csv");
-    // create: N=1,100; switch: T=1,4 (K=100) => 4 points x 2 repetitions
-    ASSERT_EQ(rows.size(), 8u);
-    std::set<std::pair<std::string, std::string>> seen;
+    // create: N=1,100; switch: T=1,4 (K=100) => 4 points x 2 forks x (1 warm-up + 2 measured)
+    ASSERT_EQ(rows.size(), 24u);
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
     for (auto& r : rows) {
         EXPECT_EQ(r["status"], "ok") << r["reason"];
         EXPECT_FALSE(r["value"].empty());
         EXPECT_FALSE(r["peak_rss_kib"].empty());
         EXPECT_FALSE(r["cpu_seconds"].empty());
-        EXPECT_TRUE(seen.emplace(r["point"], r["repetition"]).second);
+        EXPECT_FALSE(r["load_before"].empty());
+        EXPECT_FALSE(r["runnable_after"].empty());
+        EXPECT_TRUE(r["noisy"] == "true" || r["noisy"] == "false") << r["noisy"];
+        EXPECT_EQ(r["phase"], r["iteration"] == "0" ? "warmup" : "measure");
+        EXPECT_TRUE(seen.emplace(r["point"], r["repetition"], r["iteration"]).second);
     }
     std::ifstream jl(dir / "points.jsonl");
     std::string line;
@@ -221,12 +289,25 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
         EXPECT_TRUE(j.contains("params"));
         ++n;
     }
-    EXPECT_EQ(n, 8);
+    EXPECT_EQ(n, 24);
     std::ifstream bj(dir / "benchmark.json");
     auto j = nlohmann::json::parse(bj);
     for (auto key : {"cpu_model", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
         EXPECT_TRUE(j["context"].contains(key)) << key;
-    EXPECT_GE(j["benchmarks"].size(), 8u);
+    // Google Benchmark's JSON: one run per measured iteration (4 points x 2 forks x 2), named
+    // by the point, manual time, the child's CPU time of that iteration.
+    ASSERT_EQ(j["benchmarks"].size(), 16u);
+    std::map<std::string, std::set<long>> indexes;
+    for (auto& b : j["benchmarks"]) {
+        EXPECT_EQ(b.value("run_type", ""), "iteration");
+        EXPECT_EQ(b.value("time_unit", ""), "us");
+        EXPECT_GT(b.value("real_time", 0.0), 0.0);
+        EXPECT_TRUE(b.contains("cpu_time"));
+        EXPECT_EQ(b.value("repetitions", 0), 4);
+        indexes[b.value("run_name", "")].insert(b.value("repetition_index", -1L));
+    }
+    EXPECT_EQ(indexes.size(), 4u);
+    for (auto& [name, idx] : indexes) EXPECT_EQ(idx, (std::set<long>{0, 1, 2, 3})) << name;
     // The whole command line, so a result folder says how to make it again.
     const std::string command = j["context"].value("coopbench_command", "");
     EXPECT_NE(command.find("run -b pthreads --plan tiny -w create,switch -r 2"), std::string::npos) << command;
@@ -237,11 +318,14 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
 
 TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     auto dir = fresh_dir("resume");
-    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,lock-local", "-r", "2", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-w", "create,lock-local", "-r", "2", "-W", "1", "-I", "1",
+                   "-o", dir, "-q"}),
+              0);
     auto full = read_csv(dir / "results.csv");
-    ASSERT_EQ(full.size(), 8u);
-    // Simulate a driver killed while writing the fourth row: three complete lines, then the
-    // first half of the fourth with no newline (in results.csv and points.jsonl alike).
+    ASSERT_EQ(full.size(), 16u);  // 4 points x 2 forks x 2 iterations
+    // Simulate a driver killed while writing the fourth row: three complete lines (one
+    // whole fork and the first row of the next), then the first half of the fourth with no
+    // newline (in results.csv and points.jsonl alike).
     auto tear = [](const fs::path& p, int keep) {
         std::ifstream in(p);
         std::vector<std::string> lines;
@@ -258,21 +342,22 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("torn last line"), std::string::npos) << err;
+    EXPECT_NE(err.find("unfinished fork"), std::string::npos) << err;  // the half-written fork is measured again
     {
-        // Every line complete: 1 header + 8 rows, each with the header's field count.
+        // Every line complete: 1 header + 16 rows, each with the header's field count.
         std::ifstream in(dir / "results.csv");
         std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 9) << text;
+        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 17) << text;
         std::ifstream jl(dir / "points.jsonl");
         int n = 0;
         for (std::string l; std::getline(jl, l); ++n) EXPECT_TRUE(nlohmann::json::accept(l)) << l;
-        EXPECT_EQ(n, 8);
+        EXPECT_EQ(n, 16);
     }
     auto rows = read_csv(dir / "results.csv");
-    ASSERT_EQ(rows.size(), 8u);
-    std::set<std::pair<std::string, std::string>> seen;
-    for (auto& r : rows) EXPECT_TRUE(seen.emplace(r["point"], r["repetition"]).second) << r["point"];
-    EXPECT_EQ(seen.size(), 8u);
+    ASSERT_EQ(rows.size(), 16u);
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    for (auto& r : rows) EXPECT_TRUE(seen.emplace(r["point"], r["repetition"], r["iteration"]).second) << r["point"];
+    EXPECT_EQ(seen.size(), 16u);
     EXPECT_TRUE(fs::exists(dir / "benchmark-2.json"));
     fs::remove_all(dir);
 }
@@ -284,7 +369,8 @@ TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
     const fs::path hold = fs::temp_directory_path() / ("coopbench-hold-" + std::to_string(getpid()));
     { std::ofstream(hold) << "hold\n"; }
     std::vector<std::string> args = {"coopbench", "run", "-b", "pthreads,faulty/hold", "-w", "create", "-p", "N=1,10",
-                                     "--backend-opt", "hold_file=" + hold.string(), "-o", dir.string(), "-q"};
+                                     "--backend-opt", "hold_file=" + hold.string(), "-W", "1", "-I", "1",
+                                     "-o", dir.string(), "-q"};
     std::fflush(nullptr);
     const pid_t driver = fork();
     ASSERT_GE(driver, 0);
@@ -319,12 +405,17 @@ TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
     fs::remove(hold);
     ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
     auto rows = read_csv(dir / "results.csv");
-    std::set<std::string> seen;
+    // Per-iteration rows: every fork whole (W+I rows, iterations 0..W+I-1), none twice.
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
+    std::map<std::string, int> per_point;
     for (auto& r : rows) {
-        EXPECT_TRUE(seen.insert(r["point"]).second) << "duplicated: " << r["point"];
+        EXPECT_TRUE(seen.emplace(r["point"], r["repetition"], r["iteration"]).second)
+            << "duplicated: " << r["point"] << " iteration " << r["iteration"];
         EXPECT_EQ(r["status"], "ok") << r["point"] << ": " << r["reason"];
+        ++per_point[r["point"]];
     }
-    EXPECT_EQ(seen.size(), 4u);  // pthreads and faulty/hold, N=1 and N=10
+    EXPECT_EQ(per_point.size(), 4u);  // pthreads and faulty/hold, N=1 and N=10
+    for (auto& [point, n] : per_point) EXPECT_EQ(n, 2) << point;  // -W 1 -I 1
     fs::remove_all(dir);
 }
 
@@ -353,7 +444,7 @@ TEST(DriverRun, OversubscriptionIsSaidAndRecorded) {
 
 TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {
     auto dir = fresh_dir("faults");
-    ASSERT_EQ(cli({"run", "-b", "faulty/crash,faulty/hang,faulty/refuse,pthreads", "-w", "create", "-p", "N=10", "--timeout", "2", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "faulty/crash,faulty/hang,faulty/refuse,pthreads", "-w", "create", "-p", "N=10", "--timeout", "5", "-W", "0", "-I", "1", "-o", dir, "-q"}), 0);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 4u);
     std::map<std::string, Row> by;
@@ -408,4 +499,170 @@ TEST(DriverFormat, OutcomeJsonRoundTrips) {
     EXPECT_DOUBLE_EQ(back.seconds, 1.5);
     EXPECT_DOUBLE_EQ(back.value, 42);
     EXPECT_DOUBLE_EQ(back.counters.at("x"), 3);
+}
+
+// Warm-up and measured iterations (issue 11): W+I runs of the workload in each fork, inside
+// one runtime instance, numbered from the cold iteration 0; each fork a fresh process.
+TEST(DriverIterations, WarmupAndIterationsAreCountedInOneRuntimePerFork) {
+    auto dir = fresh_dir("iterations");
+    ASSERT_EQ(cli({"run", "-b", "counting", "-w", "count-runs", "-r", "2", "-W", "2", "-I", "3", "-o", dir, "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    ASSERT_EQ(rows.size(), 10u);  // 2 forks x (2 + 3)
+    std::map<std::string, int> measured;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        const int iteration = std::stoi(r["iteration"]);
+        EXPECT_EQ(r["repetition"], std::to_string(i / 5));
+        EXPECT_EQ(iteration, static_cast<int>(i % 5));
+        EXPECT_EQ(r["phase"], iteration < 2 ? "warmup" : "measure") << iteration;
+        // The workload's own count: run iteration+1 of this process (a fresh process per fork).
+        EXPECT_EQ(std::stod(r["value"]), iteration + 1) << r["point"] << " iteration " << iteration;
+        EXPECT_EQ(nlohmann::json::parse(r["counters"]).at("runtimes").get<double>(), 1.0) << "one runtime per fork";
+        if (r["phase"] == "measure") ++measured[r["repetition"]];
+    }
+    EXPECT_EQ(measured, (std::map<std::string, int>{{"0", 3}, {"1", 3}}));
+    // In-process (--isolation none) the same process runs both forks: the count goes on.
+    auto dir2 = fresh_dir("iterations-inline");
+    ASSERT_EQ(cli({"run", "-b", "counting", "-w", "count-runs", "-r", "2", "-W", "1", "-I", "1", "--isolation", "none", "-o",
+                   dir2, "-q"}),
+              0);
+    rows = read_csv(dir2 / "results.csv");
+    ASSERT_EQ(rows.size(), 4u);
+    for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(std::stod(rows[i]["value"]), static_cast<double>(i + 1));
+    fs::remove_all(dir);
+    fs::remove_all(dir2);
+}
+
+// A fork that crashes in its third run keeps the two runs before it, then a failed row.
+TEST(DriverIterations, ACrashMidForkKeepsTheRunsBefore) {
+    auto dir = fresh_dir("midfork");
+    ASSERT_EQ(cli({"run", "-b", "faulty/crash-third-run", "-w", "create", "-p", "N=10", "-W", "1", "-I", "3", "-o", dir, "-q"}), 0);
+    auto rows = read_csv(dir / "results.csv");
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0]["status"], "ok");
+    EXPECT_EQ(rows[0]["phase"], "warmup");
+    EXPECT_EQ(rows[1]["status"], "ok");
+    EXPECT_EQ(rows[1]["phase"], "measure");
+    EXPECT_EQ(rows[2]["status"], "failed");
+    EXPECT_EQ(rows[2]["iteration"], "2");
+    // "crashed: SIGSEGV ...", or under ASan (its handler exits 1) "... SUMMARY: AddressSanitizer: SEGV".
+    EXPECT_NE(rows[2]["reason"].find("SEGV"), std::string::npos) << rows[2]["reason"];
+    EXPECT_NE(rows[2]["reason"].find("after 2 of 4 runs"), std::string::npos) << rows[2]["reason"];
+    // A fork that failed is complete: --resume measures nothing more.
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("0 to go"), std::string::npos) << err;
+    EXPECT_EQ(read_csv(dir / "results.csv").size(), 3u);
+    fs::remove_all(dir);
+}
+
+// Defaults: micro points W=1, I=5; a point whose one run exceeds the budget runs once, cold.
+TEST(DriverIterations, DefaultsScaleWithTheExpectedCost) {
+    const auto& reg = coopbench::Registry::instance();
+    const auto create = reg.workloads().at("create").info(coopbench::Machine{2});
+    auto it = coopbench::default_iterations(create, {{"N", "10000"}}, 2.0);
+    EXPECT_EQ(it.warmup, 1);
+    EXPECT_EQ(it.measure, 5);
+    it = coopbench::default_iterations(create, {{"N", "10000000"}}, 2.0);
+    EXPECT_EQ(it.warmup, 0);
+    EXPECT_EQ(it.measure, 1);
+    // The CLI overrides both.
+    coopbench::SweepRequest req;
+    req.backends = {"pthreads"};
+    req.workloads = {"create"};
+    req.params["N"] = {"10000000"};
+    req.warmup = 2;
+    req.iterations = 7;
+    auto points = coopbench::expand(req, coopbench::Machine{2});
+    ASSERT_EQ(points.size(), 1u);
+    EXPECT_EQ(points[0].warmup, 2);
+    EXPECT_EQ(points[0].iterations, 7);
+}
+
+// The noise guard: the rule, and the flag from a fake /proc (the reader is injectable).
+TEST(DriverNoise, NoisyRule) {
+    coopbench::Noise n{0.5, 0.5, 0, 0, false};
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 2));
+    n.runnable_after = 1;  // one other runnable process, no core left free
+    EXPECT_TRUE(coopbench::is_noisy(n, 2, 2));
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 1));  // one core left free for it
+    n.runnable_after = 0;
+    n.load_before = 2.5;  // load above the cores
+    EXPECT_TRUE(coopbench::is_noisy(n, 2, 1));
+}
+
+TEST(DriverNoise, NoisyFlagFromAFakeProc) {
+    const fs::path proc = fresh_dir("fakeproc");
+    fs::create_directories(proc);
+    auto fake = [&](double load, int running) {
+        std::ofstream(proc / "loadavg") << load << " 0.50 0.40 2/300 12345\n";
+        std::ofstream(proc / "stat") << "cpu  1 2 3 4\nprocs_running " << running << "\nprocs_blocked 0\n";
+    };
+    for (bool busy : {false, true}) {
+        fake(busy ? 64.0 : 0.0, busy ? 64 : 1);  // procs_running counts the reader itself
+        auto dir = fresh_dir(std::string("noisy-") + (busy ? "busy" : "quiet"));
+        testing::internal::CaptureStderr();
+        ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=1,2", "-r", "2", "-W", "0", "-I", "2",
+                       "--proc-root", proc.string(), "-o", dir, "-q"}),
+                  0);
+        const std::string err = testing::internal::GetCapturedStderr();
+        auto rows = read_csv(dir / "results.csv");
+        ASSERT_EQ(rows.size(), 8u);
+        for (auto& r : rows) {
+            EXPECT_EQ(r["noisy"], busy ? "true" : "false");
+            EXPECT_EQ(std::stod(r["load_before"]), busy ? 64.0 : 0.0);
+            EXPECT_EQ(r["runnable_before"], busy ? "63" : "0");
+        }
+        // One warning per noisy point (2 points), not per row or fork.
+        std::size_t warnings = 0;
+        for (auto pos = err.find("noisy: "); pos != std::string::npos; pos = err.find("noisy: ", pos + 1)) ++warnings;
+        EXPECT_EQ(warnings, busy ? 2u : 0u) << err;
+        std::ifstream jl(dir / "points.jsonl");
+        std::string line;
+        ASSERT_TRUE(std::getline(jl, line));
+        EXPECT_EQ(nlohmann::json::parse(line).at("noisy").get<bool>(), busy);
+        fs::remove_all(dir);
+    }
+    fs::remove_all(proc);
+}
+
+// One schema (issue 16): results.csv's header is harness/schema.json's columns in order, and
+// docs/results-format.md's column table lists the same columns in the same order.
+TEST(DriverSchema, CsvHeaderFollowsSchemaJson) {
+    std::ifstream in(fs::path(COOPBENCH_SOURCE_DIR) / "harness" / "schema.json");
+    ASSERT_TRUE(in) << "harness/schema.json";
+    auto schema = nlohmann::json::parse(in);
+    std::vector<std::string> want;
+    for (auto& c : schema.at("columns")) want.push_back(c.at("name"));
+    EXPECT_EQ(coopbench::schema_columns(), want) << "the build embeds another schema.json: re-run cmake";
+    auto dir = fresh_dir("schema");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=1", "-W", "0", "-I", "1", "-o", dir, "-q"}), 0);
+    std::ifstream csv(dir / "results.csv");
+    std::string header;
+    std::getline(csv, header);
+    std::vector<std::string> expanded;
+    for (auto& c : want) expanded.push_back(c == "param.<NAME>" ? "param.N" : c);
+    EXPECT_EQ(coopbench::parse_csv_line(header), expanded);
+    fs::remove_all(dir);
+}
+
+TEST(DriverSchema, ResultsFormatDocAgreesWithSchemaJson) {
+    std::ifstream in(fs::path(COOPBENCH_SOURCE_DIR) / "harness" / "schema.json");
+    auto schema = nlohmann::json::parse(in);
+    std::vector<std::string> want;
+    for (auto& c : schema.at("columns")) want.push_back(c.at("name"));
+    for (auto& c : schema.at("merged_columns")) want.push_back(c.at("name"));
+    // The table after the heading "## `results.csv` columns": its first column, in order.
+    std::ifstream doc(fs::path(COOPBENCH_SOURCE_DIR) / "docs" / "results-format.md");
+    ASSERT_TRUE(doc);
+    std::vector<std::string> got;
+    bool in_section = false;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("## ", 0) == 0) in_section = line == "## `results.csv` columns";
+        if (!in_section || line.rfind("| `", 0) != 0) continue;
+        const auto b = line.find('`') + 1, e = line.find('`', b);
+        got.push_back(line.substr(b, e - b));
+    }
+    EXPECT_EQ(got, want) << "docs/results-format.md's column table and harness/schema.json disagree";
 }

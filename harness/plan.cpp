@@ -102,8 +102,6 @@ std::vector<std::string> plan_names(const Machine& machine) {
     return {names.begin(), names.end()};
 }
 
-namespace {
-
 // default_iterations — W and I of a point: the workload's own, else W=1, I=5, cut down
 // when cost x 6 runs would exceed the per-point budget.
 WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds) {
@@ -119,6 +117,8 @@ WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Para
     if (fit >= 2) return {0, 2};
     return {0, 1};
 }
+
+namespace {
 
 
 // The phases of expand(), in order: select backends, select workloads, check the --param

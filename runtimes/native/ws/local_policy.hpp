@@ -18,6 +18,7 @@
 // npidle in wakep/findRunnable), learnt from, not copied.
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 
@@ -35,16 +36,31 @@ struct Pick {
     bool inherits = false;
 };
 
-// Counters — per processor, written only by its owner (plain fields; read after a join or
-// as racy statistics by the harness through its own snapshot).
+// Counter — a statistics counter written by one thread (the processor that owns it) and
+// read by any: a relaxed load and store, no locked instruction; an atomic so that a reader
+// (Runtime::stats, while idle processors still count failed steals) is no data race.
+struct Counter {
+    std::atomic<std::uint64_t> v{0};
+    Counter& operator++() noexcept { return *this += 1; }
+    Counter& operator+=(std::uint64_t n) noexcept {
+        // relaxed: only the owner writes; readers want a value, not an order.
+        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        return *this;
+    }
+    operator std::uint64_t() const noexcept { return v.load(std::memory_order_relaxed); }
+};
+
+// Counters — per processor, written only by its owner (Counter: relaxed atomics; read by
+// Runtime::stats and the tests).
 struct Counters {
-    std::uint64_t local_picks = 0;     // picked from the own ring/deque
-    std::uint64_t runnext_hits = 0;    // picked from runnext (inherits)
-    std::uint64_t global_picks = 0;    // picked from a global queue
-    std::uint64_t fairness_checks = 0; // global looked at first (every kGlobalCheckInterval)
-    std::uint64_t steals = 0;          // successful steals (items obtained incl. the one run)
-    std::uint64_t failed_steals = 0;   // find_work passes that found nothing
-    std::uint64_t overflowed = 0;      // items moved to the global queue by a full ring
+    Counter local_picks;      // picked from the own ring/deque
+    Counter runnext_hits;     // picked from runnext (inherits)
+    Counter global_picks;     // picked from a global queue
+    Counter fairness_checks;  // global looked at first (every kGlobalCheckInterval)
+    Counter steals;           // activities obtained by steals (incl. the one run)
+    Counter steal_batches;    // successful find_work steals
+    Counter failed_steals;    // find_work calls that found nothing
+    Counter overflowed;       // items moved to the global queue by a full ring
 };
 
 // kGlobalCheckInterval — every this many picks the global queue is looked at first, so

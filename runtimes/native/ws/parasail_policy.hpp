@@ -122,6 +122,7 @@ class ParasailPolicyT {
             if (&victim == &self) continue;
             if (Activity* a = victim.deque.steal()) {
                 ++self.counters.steals;
+                ++self.counters.steal_batches;
                 return {a, false};
             }
         }

@@ -155,6 +155,7 @@ class WorkStealingPolicyT {
                     // (approximate if a thief of ours took some meanwhile)
                     const std::uint32_t now = self.ring.size_hint();
                     self.counters.steals += 1 + (now > had ? now - had : 0);
+                    ++self.counters.steal_batches;
                     return {a, false};
                 }
             }

@@ -16,7 +16,7 @@ namespace coop::internal {
 Scheduler::Scheduler(unsigned processors, Scheduling kind)
     : kind_(kind), processors_(processors), global_(processors),
       pstats_(std::make_unique<ProcessorStats[]>(processors)) {
-    if (kind == Scheduling::work_stealing) ws_ = std::make_unique<ws::WorkStealingPolicy>(processors);
+    if (kind == Scheduling::work_stealing) ws_ = std::make_unique<RuntimeWsPolicy>(processors);
     if (kind == Scheduling::parasail) ps_ = std::make_unique<ws::ParasailPolicy>(processors);
 }
 

@@ -101,7 +101,7 @@ void worker_main(Processor* p, int cpu) {
     // descriptor); acquire takes the joiner's registration (its saved context).
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
     // From here on `self` may be freed by its joiner: only `stack`, `p` and `rt` are used.
-    if (joiner > kJoinFinished) rt.policy.awakened(reinterpret_cast<Activity*>(joiner));
+    if (joiner > kJoinFinished) rt.policy.joiner_awakened(reinterpret_cast<Activity*>(joiner));
     bump(p->finished);
     Activity* next = rt.policy.pick_next(Priority::Idle);
     if (next == nullptr) next = &p->idle;

@@ -27,12 +27,17 @@ namespace {
 inline unsigned index() noexcept { return this_processor()->index; }
 }  // namespace
 
-void Scheduler::awakened_local(Activity* a) noexcept {
+void Scheduler::awakened_local(Activity* a, bool next) noexcept {
     // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
     const Priority priority = a->priority;
     const unsigned self = index();
-    if (ws_) ws_->awakened(ws_->local(self), a);
-    else ps_->awakened(ps_->local(self), a);
+    if (next) {
+        if (ws_) ws_->awakened(ws_->local(self), a);
+        else ps_->awakened(ps_->local(self), a);
+    } else {  // behind the ready ones (joiner_awakened)
+        if (ws_) ws_->yielded(ws_->local(self), a);
+        else ps_->yielded(ps_->local(self), a);
+    }
     // Published above (the ring's release store of tail_/runnext, or the deque's guarded
     // store); notify()'s seq_cst fence orders it before its load of the parked count, the
     // waker's half of park.hpp's Dekker pair (a). One processor: the caller is awake.

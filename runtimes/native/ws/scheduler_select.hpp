@@ -80,6 +80,18 @@ class Scheduler {
         }
         awakened_local(a);
     }
+    // joiner_awakened — `a` waited for an activity that just finished on this processor: for
+    // the global policy the same as awakened(); the local policies queue it behind the ready
+    // activities (the ring's tail / the deque's FIFO end), not into runnext: a join is no
+    // hand-off between running peers, and runnext would run the joiner between every two
+    // children of a spawn-all-then-join-all loop (twice the switches, measured with create).
+    void joiner_awakened(Activity* a) noexcept {
+        if (kind_ == Scheduling::global) [[likely]] {
+            global_.awakened(a);
+            return;
+        }
+        awakened_local(a, /*next=*/false);
+    }
     void yielded(Activity* a) noexcept {
         if (kind_ == Scheduling::global) [[likely]] {
             global_.yielded(a);
@@ -117,7 +129,7 @@ class Scheduler {
     const GlobalPriorityPolicy& global() const noexcept { return global_; }
 
   private:
-    void awakened_local(Activity* a) noexcept;
+    void awakened_local(Activity* a, bool next = true) noexcept;
     void yielded_local(Activity* a) noexcept;
     Activity* pick_next_local(Priority min) noexcept;
     Activity* find_work_local(unsigned self, bool* may_spin) noexcept;

@@ -1,16 +1,11 @@
 // local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
-// LocalSchedulingPolicy concept and the pieces both sketches share (Pick, counters, the
+// LocalSchedulingPolicy concept and the pieces both policies share (Pick, counters, the
 // spinning rule, victim selection).
 //
-// STATUS: a sketch, NOT wired into the runtime. Today's runtime (runtimes/native) takes a
-// policy satisfying `SchedulingPolicy` (scheduler.hpp), whose methods get no processor. The
-// policies of this folder need the processor's `Local` state, so the runtime must first be
-// made a template over its policy (issue 10, after issue 9's rework of runtime.cpp lands);
-// see docs/scaling-model.md "Integration steps". Parking (suspend/notify) is deliberately
-// absent here: it stays the protocol that the issue-9 work is designing and model-checking
-// for GlobalPriorityPolicy (scheduler.hpp; "has_ready" below is what that protocol's parker
-// re-checks after announcing itself). TODO(issue 9): plug in that protocol; do not write a
-// second one here.
+// Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
+// scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
+// `Local` through this_processor(), applies the spinning rule below itself, and parks through
+// park.hpp's protocol with has_ready() as the parker's re-check (no second park protocol).
 //
 // Citation: the per-processor-state interface the issue asks for; Go runtime/proc.go
 // (schedule: the global run queue checked every 61 schedticks; findRunnable: steal from
@@ -70,7 +65,7 @@ inline constexpr std::uint32_t kGlobalCheckInterval = 61;
 
 // may_spin — Go's rule: a processor starts spinning (looking for work to steal) only if
 // fewer than half of the busy processors are already spinning, 2*spinning < P - parked;
-// otherwise it should park at once (the parking protocol: TODO(issue 9)). Bounds the CPU
+// otherwise it should park at once (park.hpp; applied in ws/dispatch.cpp). Bounds the CPU
 // burnt by idle processors, and the contention on victims' head_ lines, at large P.
 inline bool may_spin(int spinning, int processors, int parked) noexcept {
     return 2 * spinning < processors - parked;

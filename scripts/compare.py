@@ -1,20 +1,38 @@
 #!/usr/bin/env python3
-"""compare.py — per-point ratios B/A between two coopbench results folders.
+"""compare.py — per point: is B faster, slower, or not significantly different from A?
 
-Usage: compare.py A B [--workload W ...] [--column C] [--format text|csv]
+Usage: compare.py A B [options]                 two results folders (A the baseline)
+       compare.py DIR --backends X Y [options]  two backends in one folder (X the baseline)
 
-Points are matched by their `point` id (backend/workload/params/P). Each side's value
-of a point is the median of its ok repetitions of the primary `value` (or of --column,
-e.g. peak_rss_kib, cpu_seconds, seconds, counter.<name>). For each workload, prints every point
-with A's median, B's median and the ratio B/A (for times, > 1 means B is slower), then
-the geometric mean of the ratios of the workload's matched points; finally the
-geometric mean over all matched points. Points measured on one side only, or with no
-ok repetition on a side, are listed with their state ("only in A", "failed in B", ...)
-and left out of the means.
+Points are matched by their `point` id (backend/workload/params/P; with --backends, by the
+id without the backend; in a merged folder of several hosts, by id and host: "id @host"). For each matched point the two samples are compared:
 
-Exit status: 0 when at least one point is matched; 1 when no point is matched; 2 when
-A or B is not a results folder (no readable results.csv) or lacks --column. Reads
-results.csv only.
+  sample    warm (default): every timed iteration (phase measure, status ok) of every
+            fork; --cold: iteration 0 of each fork (the first run in a fresh process).
+            A folder written before per-iteration rows (schema version 1) has one cold
+            run per fork, which is its sample either way.
+  A, B      median (95 % percentile-bootstrap interval of the median, fixed seed)
+  B/A       ratio of the medians and its bootstrap interval (both samples resampled):
+            "2.50× (2.45–2.55)"; for times > 1 means B is slower
+  p         two-sided Mann–Whitney U test (scipy.stats.mannwhitneyu), as Google
+            Benchmark's tools/compare.py does: its "U Test" rows print this p-value
+  verdict   p < --alpha (default 0.05): "faster"/"slower" (for times: B's median
+            below/above A's; for --column peak_rss_kib or counters "less"/"more"),
+            else "no significant difference"; "too few runs" when a side has fewer
+            than 2 values; "(noisy)" when a fork of either side ran on a busy machine.
+            Google's tool warns below 9 repetitions; here a sample of fewer than 4
+            values cannot reach p < 0.05 (3 vs 3 fully separated gives p = 0.1).
+
+Points measured on one side only, or with no ok run on a side, are listed with their
+state ("only in A", "failed in B", ...) and left out. Per workload and overall: the
+geometric mean of the ratios and the count of faster / slower / no-difference points.
+Note: the U test pools iterations across forks as if independent; differences between
+forks (a fork's page layout) make it somewhat optimistic — use several forks.
+
+Exit status: 0 compared (some point matched); 1 no point measured in both; 2 bad input
+(A or B not a results folder, unknown --column, a --backends name not in the folder);
+3 with --fail-on-slower: some point is significantly slower (or for a non-time column,
+more) in B. Reads results.csv only (through scripts/coopbench).
 """
 
 from __future__ import annotations
@@ -30,46 +48,67 @@ import pandas as pd  # noqa: E402
 
 import coopbench_results as cr  # noqa: E402
 
+TIME_COLUMNS = ("value", "seconds", "cpu_seconds")
+FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "median_b", "lo_b", "hi_b", "n_b",
+          "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "state", "noisy"]
 
-def point_medians(df: pd.DataFrame, column: str = "value") -> pd.DataFrame:
-    """point_medians — per point: workload, unit, median of `column` over ok repetitions (NaN if none), counts."""
-    rows = []
-    for point, g in df.groupby("point", sort=True):
-        ok = g[(g["status"] == "ok") & g[column].notna()][column]
+
+def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False) -> dict:
+    """samples — {key: (workload, unit, sample Series, n rows, noisy)} per point; key = id (without backend),
+    plus " @host" in a merged folder with several hosts (a point of each host is its own)."""
+    out = {}
+    hosts = df["host"][df["host"] != ""].nunique() > 1
+    for (point, host), g in df.groupby(["point", "host"], sort=True):
+        key = point[len(g["backend"].iloc[0]) + 1:] if strip_backend else point
+        key += f" @{host}" if hosts else ""
         units = [u for u in g["unit"] if u] if column == "value" else [column]
-        rows.append({"point": point, "workload": g["workload"].iloc[0], "unit": units[0] if units else "",
-                     "median": ok.median() if len(ok) else math.nan, "n_ok": len(ok), "n": len(g)})
-    return pd.DataFrame(rows, columns=["point", "workload", "unit", "median", "n_ok", "n"])
+        out[key] = (g["workload"].iloc[0], units[0] if units else "", cr.sample(g, which, column), len(g),
+                    bool(g["noisy"].any()))
+    return out
 
 
-def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """compare — the outer join of two point_medians frames with `ratio` (B/A) and `state`."""
-    m = a.merge(b, on="point", how="outer", suffixes=("_a", "_b"))
-    m["workload"] = m["workload_a"].fillna(m["workload_b"])
-    m["unit"] = m["unit_a"].fillna(m["unit_b"])
-    states, ratios = [], []
-    for _, r in m.iterrows():
-        in_a, in_b = r["n_a"] == r["n_a"], r["n_b"] == r["n_b"]  # NaN when absent
-        ma, mb = r["median_a"], r["median_b"]
-        if not in_a:
-            states.append("only in B")
-        elif not in_b:
-            states.append("only in A")
-        elif ma != ma and mb != mb:
-            states.append("failed in A and B")
-        elif ma != ma:
-            states.append("failed in A")
-        elif mb != mb:
-            states.append("failed in B")
-        elif ma <= 0 or mb <= 0:
-            states.append("not positive")
+def verdict(p: float, ma: float, mb: float, alpha: float, time: bool) -> str:
+    """verdict — "faster"/"slower" (times) or "less"/"more" when p < alpha, else "no significant difference"."""
+    if p != p:
+        return "too few runs"
+    if p >= alpha:
+        return "no significant difference"
+    if time:
+        return "slower" if mb > ma else "faster"
+    return "more" if mb > ma else "less"
+
+
+def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True) -> pd.DataFrame:
+    """compare — one row per point of a or b (FIELDS): medians, intervals, ratio, U test, verdict, state."""
+    rows = []
+    for key in sorted(set(a) | set(b)):
+        sa, sb = a.get(key), b.get(key)
+        r = dict.fromkeys(FIELDS, math.nan)
+        r.update(point=key, workload=(sa or sb)[0], unit=(sa or sb)[1], verdict="",
+                 noisy=bool((sa and sa[4]) or (sb and sb[4])))
+        for side, s in (("a", sa), ("b", sb)):
+            if s is not None:
+                r[f"median_{side}"], r[f"lo_{side}"], r[f"hi_{side}"] = cr.median_ci(s[2])
+                r[f"n_{side}"] = len(s[2])
+        if sa is None:
+            r["state"] = "only in B"
+        elif sb is None:
+            r["state"] = "only in A"
+        elif not len(sa[2]) and not len(sb[2]):
+            r["state"] = "failed in A and B"
+        elif not len(sa[2]):
+            r["state"] = "failed in A"
+        elif not len(sb[2]):
+            r["state"] = "failed in B"
+        elif r["median_a"] <= 0 or r["median_b"] <= 0:
+            r["state"] = "not positive"
         else:
-            states.append("ok")
-            ratios.append(mb / ma)
-            continue
-        ratios.append(math.nan)
-    m["state"] = states
-    m["ratio"] = ratios
+            r["state"] = "ok"
+            r["ratio"], r["ratio_lo"], r["ratio_hi"] = cr.ratio_ci(sa[2], sb[2])
+            r["p_value"] = cr.u_test(sa[2], sb[2])
+            r["verdict"] = verdict(r["p_value"], r["median_a"], r["median_b"], alpha, time)
+        rows.append(r)
+    m = pd.DataFrame(rows, columns=FIELDS)
     return m.sort_values(["workload", "point"]).reset_index(drop=True)
 
 
@@ -79,65 +118,113 @@ def geomean(xs) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else math.nan
 
 
-def _num(v) -> str:
-    if v != v:
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+def _tally(g: pd.DataFrame) -> str:
+    v = g[g["state"] == "ok"]["verdict"]
+    parts = [f"{int((v == w).sum())} {w}" for w in ("faster", "slower", "less", "more", "no significant difference",
+                                                     "too few runs") if (v == w).any()]
+    return ", ".join(parts) if parts else "none compared"
 
 
-def print_text(m: pd.DataFrame, a_name: str, b_name: str, out=sys.stdout) -> None:
+def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: float, out=sys.stdout) -> None:
     """print_text — the comparison as aligned text, one block per workload."""
-    print(f"A = {a_name}\nB = {b_name}\nratio = B/A of the per-point medians (for times: > 1 means B is slower)",
-          file=out)
+    print(f"A = {a_name}\nB = {b_name}\n"
+          f"sample: {'cold (iteration 0 of each fork)' if which == 'cold' else 'warm (timed iterations of all forks)'}"
+          f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval"
+          f"\np: two-sided Mann–Whitney U test; verdict at alpha = {alpha:g}", file=out)
     width = max([len(p) for p in m["point"]] + [5])
+    cols = [("A", 24), ("B", 24), ("B/A", 22), ("n", 9), ("p", 7)]
     for w, g in m.groupby("workload", sort=True):
         units = [u for u in g["unit"] if isinstance(u, str) and u]
         print(f"\n== {w}" + (f" ({units[0]})" if units else ""), file=out)
-        print(f"{'point':<{width}}  {'A':>11}  {'B':>11}  {'B/A':>8}", file=out)
+        print(f"{'point':<{width}}  " + "  ".join(f"{h:>{n}}" for h, n in cols) + "  verdict", file=out)
         for _, r in g.iterrows():
-            ratio = f"{r['ratio']:.3f}" if r["state"] == "ok" else r["state"]
-            print(f"{r['point']:<{width}}  {_num(r['median_a']):>11}  {_num(r['median_b']):>11}  {ratio:>8}", file=out)
+            a = cr.fmt_ci(r["median_a"], r["lo_a"], r["hi_a"])
+            b = cr.fmt_ci(r["median_b"], r["lo_b"], r["hi_b"])
+            ok = r["state"] == "ok"
+            ratio = cr.fmt_ratio(r["ratio"], r["ratio_lo"], r["ratio_hi"]) if ok else "-"
+            n = f"{int(r['n_a']) if r['n_a'] == r['n_a'] else 0}v{int(r['n_b']) if r['n_b'] == r['n_b'] else 0}"
+            p = f"{r['p_value']:.4f}" if r["p_value"] == r["p_value"] else "-"
+            v = (r["verdict"] if ok else r["state"]) + (" (noisy)" if r["noisy"] else "")
+            print(f"{r['point']:<{width}}  {a:>24}  {b:>24}  {ratio:>22}  {n:>9}  {p:>7}  {v}", file=out)
         ok = g[g["state"] == "ok"]
         gm = geomean(ok["ratio"])
-        print(f"geomean B/A {w}: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(g)} points matched)",
-              file=out)
+        print(f"geomean B/A {w}: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(g)} points matched;"
+              f" {_tally(g)})", file=out)
     ok = m[m["state"] == "ok"]
     gm = geomean(ok["ratio"])
-    print("\ngeomean B/A all: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(m)} points matched)",
-          file=out)
+    print("\ngeomean B/A all: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(m)} points matched;"
+          f" {_tally(m)})", file=out)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Per-point ratios B/A between two coopbench results folders.")
+    ap = argparse.ArgumentParser(
+        description="Per point: B faster, slower or not significantly different from A (Mann–Whitney U test), "
+                    "with the ratio B/A of the medians and its bootstrap 95%% interval.",
+        epilog="Exit status: 0 compared; 1 no point measured in both; 2 bad input (not a results folder, unknown "
+               "--column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
     ap.add_argument("a", type=Path, help="results folder A (the baseline)")
-    ap.add_argument("b", type=Path, help="results folder B")
+    ap.add_argument("b", type=Path, nargs="?", help="results folder B (omit with --backends)")
+    ap.add_argument("--backends", nargs=2, metavar=("X", "Y"),
+                    help="compare backend Y (as B) with backend X (as A) within folder A")
     ap.add_argument("--workload", action="append", default=[], help="only this workload (repeatable)")
     ap.add_argument("--column", default="value",
                     help="what to compare: value (default), seconds, peak_rss_kib, cpu_seconds, counter.<name>")
+    ap.add_argument("--cold", action="store_true",
+                    help="compare the cold runs (iteration 0 of each fork) instead of the timed iterations")
+    ap.add_argument("--alpha", type=float, default=0.05,
+                    help="significance level of the U test (default 0.05): p below it is a difference")
+    ap.add_argument("--fail-on-slower", action="store_true",
+                    help="exit 3 when some point is significantly slower (non-time column: more) in B")
     ap.add_argument("--format", choices=("text", "csv"), default="text")
     args = ap.parse_args(argv)
+    if (args.b is None) == (args.backends is None):
+        print("compare.py: give two results folders A B, or one folder with --backends X Y", file=sys.stderr)
+        return 2
+    if not 0 < args.alpha < 1:
+        print(f"compare.py: --alpha must be between 0 and 1, not {args.alpha}", file=sys.stderr)
+        return 2
     frames = []
-    for d in (args.a, args.b):
+    for d in ((args.a,) if args.backends else (args.a, args.b)):
         try:
             frames.append(cr.load(d).df)
         except cr.ResultsError as e:
             print(f"compare.py: {e}", file=sys.stderr)
             return 2
+    if args.backends:
+        df = frames[0]
+        for name in args.backends:
+            if name not in set(df["backend"]):
+                print(f"compare.py: {args.a}: no backend '{name}' (has: {', '.join(sorted(set(df['backend'])))})",
+                      file=sys.stderr)
+                return 2
+        frames = [df[df["backend"] == name] for name in args.backends]
+        names = [f"{args.a} {name}" for name in args.backends]
+    else:
+        names = [str(args.a), str(args.b)]
     if args.workload:
         frames = [f[f["workload"].isin(args.workload)] for f in frames]
-    for f, d in zip(frames, (args.a, args.b)):
+    for f, n in zip(frames, names):
         if args.column not in f.columns:
-            print(f"compare.py: {d}: no column '{args.column}' in results.csv", file=sys.stderr)
+            print(f"compare.py: {n}: no column '{args.column}' in results.csv", file=sys.stderr)
             return 2
-        f[args.column] = pd.to_numeric(f[args.column], errors="coerce")
-    m = compare(point_medians(frames[0], args.column), point_medians(frames[1], args.column))
+    try:
+        import scipy.stats  # noqa: F401  (the U test)
+    except ImportError:
+        print("compare.py: needs scipy for the U test: install python3-scipy (scripts/install-deps.sh)",
+              file=sys.stderr)
+        return 2
+    which = "cold" if args.cold else "warm"
+    s = [samples(f, which, args.column, strip_backend=bool(args.backends)) for f in frames]
+    m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS)
     if args.format == "csv":
-        m[["point", "workload", "unit", "median_a", "median_b", "ratio", "state"]].to_csv(sys.stdout, index=False)
+        m.to_csv(sys.stdout, index=False)
     else:
-        print_text(m, str(args.a), str(args.b))
+        print_text(m, names[0], names[1], which, args.alpha)
     if not (m["state"] == "ok").any():
         print("compare.py: no point measured in both A and B", file=sys.stderr)
         return 1
+    if args.fail_on_slower and m["verdict"].isin(("slower", "more")).any():
+        return 3
     return 0
 
 

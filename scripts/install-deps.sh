@@ -8,7 +8,7 @@ packages=(
   libboost-context-dev libboost-fiber-dev
   libbenchmark-dev libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libhwloc-dev
-  python3 python3-pandas python3-matplotlib
+  python3 python3-pandas python3-matplotlib python3-scipy
   spin
   clang-14 llvm-14-dev
   golang-go

@@ -9,8 +9,10 @@ with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each re
 (no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables);
 an item may add "text", a paragraph shown under its title (what is measured, how to read it).
 Then writes RESULTS_DIR/report.md: the run's context, every figure (relative links),
-every table, a table of every workload's medians (backends as columns; so workloads
-without a figure module are still shown) and the failed points with their reasons.
+every table, tables of every workload's medians with their bootstrap 95 % intervals
+(backends as columns; warm = timed iterations and cold = iteration 0 of each fork; so
+workloads without a figure module are still shown), the noisy points (measured on a busy
+machine, also marked in the tables) and the failed points with their reasons.
 
 A module that fails to import or raises is reported on stderr and in report.md; the
 other modules still run, and plot.py exits 1. Exit 2: RESULTS_DIR is not a results
@@ -48,18 +50,7 @@ def md_escape(s) -> str:
     return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
 
 
-def _maybe_json(v):
-    """A string holding a JSON object or array (the driver writes `sweep` so) becomes that value."""
-    if isinstance(v, str) and v.lstrip()[:1] in ("{", "["):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
 def _flatten(prefix: str, v, out: dict) -> None:
-    v = _maybe_json(v)
     if isinstance(v, dict) and v and not any(b in prefix for b in _BULKY):
         for k in v:
             _flatten(f"{prefix}.{k}" if prefix else str(k), v[k], out)
@@ -100,8 +91,9 @@ def context_section(res) -> str:
     n_points = df["point"].nunique()
     failed = df[df["status"] != "ok"]
     reps = int(df["repetition"].max()) + 1 if len(df) else 0
+    iters = int(df["iteration"].max()) + 1 if len(df) else 0
     lines += [
-        f"Rows: {len(df)} ({n_points} points, up to {reps} repetition(s)); "
+        f"Rows: {len(df)} ({n_points} points, up to {reps} fork(s) × {iters} iteration(s)); "
         f"ok: {int((df['status'] == 'ok').sum())}, failed: {len(failed)}.",
         "",
         "Backends: " + ", ".join(f"`{b}`" for b in sorted(df["backend"].unique())) + ".  ",
@@ -115,14 +107,6 @@ def context_section(res) -> str:
     return "\n".join(lines)
 
 
-def _fmt_value(v) -> str:
-    if v != v:  # NaN
-        return "–"
-    if 0 < abs(v) < 1e-2:
-        return f"{v:.3g}"
-    return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
-
-
 def _param_cols(df) -> list:
     cols = []
     for c in sorted(c for c in df.columns if c.startswith("param.")):
@@ -132,12 +116,56 @@ def _param_cols(df) -> list:
     return cols
 
 
+NOISY_MARK = "⚠ noisy"
+
+
+def _cell(st, which: str) -> str:
+    """One table cell: "median (lo–hi)", "failed" without an ok run, marked when the point was noisy."""
+    n = st[f"n_{which}"]
+    if n == 0:
+        text = "failed" if st["n_failed"] else "–"
+    else:
+        text = cr.fmt_ci(st[f"{which}_median"], st[f"{which}_lo"], st[f"{which}_hi"])
+    return text + (f" {NOISY_MARK}" if st["noisy"] else "")
+
+
+def _workload_table(d, keys, col_order, which: str) -> list:
+    rows = {}
+    for key, g in d.groupby(keys + ["_col"], sort=False, dropna=False) if keys else d.groupby("_col", sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        rk, col = key[:-1], key[-1]
+        # A cell holds one point (of one host, in a merged sweep): its statistics from its own rows.
+        rows.setdefault(rk, {})[col] = _cell(cr.point_stats(g).iloc[0], which)
+
+    def sort_key(rk):
+        return tuple((0, float(v), "") if isinstance(v, (int, float)) and v == v else (1, 0.0, str(v)) for v in rk)
+
+    header = [c[len("param."):] for c in keys] + col_order
+    out = ["| " + " | ".join(md_escape(h) for h in header) + " |",
+           "|" + "---|" * len(keys) + "---:|" * len(col_order)]
+    for rk in sorted(rows, key=sort_key):
+        cells = [cr.compact_number(v) if isinstance(v, (int, float)) and v == v else str(v) for v in rk]
+        cells = [c if c != "nan" else "" for c in cells]
+        cells += [rows[rk].get(c, "–") for c in col_order]
+        out.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+    return out + [""]
+
+
 def median_tables(res) -> str:
-    """median_tables — per workload: rows = parameter values, columns = backend (× P when several), median."""
+    """median_tables — per workload: rows = parameter values, columns = backend (× P when several).
+
+    Each cell is the median with its bootstrap 95 % interval, "median (lo–hi)"; a workload
+    whose forks ran more than one iteration gets a warm table (timed iterations) and a cold
+    table (iteration 0 of each fork); one whose forks ran once gets the cold table alone.
+    A noisy point (any fork measured on a busy machine) is marked "⚠ noisy".
+    """
     df = res.df
     out = ["## Median values", "",
-           "Median of the ok repetitions of each point; `failed`: no ok repetition "
-           "(reasons below); –: not measured.", ""]
+           f"Each cell: {cr.METHOD}, written \"median (low–high)\". **Warm**: every timed (measure-phase) "
+           "iteration of every fork of the point. **Cold**: iteration 0 of each fork, the first run of the "
+           "workload in a fresh process (median and interval over the forks). `failed`: no ok run (reasons "
+           f"below); –: not measured; `{NOISY_MARK}`: a fork of the point ran while the machine was busy "
+           "(see *Noisy points*).", ""]
     for w in sorted(df["workload"].unique()):
         d = df[df["workload"] == w].copy()
         params = _param_cols(d)
@@ -148,29 +176,37 @@ def median_tables(res) -> str:
         col_order = sorted(d["_col"].unique(), key=lambda c: (c.split(" P=")[0], float(d[d["_col"] == c]["processors"].iloc[0])))
         if not multi_p:
             col_order = sorted(d["_col"].unique())
-        keys = params if params else []
         units = sorted({u for u in d["unit"] if u})
         out += [f"### {w}" + (f" ({', '.join(units)})" if units else ""), ""]
-        rows = {}
-        for key, g in d.groupby(keys + ["_col"], sort=False, dropna=False) if keys else d.groupby("_col", sort=False):
-            key = key if isinstance(key, tuple) else (key,)
-            rk, col = key[:-1], key[-1]
-            ok = g[(g["status"] == "ok") & g["value"].notna()]["value"]
-            rows.setdefault(rk, {})[col] = _fmt_value(ok.median()) if len(ok) else "failed"
-
-        def sort_key(rk):
-            return tuple((0, float(v), "") if isinstance(v, (int, float)) and v == v else (1, 0.0, str(v)) for v in rk)
-
-        header = [c[len("param."):] for c in keys] + col_order
-        out.append("| " + " | ".join(md_escape(h) for h in header) + " |")
-        out.append("|" + "---|" * len(keys) + "---:|" * len(col_order))
-        for rk in sorted(rows, key=sort_key):
-            cells = [cr.compact_number(v) if isinstance(v, (int, float)) and v == v else str(v) for v in rk]
-            cells = [c if c != "nan" else "" for c in cells]
-            cells += [rows[rk].get(c, "–") for c in col_order]
-            out.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
-        out.append("")
+        if bool((d["iteration"] > 0).any()):
+            out += ["Warm (timed iterations of all forks):", ""] + _workload_table(d, params, col_order, "warm")
+            out += ["Cold (iteration 0 of each fork):", ""] + _workload_table(d, params, col_order, "cold")
+        else:
+            out += ["Cold (one run per fork: iteration 0; no warm iterations measured):", ""]
+            out += _workload_table(d, params, col_order, "cold")
     return "\n".join(out)
+
+
+def noisy_section(res) -> str:
+    """noisy_section — every noisy point: which forks, the load average and runnable processes around them."""
+    df = res.df
+    out = ["## Noisy points", ""]
+    n = df[df["noisy"]]
+    if n.empty:
+        known = df["load_before"].notna().any()
+        return "\n".join(out + ["None." if known else
+                                "Not recorded (a folder from before the noise guard, schema version 1).", ""])
+    out += ["The harness marks a fork noisy when other runnable processes or the load average exceeded what the "
+            "point left free; its values may be slower than on a quiet machine.", "",
+            "| point | noisy forks | load before → after | runnable before → after |", "|---|---|---|---|"]
+    for point, g in n.groupby("point", sort=True):
+        forks = g.drop_duplicates("repetition").sort_values("repetition")
+        out.append(f"| `{md_escape(point)}` {NOISY_MARK} | " + ", ".join(str(int(r)) for r in forks["repetition"])
+                   + " | " + ", ".join(f"{cr.fmt_value(a)} → {cr.fmt_value(b)}"
+                                       for a, b in zip(forks["load_before"], forks["load_after"]))
+                   + " | " + ", ".join(f"{cr.fmt_value(a)} → {cr.fmt_value(b)}"
+                                       for a, b in zip(forks["runnable_before"], forks["runnable_after"])) + " |")
+    return "\n".join(out + [""])
 
 
 def failed_section(res) -> str:
@@ -252,6 +288,7 @@ def write_report(res, items, errors) -> Path:
     if tables:
         parts += ["## Tables", ""] + [item_markdown(i, d) for i in tables]
     parts.append(median_tables(res))
+    parts.append(noisy_section(res))
     parts.append(failed_section(res))
     if errors:
         parts += ["## Errors", ""]

@@ -31,12 +31,9 @@
 //
 // Threads: every caller runs on a bound processor (coop::bind_processor; every coop worker
 // is bound) with no context switch inside an operation (coop activities switch only at
-// explicit points, none of which is inside these calls). The operations are not inlined on
-// purpose: the queue reads thread_locals (the hazard-pointer slot index, the node free
-// list), and an activity that blocks between two queue operations in one function may
-// continue on another OS thread; inlined, clang -O3 computed the thread_local's address
-// once and used the first thread's slot after the switch (two processors on one hazard
-// slot: fib on native P=2 aborted with "found no item" every run of the clang build). Items derive from coop::QueueItem
+// explicit points, none of which is inside these calls). They may be inlined into code that
+// blocks between two of them: coop's queue reads its thread_locals through non-inlined
+// accessors (hazard.hpp), so the slot used after a migration is the new thread's. Items derive from coop::QueueItem
 // and are owned by the queue between enqueue and the dequeue that returns them.
 //
 // Costs: enq_and_was_empty = the queue's enqueue (3 locked instructions) + one locked add;
@@ -89,7 +86,7 @@ class OwnerQueue {
 
     // enq_and_was_empty — enters `item` (owned by the caller, in no queue) and returns true
     // iff the set was empty: the caller is then the owner and must drain.
-    [[gnu::noinline]] bool enq_and_was_empty(T* item) {
+    bool enq_and_was_empty(T* item) {
         queue_.enqueue(item);
         // acq_rel. release: the enqueue above happens-before the owner's decrement that
         // reads this value or a later one (every later RMW continues this release sequence),
@@ -104,7 +101,7 @@ class OwnerQueue {
     // deq_and_is_empty — the owner only: removes an item; is_empty says whether the set is
     // now empty (ownership ends). Never returns a null item (Theorem 3; aborts if the
     // contract was broken).
-    [[gnu::noinline]] Dequeued deq_and_is_empty() {
+    Dequeued deq_and_is_empty() {
         T* item = queue_.dequeue();
         if (item == nullptr) [[unlikely]]
             detail::theorem3_violated();
@@ -123,7 +120,7 @@ class OwnerQueue {
     // ownership ended, concurrently with the next owner's first operation (unit exclusion
     // broken). The counter moves exactly as with deq_and_is_empty(), so Theorems 2 and 3
     // hold unchanged; the owner only holds the privilege a little longer.
-    [[gnu::noinline]] T* begin_deq() {
+    T* begin_deq() {
         T* item = queue_.dequeue();
         if (item == nullptr) [[unlikely]]
             detail::theorem3_violated();

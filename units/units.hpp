@@ -109,20 +109,19 @@ struct Task : coop::QueueItem {
 inline thread_local bool t_in_operation = false;
 
 // Thread-locals and activities: an activity may continue on another OS thread after any
-// switch, and a compiler may compute a thread_local's address once per function (clang -O3
-// does). Every path from user code (which may block between two calls) to a thread_local —
-// ours, and those inside coop's queue and node pool (hazard.hpp) — therefore crosses a
-// function that is not inlined; those functions never switch inside.
-[[gnu::noinline]] inline bool in_operation() noexcept { return t_in_operation; }
-[[gnu::noinline]] inline unsigned current_processor() noexcept { return coop::processor_index(); }
-[[gnu::noinline]] inline void release_item(coop::QueueItem* item) noexcept { coop::release(item); }
+// switch, and a compiler may compute a thread_local's address once per function and keep it
+// across a call. Our own thread_locals (t_in_operation, t_pool) are therefore read only inside
+// functions that are not inlined and never switch (in_operation, block_allocate, block_free).
+// coop's queue and node pool do the same for theirs (hazard.hpp: slot(), processor_index(),
+// allocate_node(), free_node()), so code that uses coop's queue needs nothing of its own.
+[[gnu::noinline]] inline bool in_operation() noexcept {
+    asm volatile("");  // as coop's accessors (hazard.hpp): no optimiser may treat it as pure
+    return t_in_operation;
+}
 
 // Scheduler — the ready queue, the task semaphore and the statistics of one Scope.
 struct alignas(coop::kCacheLine) Scheduler {
-    // Built and destroyed out of line: the queue's constructor and destructor use coop's
-    // node pool (thread_local; see in_operation() above).
-    [[gnu::noinline]] Scheduler() {}
-    [[gnu::noinline]] ~Scheduler() {}
+    Scheduler() = default;
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
     coop::Queue<Task> ready;
@@ -136,13 +135,13 @@ struct alignas(coop::kCacheLine) Scheduler {
     };
     std::unique_ptr<PerProcessor[]> per = std::make_unique<PerProcessor[]>(coop::kMaxProcessors);
 
-    [[gnu::noinline]] void schedule(Task* t) {
+    void schedule(Task* t) {
         ready.enqueue(t);
         // After the enqueue: a carrier holding a permit finds an item (items >= permits).
         work.release();
     }
     // take — a task from the ready queue (nullptr if empty).
-    [[gnu::noinline]] Task* take() { return ready.dequeue(); }
+    Task* take() { return ready.dequeue(); }
 };
 
 // g_scheduler — the running Scope's scheduler (one Scope at a time).
@@ -243,7 +242,7 @@ struct StateBase : Task {
         // relaxed: a new reference is made from an existing one, which keeps the state alive.
         refs.fetch_add(1, std::memory_order_relaxed);
     }
-    [[gnu::noinline]] void unref() noexcept {
+    void unref() noexcept {
         // acq_rel: release orders our uses before the destruction; acquire (for the last
         // one) orders the destruction after everybody else's uses.
         if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -254,7 +253,7 @@ struct StateBase : Task {
     // drain_waiters — the waiter list's owner wakes every counted waiter. Each waiter keeps
     // this state alive (it holds a Future to it) until we wake it, so the state is alive
     // until our last dequeue, after which we touch only the waiter.
-    [[gnu::noinline]] void drain_waiters() {
+    void drain_waiters() {
         for (;;) {
             auto d = waiters.deq_and_is_empty();
             d.item->wake(d.item);
@@ -264,7 +263,7 @@ struct StateBase : Task {
     // add_waiter — `w` waits for this state; true if w was woken already (or will be by us
     // right now: we became the list's owner and drained it). After false, w belongs to the
     // list's owner and may be gone.
-    [[gnu::noinline]] void add_waiter(Task* w) {
+    void add_waiter(Task* w) {
         if (waiters.enq_and_was_empty(w)) drain_waiters();
     }
     // finish_resolve — after the value and the flag: give the producer's token back and wake
@@ -463,12 +462,12 @@ struct UnitBase : Task {
     std::uint64_t migrations = 0;   // scheduled on another processor than the time before
     std::uint64_t scheduled = 0;    // times the unit was taken from the ready queue
 
-    [[gnu::noinline]] UnitBase() { run = &UnitBase::drain; }
+    UnitBase() { run = &UnitBase::drain; }
     UnitBase(const UnitBase&) = delete;
     UnitBase& operator=(const UnitBase&) = delete;
     // ~UnitBase — gives back the queue node the unit carries from its last trip through the
     // ready queue (hazard.hpp release; any thread).
-    [[gnu::noinline]] ~UnitBase() { coop::release(this); }
+    ~UnitBase() { coop::release(this); }
 
     // drain — the owner runs every message of the unit, one at a time, and gives ownership
     // up only after the last one finished (end_deq_and_is_empty() == true).
@@ -632,7 +631,7 @@ class Future {
 template <class R>
 class Promise {
   public:
-    [[gnu::noinline]] Promise() : state_(new detail::State<R>) {
+    Promise() : state_(new detail::State<R>) {
         state_->destroy = [](detail::StateBase* b) { delete static_cast<detail::State<R>*>(b); };
     }
     Promise(const Promise&) = delete;
@@ -647,7 +646,7 @@ class Promise {
     // resolve — resolves the future and wakes its waiters (aborts when called twice). Call
     // from a coop activity (the waiter list is a coop queue).
     template <class... V>
-    [[gnu::noinline]] void resolve(V&&... v) {
+    void resolve(V&&... v) {
         state_->resolve(std::forward<V>(v)...);  // refs: 2 = this handle + the producer
     }
 
@@ -658,7 +657,7 @@ class Promise {
 // make_ready_future — a future that is already resolved with `v` (one allocation, no
 // message): for operations that must return a Future on some paths and have the value.
 template <class R>
-[[gnu::noinline]] Future<std::decay_t<R>> make_ready_future(R&& v) {
+Future<std::decay_t<R>> make_ready_future(R&& v) {
     using V = std::decay_t<R>;
     auto* s = new detail::State<V>;
     s->destroy = [](detail::StateBase* b) { delete static_cast<detail::State<V>*>(b); };
@@ -668,7 +667,7 @@ template <class R>
 
 namespace detail {
 template <class S, class F, class... Args>
-[[gnu::noinline]] auto make_send(UnitBase* unit, S* state, F&& f, Args&&... args) {
+auto make_send(UnitBase* unit, S* state, F&& f, Args&&... args) {
     using M = Message<S, std::decay_t<F>, std::decay_t<Args>...>;
     using R = typename M::R;
     auto* m = new M(std::forward<F>(f), std::forward<Args>(args)...);
@@ -724,22 +723,6 @@ auto send(F&& op, Args&&... args) {
                                    std::forward<Args>(args)...);
 }
 
-namespace detail {
-// MainWaiter — what wait_ready() enters into a future's waiter list.
-struct MainWaiter : Task {
-    coop::Semaphore woken{0};
-    [[gnu::noinline]] static MainWaiter* make() {
-        auto* w = new MainWaiter;
-        w->wake = [](Task* t) { static_cast<MainWaiter*>(t)->woken.release(); };
-        return w;
-    }
-    [[gnu::noinline]] static void destroy(MainWaiter* w) noexcept {
-        coop::release(w);  // the node our dequeue left with it
-        delete w;
-    }
-};
-}  // namespace detail
-
 // wait_ready — blocks the calling activity until `f` is resolved. Not from an operation
 // (aborts: operations never block); for the program's main activity.
 template <class R>
@@ -747,12 +730,13 @@ void wait_ready(const Future<R>& f) {
     if (detail::in_operation()) detail::fatal("wait() inside an operation (operations cannot block on futures)");
     if (!f.valid()) detail::fatal("wait() on an empty Future");
     if (f.ready()) return;
-    // The waiter (with its coop::Semaphore, whose wait queue uses coop's node pool) is made
-    // and destroyed out of line: we block in between and may continue on another OS thread.
-    detail::MainWaiter* w = detail::MainWaiter::make();
-    detail::FutureAccess::state(f)->add_waiter(w);
-    w->woken.acquire();
-    detail::MainWaiter::destroy(w);
+    struct Waiter : detail::Task {
+        coop::Semaphore woken{0};
+    } w;
+    w.wake = [](detail::Task* t) { static_cast<Waiter*>(t)->woken.release(); };
+    detail::FutureAccess::state(f)->add_waiter(&w);
+    w.woken.acquire();
+    coop::release(&w);  // the node our dequeue left with us
 }
 
 // wait — wait_ready(f), then the value (a copy; void for Future<void>).
@@ -799,9 +783,9 @@ class Scope {
         // takes a task from the ready queue owns it).
         while (detail::Task* t = s_->take()) {
             if (t->run != nullptr) t->run(t);
-            else detail::release_item(t);
+            else coop::release(t);
         }
-        for (auto& p : pills) detail::release_item(&p);
+        for (auto& p : pills) coop::release(&p);
         // release: the scheduler's statistics were read after this by the next user.
         detail::g_scheduler.store(nullptr, std::memory_order_release);
     }
@@ -830,7 +814,7 @@ class Scope {
                 const std::int64_t dt = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                             std::chrono::steady_clock::now() - t0)
                                             .count();
-                auto& idle = s.per[detail::current_processor()].idle_ns;
+                auto& idle = s.per[coop::processor_index()].idle_ns;
                 // relaxed load + store: single writer per processor (see PerProcessor).
                 idle.store(idle.load(std::memory_order_relaxed) + dt, std::memory_order_relaxed);
             }
@@ -839,7 +823,7 @@ class Scope {
                 detail::fatal("carrier: a permit without a task");
             if (t->run == nullptr) return;  // a stop pill
             // A unit (drain counts its operations), a free operation, or a forwarder.
-            if (t->free_operation) detail::bump(s.per[detail::current_processor()].operations);
+            if (t->free_operation) detail::bump(s.per[coop::processor_index()].operations);
             t->run(t);
         }
     }

@@ -110,6 +110,7 @@ inline std::atomic<std::ptrdiff_t> g_nodes_live{0};
 inline constexpr unsigned kUnbound = ~0u;
 
 // t_index — the calling thread's processor index (constant-initialised: no TLS wrapper).
+// Read only through slot() and processor_index() (see slot()).
 inline thread_local unsigned t_index = kUnbound;
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void unbound_processor() {
@@ -118,8 +119,30 @@ inline thread_local unsigned t_index = kUnbound;
     std::abort();
 }
 
+// Thread-locals and migrating activities. An activity may continue on another OS thread
+// after any switch, and a compiler may compute a thread_local's address once per function
+// and keep it across a call (both g++ and clang -O3 do for code compiled -fPIC, where the
+// address comes from __tls_get_addr; clang did in units/ before it added accessors of its own).
+// Inlined into a function that blocks between two queue operations (a Mutex, Semaphore or
+// CondVar in a loop, Queue code in user functions), a direct read of t_index or t_nodes
+// would then use the FIRST thread's hazard slot and node cache after migrating (two
+// processors on one slot; a non-atomic cache written by two threads).
+// So every read of them goes through a function that is never inlined: slot(),
+// processor_index(), allocate_node(), free_node() (and bind_processor(), which only runs on a
+// thread before it runs activities). None of them switches, so inside each call the address
+// is the calling thread's. The empty volatile asm keeps the optimisers from proving such a
+// function free of side effects (clang would otherwise infer readnone for a function that
+// only returns a TLS address, and may then reuse one call's result after another call).
+// Cost: one call + return per queue operation (the index is read once per enqueue/dequeue;
+// measured with callgrind, docs/native-runtime.md). tests/native/test_tls_migration.cpp
+// forces a migration and checks the slot and index.
+#define COOP_TLS_ACCESSOR [[gnu::noinline]]
+#define COOP_TLS_OPAQUE() asm volatile("")
+
 // slot — the calling processor's PROCESSORS entry; aborts if the thread is not bound.
-inline ProcessorSlot& slot() noexcept {
+// Not inlined: see above.
+COOP_TLS_ACCESSOR inline ProcessorSlot& slot() noexcept {
+    COOP_TLS_OPAQUE();
     const unsigned index = t_index;
     if (index >= kMaxProcessors) [[unlikely]]
         unbound_processor();
@@ -152,10 +175,13 @@ static_assert(sizeof(Node) == 16 && offsetof(Node, next) == 0);
 struct NodeCache : internal::BlockCache<NodeTraits> {
     ~NodeCache() { flush(0); }
 };
+// t_nodes — used only inside allocate_node() and free_node() (see slot()).
 inline thread_local NodeCache t_nodes;
 
-// allocate_node — a fresh node (next and item nullptr), counted in nodes_live().
-inline Node* allocate_node() {
+// allocate_node — a fresh node (next and item nullptr), counted in nodes_live(). Not inlined:
+// it reaches t_nodes (see slot()).
+COOP_TLS_ACCESSOR inline Node* allocate_node() {
+    COOP_TLS_OPAQUE();
     auto* node = static_cast<Node*>(t_nodes.allocate());
     // relaxed stores on the reused memory (its atomics are never accessed non-atomically);
     // relaxed: the node is published later by the queue's release CAS.
@@ -166,8 +192,10 @@ inline Node* allocate_node() {
     return node;
 }
 
-// free_node — frees a node the caller owns (returned by acquire(), never a pooled one).
-inline void free_node(Node* node) noexcept {
+// free_node — frees a node the caller owns (returned by acquire(), never a pooled one). Not
+// inlined: it reaches t_nodes (see slot()).
+COOP_TLS_ACCESSOR inline void free_node(Node* node) noexcept {
+    COOP_TLS_OPAQUE();
     COOP_ASSERT(node != nullptr, "free_node(nullptr)");
     t_nodes.free(node);
     // relaxed: a statistic (see allocate_node).
@@ -246,8 +274,12 @@ inline void bind_processor(unsigned index) {
     }
 }
 
-// processor_index — the calling thread's processor index (detail::kUnbound if unbound).
-inline unsigned processor_index() noexcept { return detail::t_index; }
+// processor_index — the calling thread's processor index (detail::kUnbound if unbound). Not
+// inlined, so it is right after a migration too (see detail::slot()).
+COOP_TLS_ACCESSOR inline unsigned processor_index() noexcept {
+    COOP_TLS_OPAQUE();
+    return detail::t_index;
+}
 
 // release — Fig. 5 RELEASE: gives the item's node back before the item is freed. The
 // caller owns the item (it is in no queue). Frees the node, or a pooled one if the item's

@@ -3,7 +3,7 @@
 Workload `abortable-lock` (plan fig3_scalability): very large patience (patience_us 0 =
 infinite, or >= 100000), T = 1..P threads. Throughput (successful acquisitions per
 second) against T, one line per lock, one panel per backend and processor count; median
-over repetitions with a min-max band. Also a table of fairness (stddev of per-thread
+over repetitions with its bootstrap 95 % interval as a band. Also a table of fairness (stddev of per-thread
 acquisition counts). This module also holds `lock_panels`, which cal_fig4 and cal_fig5
 use (loaded by path, since scripts/figures is not a package).
 """
@@ -44,7 +44,7 @@ def rows(res, workload=WORKLOAD) -> pd.DataFrame:
 
 def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=("backend", "processors"),
                 xlog=False, ylog=False, invert_x=False, ylim=None):
-    """lock_panels — one panel per `panel_by` group, one line per lock (median, min-max band)."""
+    """lock_panels — one panel per `panel_by` group, one line per lock (median, bootstrap 95 % interval band)."""
     if df.empty:
         return []
     groups = list(df.groupby(list(panel_by), sort=True))
@@ -52,10 +52,12 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
     for ax, (key, g) in zip(axes[0], groups):
         key = key if isinstance(key, tuple) else (key,)
         for lock in [l for l in LOCK_ORDER if l in set(g["param.lock"])] + sorted(set(g["param.lock"]) - set(LOCK_ORDER)):
-            s = g[g["param.lock"] == lock].groupby(x)[y].agg(["median", "min", "max"]).reset_index().sort_values(x)
+            s = pd.DataFrame([(xv, *cr.median_ci(gx[y])) for xv, gx in g[g["param.lock"] == lock].groupby(x)],
+                             columns=[x, "median", "lo", "hi"]).sort_values(x)
             st = LOCK_STYLE.get(lock, {})
             ax.plot(s[x], s["median"], label=lock, **st)
-            ax.fill_between(s[x], s["min"], s["max"], color=st.get("color"), alpha=0.15, linewidth=0)
+            # The median's bootstrap 95 % interval (coopbench.stats.median_ci).
+            ax.fill_between(s[x], s["lo"], s["hi"], color=st.get("color"), alpha=0.15, linewidth=0)
         ax.set_title(" ".join(f"{k.replace('param.', '')}={v}" for k, v in zip(panel_by, key)), fontsize=9)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)

@@ -1,9 +1,12 @@
 """fig07_creation — Negele et al. 2017, Fig. 7: thread creation time per thread.
 
 Workload `create` (param N = threads created). Log–log axes as in the paper: threads
-vs. wall ns per thread; one line per backend (and per P when several are present),
-median over repetitions with a min–max band, failed points (e.g. a backend that cannot
-create 100k threads) marked with ×. Writes figures/fig7_thread_creation.{png,svg}.
+vs. wall ns per thread; per backend (and per P when several are present) a warm line
+(median of the timed iterations of all forks) and a cold line (iteration 0 of each fork:
+the first creation in a fresh process, page faults included), each with its bootstrap
+95 % interval as a band; a folder with one run per fork has the cold line alone. Failed
+points (e.g. a backend that cannot create 100k threads) marked with ×. Writes
+figures/fig7_thread_creation.{png,svg}.
 """
 
 import matplotlib.pyplot as plt
@@ -22,9 +25,10 @@ def make(res, outdir):
     unit = next((u for u in df["unit"] if u), "ns/thread")
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     cr.plot_lines(ax, df, "param.N", xlabel="threads created (N)", ylabel=f"time per thread [{unit}]",
-                  yscale="log", title="Fig. 7 — thread creation")
-    cr.add_caption(fig, res.context, df)
+                  yscale="log", title="Fig. 7 — thread creation", cold=True)
+    cr.add_caption(fig, res.context, df, cold=True)
     return [{"title": "Fig. 7 — thread creation time (create)", "files": cr.save_figure(fig, outdir, NAME),
              "text": "N threads with an empty body are spawned and all joined; wall time per thread "
-                     "(spawn + first schedule + exit + join). × marks an N at which a backend could not "
+                     "(spawn + first schedule + exit + join). Cold: the first run in a fresh process (iteration 0 "
+                     "of each fork); warm: the timed iterations after it. × marks an N at which a backend could not "
                      "create the threads (reason in *Failed points*)."}]

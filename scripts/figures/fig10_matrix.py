@@ -5,7 +5,7 @@ Workload `matrix` (params N matrix size, M threads). Two panels against the numb
 threads M (linear axis, as in the paper, 1 .. beyond the cores):
   (a) speedup over one thread: a backend's median time at M = 1 divided by its median
       at M (each backend against itself), with the ideal min(M, P) dashed;
-  (b) absolute run time: the median in seconds, with a min–max band over repetitions.
+  (b) absolute run time: the median in seconds, with its bootstrap 95 % interval as a band.
 One line per backend (per N and per P when a run has several). Failed points are marked
 with x at the bottom of the panel. Writes figures/fig10_matrix.{png,svg}.
 
@@ -32,7 +32,7 @@ X = "param.M"
 
 
 def series(df: pd.DataFrame):
-    """series — [(label, backend, processors, summary)] per line: summary per M with median/min/max (s)."""
+    """series — [(label, backend, processors, summary)] per line: summary per M with median, interval lo/hi, min/max (s)."""
     d = df.copy()
     d[X] = pd.to_numeric(d[X], errors="coerce")
     d = d[d[X].notna()]
@@ -46,7 +46,7 @@ def series(df: pd.DataFrame):
         key = key if isinstance(key, tuple) else (key,)
         s = cr.summarize(g, X).sort_values(X)
         # value is in ms (the workload's unit); the figure shows seconds like the paper.
-        for c in ("median", "min", "max"):
+        for c in ("median", "lo", "hi", "min", "max"):
             s[c] = s[c] / 1e3
         label = " ".join([str(key[0])] + [f"N={int(v)}" for v in key[1:1 + len(extra)]]
                          + ([f"P={int(key[-1])}"] if multi_p else []))
@@ -75,8 +75,8 @@ def make(res, outdir):
         if len(ok) and float(base[X].iloc[0]) == 1.0:
             ax_a.plot(ok[X], float(base["median"].iloc[0]) / ok["median"], label=label, markersize=5, **style)
         ax_b.plot(ok[X], ok["median"], label=label, markersize=5, **style)
-        if (ok["max"] > ok["min"]).any():
-            ax_b.fill_between(ok[X], ok["min"], ok["max"], color=style["color"], alpha=0.18, linewidth=0)
+        if (ok["hi"] > ok["lo"]).any():  # the median's bootstrap 95 % interval (coopbench.stats)
+            ax_b.fill_between(ok[X], ok["lo"], ok["hi"], color=style["color"], alpha=0.18, linewidth=0)
         for ax in (ax_a, ax_b):
             if not bad.empty:
                 ax.plot(bad[X], [0] * len(bad), linestyle="none", marker="x", markersize=10, markeredgewidth=2.2,

@@ -105,7 +105,7 @@ def make(res, outdir):
     ax10.grid(True, alpha=0.3)
     fig.suptitle("ddb (Quirk 2008, Figs. 7-10): 4 server units, 28 client units, one hot key", fontsize=10)
     fig.tight_layout()
-    cr.add_caption(fig, res.context, pd.concat([d for d in (units, mutex) if not d.empty]))
+    cr.add_caption(fig, res.context, pd.concat([d for d in (units, mutex) if not d.empty]), band=False)
     items.append({"title": "Quirk Figs. 7-10 — ddb: operations per processor, migrations, utilisation",
                   "files": cr.save_figure(fig, outdir, NAME)})
     # Table: time per variant, backend, P; migrations for units.

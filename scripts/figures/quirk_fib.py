@@ -76,7 +76,7 @@ def make(res, outdir):
         fig.suptitle("fib (Quirk 2008, Figs. 4-6): solid = units (lock-free OwnerQueue on coop), "
                      "dashed = mutex baseline", fontsize=10)
         fig.tight_layout()
-        cr.add_caption(fig, res.context, df)
+        cr.add_caption(fig, res.context, df, band=False)  # medians only, no interval bands
         items.append({"title": "Quirk Figs. 4-6 — fib: speedup, CPU time lost, waste ratio",
                       "files": cr.save_figure(fig, outdir, NAME)})
     # Table: time per variant, and units / mutex per backend, k, work, P.

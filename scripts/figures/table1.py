@@ -4,8 +4,10 @@
 Rows: the paper's benchmarks (city, eratosthenes, mandelbrot, news, producer, tokenring, in
 the paper's order), one row per parameter set measured (and per processor count when a run
 has several); columns: the measured backends, each the median value in ms over the
-repetitions ("failed" when no repetition succeeded), then each backend's ratio to pthreads
-(median / pthreads' median; > 1 is slower), native / go when both ran, then the paper's own
+timed iterations of all forks ("failed" when no run succeeded), then each backend's ratio
+to pthreads (median / pthreads' median; > 1 is slower) with its bootstrap 95 % interval
+(columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), native / go when both ran
+(in table1.md as "0.85× (0.80–0.91)"), then the paper's own
 Native / Linux / Windows numbers and its Native/Linux ratio, read from
 results/paper/table1.csv.
 
@@ -119,11 +121,19 @@ def _backend_order(backends) -> list:
 
 
 def _median(rows: pd.DataFrame):
-    """The median of the ok values; "failed" when every repetition failed; NaN when there are none."""
-    ok = rows[(rows["status"] == "ok") & rows["value"].notna()]["value"]
+    """The median of the timed ok values (coopbench.stats.warm_sample); "failed" when every run failed; NaN
+    when there are none."""
+    ok = cr.warm_sample(rows)
     if len(ok):
         return float(ok.median())
     return math.nan if rows.empty else "failed"
+
+
+def _ratio(row: dict, name: str, num: pd.DataFrame, den: pd.DataFrame, mn, md) -> None:
+    """row[name] = mn / md, and row[name + " lo"/" hi"] its bootstrap 95 % interval (both samples resampled)."""
+    both = isinstance(md, float) and isinstance(mn, float) and not math.isnan(md + mn) and md > 0
+    r, lo, hi = cr.ratio_ci(cr.warm_sample(den), cr.warm_sample(num)) if both else (math.nan,) * 3
+    row[name], row[name + " lo"], row[name + " hi"] = r, lo, hi
 
 
 def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -182,15 +192,11 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
             notes.append(f"{b} at P={','.join(str(x) for x in bp)}")
     base = medians.get(REFERENCE)
     for b in backends:
-        if b == REFERENCE:
-            continue
-        mb = medians[b]
-        both = isinstance(base, float) and isinstance(mb, float) and not math.isnan(base + mb) and base > 0
-        row[f"{b} / {REFERENCE}"] = mb / base if both else math.nan
+        if b != REFERENCE:
+            _ratio(row, f"{b} / {REFERENCE}", g[g["backend"] == b], g[g["backend"] == REFERENCE], medians[b], base)
     if "native" in medians and "go" in medians:
-        n, g = medians["native"], medians["go"]
-        both = isinstance(n, float) and isinstance(g, float) and not math.isnan(n + g) and g > 0
-        row["native / go"] = n / g if both else math.nan
+        _ratio(row, "native / go", g[g["backend"] == "native"], g[g["backend"] == "go"], medians["native"],
+               medians["go"])
     row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
     for col, label in PAPER_COLUMNS:
         row[label] = float(ref[col]) if ref is not None else math.nan
@@ -220,6 +226,8 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
             v = r[c]
             if isinstance(v, str):
                 cells.append(v)
+            elif " / " in c and f"{c} lo" in r:  # "2.10× (1.90–2.40)": the ratio and its interval
+                cells.append(cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else "")
             elif " / " in c:
                 cells.append(_fmt_ratio(v))
             elif c == "P":
@@ -230,9 +238,9 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
                 cells.append(_fmt_ms(v))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
-              f"Values: median run time in ms over the repetitions (whole program: from before the first "
+              f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
               f"spawn to after the last join); `native / go`: native's median divided by go's (< 1: native is "
-              f"faster); `paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
+              f"faster), with its bootstrap 95 % interval (both samples resampled); `paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
               f"Every backend's ratio to {REFERENCE} is drawn in table1.png and listed in table1.csv, with the "
               "paper's ms and parameters. "
               "P: the processors the row ran on (`notes` names backends that ran on other P). "

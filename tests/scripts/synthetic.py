@@ -1,6 +1,11 @@
 """synthetic — write a synthetic coopbench results folder (docs/results-format.md) for the script tests.
 
-make_results(folder, scale=1.0, backends=..., processors=(1, 2), repetitions=3, seed=1)
+The header comes from harness/schema.json (coopbench.schema.concrete_columns), the one
+schema; `legacy=True` leaves out the version-2 columns (iteration, phase, load_*,
+runnable_*, noisy) as a folder written before them.
+
+make_results(folder, scale=1.0, backends=..., processors=(1, 2), repetitions=3,
+warmup=0, iterations=1, noisy=(), legacy=False, workloads=None)
 writes results.csv and context.json with: the four microbenchmarks (create, switch,
 lock-local, lock-global) and an unknown workload (`mystery`, param M and a choice
 param `mode`); several backends and P values; repetitions; failed points (pthreads
@@ -8,15 +13,24 @@ and stdthread cannot create N >= 100000 threads: every repetition fails; one
 repetition of native switch T=10 P=1 fails its self-check) and counters. Values are
 deterministic: value = base(backend, workload, x) * scale * (1 + small jitter per rep),
 so a folder written with scale=2 has every ok median exactly twice the scale=1 one.
+Each repetition (fork) has `warmup` warm-up iterations then `iterations` timed ones; the
+defaults (0, 1) give one cold row per fork, iteration 0. With more iterations, iteration 0
+of a fork is its cold run, COLD_FACTOR times the warm value. Points whose id is in
+`noisy` have fork 0 marked noisy (load 3.5 on a 2-core machine).
 """
 
 import csv
 import json
+import sys
 from pathlib import Path
 
-COLUMNS = ["point", "backend", "family", "workload", "param.K", "param.M", "param.N", "param.T", "param.mode",
-           "processors", "repetition", "status", "value", "unit", "seconds", "peak_rss_kib", "cpu_seconds",
-           "reason", "counters"]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from coopbench import schema  # noqa: E402
+
+PARAMS = ("K", "M", "N", "T", "mode")
+COLUMNS = schema.concrete_columns(PARAMS)
+LEGACY_COLUMNS = [c for c in COLUMNS if c not in schema.LEGACY_COLUMNS]
+COLD_FACTOR = 3.0
 
 BACKENDS = ("pthreads", "stdthread", "native", "boostfiber/work_stealing")
 BASE = {"pthreads": 9000.0, "stdthread": 9500.0, "native": 60.0, "boostfiber/work_stealing": 400.0}
@@ -30,7 +44,7 @@ def point_id(backend, workload, params, p):
     return "/".join([backend, workload] + [f"{k}={params[k]}" for k in sorted(params)] + [f"P={p}"])
 
 
-def _rows(backends, processors, repetitions, scale):
+def _rows(backends, processors, repetitions, scale, warmup=0, iterations=1, noisy=()):
     grid = {
         "create": ("ns/thread", [{"N": n} for n in (1, 10, 100, 1000, 10000, 100000, 1000000)]),
         "switch": ("ns/switch", [{"T": t, "K": 2000} for t in (1, 2, 10, 100, 1000)]),
@@ -55,29 +69,40 @@ def _rows(backends, processors, repetitions, scale):
                         value = BASE[b] * factor[w] * growth / p * scale * (1 + 0.02 * ((r % 3) - 1))
                         if r == repetitions // 2:
                             value = BASE[b] * factor[w] * growth / p * scale  # the median is exact
-                        row = {c: "" for c in COLUMNS}
-                        row.update({
-                            "point": point_id(b, w, params, p), "backend": b, "family": family, "workload": w,
-                            "processors": p, "repetition": r, "unit": unit,
-                            "status": "failed" if failed else "ok", "reason": reason,
-                            "counters": json.dumps({"timeouts_pct": 1.5}) if w == "mystery" else "",
-                        })
-                        for k, v in params.items():
-                            row["param." + k] = v
-                        if not failed:
-                            row.update({"value": repr(value), "seconds": repr(value * 1e-6),
-                                        "peak_rss_kib": 2048 + r, "cpu_seconds": repr(value * 2e-6)})
-                        yield row
+                        pid = point_id(b, w, params, p)
+                        is_noisy = pid in noisy and r == 0
+                        for it in range(warmup + iterations):
+                            # Iteration 0 is the cold run; later ones are warm and spread by +-1 % around value.
+                            v = value * (COLD_FACTOR if it == 0 and warmup + iterations > 1 else
+                                         1 + 0.01 * ((it % 3) - 1) * (it > 0))
+                            row = {c: "" for c in COLUMNS}
+                            row.update({
+                                "point": pid, "backend": b, "family": family, "workload": w,
+                                "processors": p, "repetition": r, "iteration": it,
+                                "phase": "warmup" if it < warmup else "measure", "unit": unit,
+                                "status": "failed" if failed else "ok", "reason": reason,
+                                "counters": json.dumps({"timeouts_pct": 1.5}) if w == "mystery" else "",
+                                "load_before": 3.5 if is_noisy else 0.25, "load_after": 3.25 if is_noisy else 0.5,
+                                "runnable_before": 3 if is_noisy else 0, "runnable_after": 2 if is_noisy else 0,
+                                "noisy": "true" if is_noisy else "false",
+                            })
+                            for k, pv in params.items():
+                                row["param." + k] = pv
+                            if not failed:
+                                row.update({"value": repr(v), "seconds": repr(v * 1e-6),
+                                            "peak_rss_kib": 2048 + r, "cpu_seconds": repr(value * 2e-6)})
+                            yield row
 
 
-def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repetitions=3, workloads=None):
+def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repetitions=3, workloads=None,
+                 warmup=0, iterations=1, noisy=(), legacy=False):
     """make_results — write results.csv and context.json into folder (created); returns the folder Path."""
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
     with open(d / "results.csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=COLUMNS)
+        wr = csv.DictWriter(f, fieldnames=LEGACY_COLUMNS if legacy else COLUMNS, extrasaction="ignore")
         wr.writeheader()
-        for row in _rows(backends, processors, repetitions, scale):
+        for row in _rows(backends, processors, repetitions, scale, warmup, iterations, noisy):
             if workloads is None or row["workload"] in workloads:
                 wr.writerow(row)
     # The keys the driver writes (harness/machine.cpp, harness/sweep.cpp): strings; sweep a JSON string.

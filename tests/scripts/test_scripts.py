@@ -93,9 +93,17 @@ class PlotTest(TempDirCase):
         for w in ("create", "switch", "lock-local", "lock-global", "mystery"):
             self.assertIn(f"### {w}", medians)
         self.assertIn("| N | boostfiber/work_stealing P=1 | boostfiber/work_stealing P=2 | native P=1 |", medians)
-        # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition); pthreads fails at 100k.
-        self.assertRegex(medians, r"\| 1 \| 440 \| 220 \| 66 \| 33 \| 9,900 \|")
-        self.assertRegex(medians, r"\| 100k \| 640 \| 320 \| 96 \| 48 \| failed \| failed \| failed \| failed \|")
+        # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition), the three forks are
+        # 0.98, 1, 1.02 times it, and the bootstrap interval of a median of three values is min–max (each end
+        # has a resampled median of probability 7/27 > 2.5 %); pthreads fails at 100k.
+        self.assertRegex(medians, r"\| 1 \| 440 \(431\.2–448\.8\) \| 220 \(215\.6–224\.4\) \| 66 \(64\.68–67\.32\) "
+                                  r"\| 33 \(32\.34–33\.66\) \| 9,900 \(9,702–10,098\) \|")
+        self.assertRegex(medians, r"\| 100k \| 640 \([^)]+\) \| 320 \([^)]+\) \| 96 \([^)]+\) \| 48 \([^)]+\) "
+                                  r"\| failed \| failed \| failed \| failed \|")
+        # One run per fork: the cold table alone, said so; no noisy point.
+        self.assertIn("Cold (one run per fork", medians)
+        self.assertNotIn("Warm (", medians)
+        self.assertIn("## Noisy points\n\nNone.", report)
         self.assertNotIn("## Errors", report)
 
     def test_subset_single_p_single_repetition(self):
@@ -181,13 +189,15 @@ class CompareTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         out = p.stdout
         # Every point measured in both: B/A = 2.5; the per-workload and overall geometric means too.
-        self.assertRegex(out, r"native/create/N=1000/P=2 +42 +105 +2\.500\n")
-        self.assertRegex(out, r"pthreads/lock-global/K=20000/T=8/P=1 +21,600 +54,000 +2\.500\n")
+        # The ratio's interval: forks at 0.98, 1, 1.02 on both sides give 2.5 * 0.98/1.02 .. 2.5 * 1.02/0.98.
+        self.assertRegex(out, r"native/create/N=1000/P=2 +42 \(41\.16–42\.84\) +105 \(102\.9–107\.1\) "
+                              r"+2\.50× \(2\.40–2\.60\) +3v3 +0\.1000 +no significant difference\n")
+        self.assertRegex(out, r"pthreads/lock-global/K=20000/T=8/P=1 +21,600 \([^)]+\) +54,000 \([^)]+\) +2\.50× ")
         for w in ("create", "switch", "lock-local", "lock-global", "mystery"):
-            self.assertRegex(out, rf"geomean B/A {w}: 2\.500 \(\d+ of \d+ points matched\)")
+            self.assertRegex(out, rf"geomean B/A {w}: 2\.500 \(\d+ of \d+ points matched;")
         self.assertRegex(out, r"geomean B/A all: 2\.500")
-        self.assertRegex(out, r"pthreads/create/N=100000/P=1 +- +- +failed in A and B")
-        self.assertRegex(out, r"boostfiber/work_stealing/create/N=1/P=1 +440 +- +only in A")
+        self.assertRegex(out, r"pthreads/create/N=100000/P=1 +– +– +- +0v0 +- +failed in A and B")
+        self.assertRegex(out, r"boostfiber/work_stealing/create/N=1/P=1 +440 \([^)]+\) +– +- +3v0 +- +only in A")
 
     def test_csv_format_and_uneven_ratios(self):
         a = synthetic.make_results(self.tmp / "a", scale=1.0, backends=("native",), workloads={"switch"})
@@ -210,7 +220,7 @@ class CompareTest(TempDirCase):
         self.assertAlmostEqual(float(got["native/switch/K=2000/T=10/P=1"]["ratio"]), 1.0, places=9)
         # Text: geomean over the 9 matched points = 4 ** (1/9).
         t = run("compare.py", a, b)
-        self.assertIn(f"geomean B/A switch: {4 ** (1 / 9):.3f} (9 of 10 points matched)", t.stdout)
+        self.assertIn(f"geomean B/A switch: {4 ** (1 / 9):.3f} (9 of 10 points matched;", t.stdout)
 
     def test_other_column(self):
         a = synthetic.make_results(self.tmp / "a", backends=("native",), workloads={"create"})
@@ -221,8 +231,8 @@ class CompareTest(TempDirCase):
         write_rows(b, rows)
         p = run("compare.py", a, b, "--column", "peak_rss_kib")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"native/create/N=10/P=1 +2,049 +6,147 +3\.000\n")
-        self.assertIn("geomean B/A create: 3.000 (14 of 14 points matched)", p.stdout)
+        self.assertRegex(p.stdout, r"native/create/N=10/P=1 +2,049 \(2,048–2,050\) +6,147 \(6,144–6,150\) +3\.00× ")
+        self.assertIn("geomean B/A create: 3.000 (14 of 14 points matched;", p.stdout)
         self.assertIn("geomean B/A create: 1.000", run("compare.py", a, b).stdout)  # value: unchanged
         p = run("compare.py", a, b, "--column", "nonsense")
         self.assertEqual(p.returncode, 2)
@@ -346,7 +356,7 @@ class LoadTest(TempDirCase):
         rows = read_rows(d)
         both = [dict(r, host="small") for r in rows] + [dict(r, host="big") for r in rows]
         with open(d / "results.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS[:4] + ["host"] + synthetic.COLUMNS[4:])
+            w = csv.DictWriter(f, fieldnames=synthetic.schema.concrete_columns(synthetic.PARAMS, merged=True))
             w.writeheader()
             w.writerows(both)
         ctx = json.loads((d / "context.json").read_text())

@@ -1,0 +1,136 @@
+"""coopbench.load — read a results folder (docs/results-format.md) into a typed `Results`.
+
+results.csv becomes a DataFrame with every column typed by harness/schema.json
+(coopbench.schema): numbers are numbers, `noisy` is a bool, `counters` is a dict and is
+also expanded into `counter.<name>` numeric columns. A folder written before schema
+version 2 (no iteration/phase/noise columns) reads as schema.json's "legacy" says: each
+row one cold shot (iteration 0, phase measure, not noisy). context.json becomes a dict
+in which a string holding a JSON object or array (the driver writes `sweep` so) is
+parsed, so that no caller has JSON inside a JSON string left to undo.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import schema
+
+REQUIRED = ("point", "backend", "workload", "status")
+
+
+class ResultsError(Exception):
+    """ResultsError — the folder is not a results folder (no readable results.csv)."""
+
+
+@dataclass
+class Results:
+    """Results — one results folder: `df` (results.csv, typed), `context` (context.json), `dir`."""
+
+    dir: Path
+    df: pd.DataFrame
+    context: dict = field(default_factory=dict)
+
+    def workload(self, name: str) -> pd.DataFrame:
+        """workload — the rows of one workload (a copy; empty frame when absent)."""
+        return self.df[self.df["workload"] == name].copy()
+
+    @property
+    def has_warm(self) -> bool:
+        """has_warm — True when some fork ran more than one iteration (so warm differs from cold)."""
+        return bool((self.df["iteration"] > 0).any())
+
+
+def context_get(context: dict, *keys, default=None):
+    """context_get — the first present, non-empty value among `keys`; a key may be dotted ("machine.cpu")."""
+    for key in keys:
+        cur = context
+        ok = True
+        for part in key.split("."):
+            if isinstance(cur, dict) and part in cur:
+                cur = cur[part]
+            else:
+                ok = False
+                break
+        if ok and cur not in (None, "", [], {}):
+            return cur
+    return default
+
+
+def _unjson(v):
+    """A string holding a JSON object or array becomes that value (recursively); others stay."""
+    if isinstance(v, str) and v.lstrip()[:1] in ("{", "["):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return v
+    if isinstance(v, dict):
+        return {k: _unjson(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_unjson(x) for x in v]
+    return v
+
+
+def _expand_counters(df: pd.DataFrame) -> pd.DataFrame:
+    """Expand the (parsed) `counters` column into `counter.<name>` numeric columns."""
+    names = sorted({k for d in df["counters"] for k in d})
+    for k in names:
+        df["counter." + k] = pd.to_numeric(pd.Series([d.get(k) for d in df["counters"]], index=df.index),
+                                           errors="coerce")
+    return df
+
+
+def read_context(d: Path) -> dict:
+    """read_context — context.json of folder d as a dict (JSON strings inside parsed); {} when missing or broken."""
+    f = d / "context.json"
+    if not f.is_file():
+        return {}
+    try:
+        ctx = json.loads(f.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return _unjson(ctx) if isinstance(ctx, dict) else {}
+
+
+def load(results_dir) -> Results:
+    """load — read RESULTS_DIR/results.csv and context.json into a Results.
+
+    Columns are typed by the schema (coopbench.schema.to_typed); a row without a status
+    (a line cut short while a sweep is still writing) is left out; `family` is filled
+    from the backend where empty; `processors` defaults to 1, `repetition` to 0; `host`
+    is the row's (a merged folder) or the context's. Raises ResultsError when
+    results.csv is missing, unreadable or lacks a required column. A missing or broken
+    context.json gives an empty context.
+    """
+    d = Path(results_dir)
+    csv = d / "results.csv"
+    if not csv.is_file():
+        raise ResultsError(f"{d}: no results.csv (not a coopbench results folder)")
+    try:
+        raw = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{csv}: cannot read: {e}") from e
+    for c in REQUIRED:
+        if c not in raw.columns:
+            raise ResultsError(f"{csv}: missing column '{c}'")
+    # Every schema column exists after loading (empty when the file has none), then all are typed.
+    for c in schema.COLUMNS:
+        if c["name"] != schema.PARAM and c["name"] not in raw.columns and c["name"] not in schema.LEGACY_COLUMNS:
+            raw[c["name"]] = ""
+    # A row without a status is a line cut short (results.csv is appended while a sweep runs): not a point.
+    raw = raw[raw["status"].str.strip() != ""].reset_index(drop=True)
+    df = schema.to_typed(raw)
+    df["status"] = df["status"].str.lower()
+    df["family"] = df["family"].where(df["family"] != "", df["backend"].str.split("/").str[0])
+    for c, default in (("processors", 1), ("repetition", 0)):
+        if df[c].isna().any():
+            df[c] = df[c].fillna(default).astype("int64")
+    df = _expand_counters(df)
+    context = read_context(d)
+    if "host" not in df.columns:
+        df["host"] = str(context_get(context, "host", "host_name", "hostname", default=""))
+    df["host"] = df["host"].fillna("").astype(str)
+    return Results(dir=d, df=df, context=context)

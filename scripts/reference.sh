@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# reference.sh — re-make the reference runs under results/reference/ with the commands that
+# made them (one place, so that a reader can see and repeat exactly how each folder was
+# measured). Each run goes into a scratch folder first and replaces results/reference/NAME
+# only when it completed and its figures were drawn: a failed or interrupted run never
+# destroys the folder it was meant to replace (its partial results stay in the scratch
+# folder, which `--resume` continues).
+#
+#   scripts/reference.sh --list              # the names, their commands and rough durations
+#   scripts/reference.sh micro-create quick  # re-make these (in this order)
+#   scripts/reference.sh all                 # every one (hours on 2 cores: see --list)
+#
+# Measure on a quiet machine: every fork records the load average and the runnable
+# processes before and after it, and report.md marks the points where the machine was busy.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+# name | rough duration on a 2-core machine | coopbench run arguments (without --out)
+refs=(
+  "micro-cold-warm|8 min|-w create,switch -b native,pthreads,boostfiber,go -p N=1000,10000,1000000 -p T=2,10,100,1000 -p K=10000 -P 1,2 -r 3 --timeout 120"
+  "micro-create|5 min|-w create -b native,pthreads,stdthread --plan paper -P 1,2 -r 3"
+  "micro-paper|60 min|-w create,switch,lock-local,lock-global -b native,pthreads,stdthread --plan paper -P 1,2 -r 3"
+  "quick|10 min|--plan quick -r 3"
+  "apps-paper|40 min|-w city,eratosthenes,mandelbrot,matrix,news,producer,tokenring --plan paper -r 3"
+  "go-peer|90 min|-b go,native,boostfiber,pthreads -w create,switch,lock-local,lock-global,city,eratosthenes,mandelbrot,matrix,news,producer,tokenring --plan paper -P 1,2 -p M=1,2,4 -r 3 --timeout 60"
+  "go-peer-paper-mm|30 min|-w mandelbrot,matrix -b go,native,pthreads,boostfiber --plan paper -p M=1,2 -P 1,2 -r 3"
+  "locks-fig3_scalability|2 min|--plan fig3_scalability -r 3"
+  "locks-fig4_preemption|15 min|--plan fig4_preemption -r 3"
+  "locks-fig5_degradation|3 min|--plan fig5_degradation -r 3"
+  "locks-owner_access|10 min|--plan owner_access -r 3"
+  "units-quirk|8 min|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads -p k=18 -p rounds=300 -p work=0,1000 -P 1,2 -r 3"
+)
+
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+list() {
+  for r in "${refs[@]}"; do
+    IFS='|' read -r name dur args <<<"$r"
+    printf '%-24s %-8s coopbench run %s\n' "$name" "$dur" "$args"
+  done
+}
+[ $# -eq 0 ] && { usage; exit 2; }
+case "$1" in
+  -h|--help) usage; exit 0 ;;
+  --list) list; exit 0 ;;
+esac
+
+names=("$@")
+if [ "${names[0]}" = all ]; then
+  names=()
+  for r in "${refs[@]}"; do names+=("${r%%|*}"); done
+fi
+# Check every name before running anything (a typo should not cost the runs before it).
+for n in "${names[@]}"; do
+  found=no
+  for r in "${refs[@]}"; do [ "${r%%|*}" = "$n" ] && found=yes; done
+  [ $found = yes ] || { echo "reference.sh: unknown reference run '$n' (see --list)" >&2; exit 2; }
+done
+
+cmake --preset release >/dev/null
+cmake --build build/release --target coopbench -j "$(nproc)"
+for n in "${names[@]}"; do
+  for r in "${refs[@]}"; do
+    IFS='|' read -r name dur args <<<"$r"
+    [ "$name" = "$n" ] || continue
+    scratch="results/reference/.$name.new"
+    resume=()
+    if [ -f "$scratch/sweep.json" ]; then resume=(--resume "$scratch"); fi
+    echo "=== $name (about $dur): coopbench run $args" >&2
+    # shellcheck disable=SC2086  # args is a list of words by construction
+    if [ ${#resume[@]} -gt 0 ]; then
+      build/release/harness/coopbench run "${resume[@]}"
+    else
+      build/release/harness/coopbench run $args --out "$scratch"
+    fi
+    /usr/bin/python3 scripts/plot.py "$scratch"
+    # A folder's own README (how it was made, e.g. go-peer's) moves along with it.
+    [ -f "results/reference/$name/README.md" ] && [ ! -f "$scratch/README.md" ] &&
+      cp "results/reference/$name/README.md" "$scratch/README.md"
+    rm -rf "results/reference/$name"
+    mv "$scratch" "results/reference/$name"
+    echo "=== $name: results/reference/$name/report.md" >&2
+  done
+done

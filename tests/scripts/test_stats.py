@@ -1,0 +1,387 @@
+"""test_stats — the statistics of scripts/coopbench (issue 11) and the one schema (issue 16).
+
+  * median_ci: known answers (one, two, three values; the exact bootstrap distribution of
+    the median of 11 distinct values, from the binomial law) and the coverage of the 95 %
+    interval for a known distribution over many seeds;
+  * ratio_ci and the U test on samples with a known answer;
+  * compare.py on two synthetic runs that differ (slower / faster, exit 3 with
+    --fail-on-slower) and two that do not (no significant difference), and on two
+    backends of one folder;
+  * loading: types from harness/schema.json, the legacy layout (results/reference/*
+    and a synthetic version-1 folder), the cold/warm split and noisy marks in report.md,
+    and the create figure's cold and warm lines.
+
+Run: /usr/bin/python3 tests/scripts/test_stats.py (CTest scripts.stats; exits 77 = skipped
+when scipy, Debian's python3-scipy, is missing).
+"""
+
+import csv
+import io
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SCRIPTS = ROOT / "scripts"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(SCRIPTS))
+
+import numpy as np  # noqa: E402
+
+import coopbench_results as cr  # noqa: E402
+import synthetic  # noqa: E402
+from coopbench import schema, stats  # noqa: E402
+
+REFERENCE = ROOT / "results" / "reference"
+
+
+def run(script, *args):
+    """run — a script from scripts/ in a subprocess; returns CompletedProcess (text)."""
+    env = dict(os.environ, MPLCONFIGDIR=tempfile.mkdtemp(prefix="mpl-"))
+    return subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def exact_bootstrap_median_quantiles(n: int, level: float = 0.95):
+    """The order statistics (1-based k) at which the bootstrap distribution of the median of n distinct
+    values (n odd) crosses (1-level)/2 and (1+level)/2, and the distance of the exact CDF from those
+    levels at the crossing (so a test can tell that 2000 resamples resolve it).
+
+    A resample's median is <= x_(k) iff at least (n+1)/2 of its n draws are <= x_(k): a binomial(n, k/n)
+    tail. F(k) = P(median* <= x_(k)).
+    """
+    m = (n + 1) // 2
+
+    def cdf(k):
+        p = k / n
+        return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(m, n + 1))
+
+    a = (1 - level) / 2
+    f = [cdf(k) for k in range(1, n + 1)]
+    lo = next(k for k in range(1, n + 1) if f[k - 1] >= a)
+    hi = next(k for k in range(1, n + 1) if f[k - 1] >= 1 - a)
+    margin = min(abs(f[lo - 1] - a), abs(f[lo - 2] - a) if lo > 1 else 1,
+                 abs(f[hi - 1] - (1 - a)), abs(f[hi - 2] - (1 - a)) if hi > 1 else 1)
+    return lo, hi, margin
+
+
+class MedianCiTest(unittest.TestCase):
+    def test_small_samples_known_answers(self):
+        self.assertEqual(stats.median_ci([7.0]), (7.0, 7.0, 7.0))
+        self.assertTrue(all(math.isnan(v) for v in stats.median_ci([])))
+        self.assertEqual(stats.median_ci([4.0, 4.0, 4.0, 4.0]), (4.0, 4.0, 4.0))
+        # Two values: resampled medians are a (1/4), (a+b)/2 (1/2), b (1/4): the 2.5/97.5 % points are a, b.
+        self.assertEqual(stats.median_ci([10.0, 20.0]), (15.0, 10.0, 20.0))
+        # Three values: each end has probability 7/27 > 2.5 %: the interval is min–max. NaN is ignored.
+        self.assertEqual(stats.median_ci([3.0, 1.0, float("nan"), 2.0]), (2.0, 1.0, 3.0))
+
+    def test_eleven_values_match_the_exact_bootstrap_distribution(self):
+        lo_k, hi_k, margin = exact_bootstrap_median_quantiles(11)
+        self.assertGreater(margin, 0.005)  # 2000 resamples resolve it (standard error ~0.0035)
+        x = [100.0 + 10 * i for i in range(11)]  # x_(k) = 90 + 10 k
+        med, lo, hi = stats.median_ci(list(reversed(x)))
+        self.assertEqual(med, 150.0)
+        self.assertEqual((lo, hi), (x[lo_k - 1], x[hi_k - 1]), (lo_k, hi_k))
+        self.assertEqual((lo_k, hi_k), (3, 9))  # the exact law, written out: x_(3) .. x_(9)
+        # The same seed gives the same interval; another seed may move it only by resampling error.
+        self.assertEqual(stats.median_ci(x), stats.median_ci(x))
+
+    def test_coverage_of_a_known_distribution(self):
+        """95 % intervals of the median of exponential samples (true median ln 2) cover it about 95 % of the time."""
+        rng = np.random.default_rng(7)
+        trials, covered = 300, 0
+        for i in range(trials):
+            sample = rng.exponential(1.0, size=25)
+            _, lo, hi = stats.median_ci(sample, seed=i)
+            covered += lo <= math.log(2) <= hi
+        rate = covered / trials
+        # Binomial(300, 0.95) has sd 1.3 %; the percentile bootstrap of a median is slightly conservative.
+        self.assertGreaterEqual(rate, 0.90, rate)
+        self.assertLessEqual(rate, 0.995, rate)
+
+    def test_interval_narrows_with_more_iterations(self):
+        rng = np.random.default_rng(3)
+        small, large = rng.normal(100, 5, 10), rng.normal(100, 5, 1000)
+        w_small = np.subtract(*stats.median_ci(small)[2:0:-1])
+        w_large = np.subtract(*stats.median_ci(large)[2:0:-1])
+        self.assertLess(w_large, w_small / 4)
+
+
+class RatioAndUTest(unittest.TestCase):
+    def test_ratio_known_answers(self):
+        self.assertEqual(stats.ratio_ci([5.0] * 4, [10.0] * 4), (2.0, 2.0, 2.0))
+        x = [98.0, 100.0, 102.0]
+        r, lo, hi = stats.ratio_ci(x, [3 * v for v in x])
+        self.assertEqual(r, 3.0)
+        # Each resampled median lies in [98, 102] (times 3 for b): the ratio within 3 * 98/102 .. 3 * 102/98.
+        self.assertGreaterEqual(lo, 3 * 98 / 102)
+        self.assertLessEqual(hi, 3 * 102 / 98)
+        self.assertLess(lo, 3.0)
+        self.assertGreater(hi, 3.0)
+        self.assertTrue(math.isnan(stats.ratio_ci([], [1.0])[0]))
+        self.assertTrue(math.isnan(stats.ratio_ci([0.0], [1.0])[0]))
+        self.assertEqual(stats.fmt_ratio(2.1, 1.9, 2.4), "2.10× (1.90–2.40)")
+        self.assertEqual(stats.fmt_ratio(0.05, 0.04, 0.061), "0.05× (0.04–0.061)")
+
+    def test_u_test(self):
+        self.assertAlmostEqual(stats.u_test([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), 2 / 252)  # exact: 2 / C(10, 5)
+        self.assertEqual(stats.u_test([1, 2, 3], [1, 2, 3]), 1.0)
+        self.assertTrue(math.isnan(stats.u_test([1.0], [2.0, 3.0])))
+
+
+def synthetic_run(folder, **kw):
+    """A run of forks x (1 warm-up + 5 timed) iterations: 15 timed values per point."""
+    args = dict(backends=("native", "pthreads"), processors=(1,), workloads={"create"}, warmup=1, iterations=5)
+    args.update(kw)
+    return synthetic.make_results(folder, **args)
+
+
+def scale_values(folder, factor, point=None):
+    """Multiply the value of every row (or of one point's rows) of folder's results.csv by factor."""
+    with open(Path(folder) / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        if r["value"] and (point is None or r["point"] == point):
+            r["value"] = repr(float(r["value"]) * factor)
+    with open(Path(folder) / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def compare_csv(*args):
+    p = run("compare.py", *args, "--format", "csv")
+    return p, {r["point"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+
+
+class TempDirCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="coopbench-stats-test-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class CompareUTest(TempDirCase):
+    def test_runs_that_differ_say_slower_and_faster(self):
+        a = synthetic_run(self.tmp / "a")
+        b = synthetic_run(self.tmp / "b")
+        scale_values(b, 1.2)  # every timed iteration 20 % slower; the spread within a point is +-2 %
+        p, got = compare_csv(a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = got["native/create/N=10/P=1"]
+        self.assertEqual(r["verdict"], "slower")
+        self.assertLess(float(r["p_value"]), 1e-4)
+        self.assertEqual((r["n_a"], r["n_b"]), ("15", "15"))  # 3 forks x 5 timed iterations, not the warm-up
+        self.assertAlmostEqual(float(r["ratio"]), 1.2, places=9)
+        self.assertLess(float(r["ratio_lo"]), 1.2)
+        self.assertGreater(float(r["ratio_hi"]), 1.2)
+        self.assertEqual({x["verdict"] for x in got.values() if x["state"] == "ok"}, {"slower"})
+        _, back = compare_csv(b, a)
+        self.assertEqual(back["native/create/N=10/P=1"]["verdict"], "faster")
+        t = run("compare.py", a, b)
+        self.assertRegex(t.stdout, r"native/create/N=10/P=1 +72 \([^)]+\) +86\.4 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
+                                   r"+15v15 +0\.0000 +slower\n")
+        self.assertIn("Mann–Whitney U", t.stdout)
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 3)
+        self.assertEqual(run("compare.py", b, a, "--fail-on-slower").returncode, 0)
+
+    def test_runs_that_do_not_differ_say_no_significant_difference(self):
+        a = synthetic_run(self.tmp / "a")
+        b = synthetic_run(self.tmp / "b")
+        scale_values(b, 1.001)  # well inside the +-2 % spread: not a real difference
+        scale_values(b, 1.2 / 1.001, point="native/create/N=100/P=1")  # ... except this point
+        p, got = compare_csv(a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for point, r in got.items():
+            if r["state"] != "ok":
+                continue
+            want = "slower" if point == "native/create/N=100/P=1" else "no significant difference"
+            self.assertEqual(r["verdict"], want, point)
+        self.assertGreater(float(got["native/create/N=10/P=1"]["p_value"]), 0.05)
+        self.assertAlmostEqual(float(got["native/create/N=10/P=1"]["ratio"]), 1.001, places=9)
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--workload", "create").returncode, 3)
+        self.assertEqual(run("compare.py", a, a, "--fail-on-slower").returncode, 0)
+
+    def test_two_backends_in_one_folder_and_cold(self):
+        a = synthetic_run(self.tmp / "a")
+        p, got = compare_csv(a, "--backends", "pthreads", "native")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = got["create/N=10/P=1"]  # matched without the backend
+        self.assertEqual(r["verdict"], "faster")
+        self.assertAlmostEqual(float(r["ratio"]), 60 / 9000, places=9)
+        # --cold: the iteration-0 rows only (one per fork, 3 x the warm value in the synthetic data).
+        p, cold = compare_csv(a, "--backends", "pthreads", "native", "--cold")
+        self.assertEqual((cold["create/N=10/P=1"]["n_a"], cold["create/N=10/P=1"]["n_b"]), ("3", "3"))
+        self.assertAlmostEqual(float(cold["create/N=10/P=1"]["median_b"]), 3 * 72.0, places=9)
+        # 3 vs 3 cannot reach p < 0.05 with the U test: said, not claimed.
+        self.assertEqual(cold["create/N=10/P=1"]["verdict"], "no significant difference")
+        p = run("compare.py", a, "--backends", "pthreads", "nosuch")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("nosuch", p.stderr)
+        self.assertEqual(run("compare.py", a).returncode, 2)  # neither B nor --backends
+        self.assertEqual(run("compare.py", a, a, "--alpha", "1.5").returncode, 2)
+
+    def test_help_documents_exit_codes_and_options(self):
+        p = run("compare.py", "--help")
+        self.assertEqual(p.returncode, 0)
+        for needle in ("--alpha", "--backends", "--cold", "--fail-on-slower", "Mann", "Exit status", "3 with"):
+            self.assertIn(needle, p.stdout.replace("\n", " "))
+
+
+class SchemaAndLoadTest(TempDirCase):
+    def test_one_schema(self):
+        names = [c["name"] for c in schema.COLUMNS]
+        self.assertEqual(synthetic.COLUMNS, schema.concrete_columns(synthetic.PARAMS))
+        self.assertEqual([c for c in synthetic.COLUMNS if not c.startswith("param.")],
+                         [n for n in names if n != schema.PARAM])
+        res = cr.load(synthetic_run(self.tmp / "run", noisy={"native/create/N=10/P=1"}))
+        df = res.df
+        for c in schema.COLUMNS:
+            if c["name"] == schema.PARAM:
+                continue
+            want = {"int": "int64", "float": "float64", "bool": "bool", "string": "object", "json": "object"}[c["type"]]
+            if c["type"] == "int" and df[c["name"]].isna().any():  # empty cells (failed rows): float with NaN
+                want = "float64"
+                self.assertTrue((df[c["name"]].dropna() % 1 == 0).all(), c["name"])
+            self.assertEqual(str(df[c["name"]].dtype), want, c["name"])
+        self.assertTrue(all(isinstance(v, str) for v in df["phase"]))
+        self.assertTrue(all(isinstance(v, dict) for v in df["counters"]))
+        self.assertEqual(int(df["noisy"].sum()), 6)  # fork 0 of one point: 1 warm-up + 5 timed rows
+        # context.json's sweep is written as a JSON string; loaded, it is an object.
+        self.assertIsInstance(res.context["sweep"], dict)
+        self.assertEqual(res.context["sweep"]["plan"], "quick")
+        self.assertTrue(res.has_warm)
+
+    def test_legacy_reference_folders(self):
+        folders = sorted(p for p in REFERENCE.iterdir() if (p / "results.csv").is_file())
+        self.assertTrue(folders, REFERENCE)
+        for d in folders:
+            with open(d / "results.csv", newline="") as f:
+                header = next(csv.reader(f))
+            if "iteration" in header:
+                continue  # re-measured with the version-2 harness
+            res = cr.load(d)
+            df = res.df
+            self.assertEqual(set(df["iteration"]), {0}, d)
+            self.assertEqual(set(df["phase"]), {"measure"}, d)
+            self.assertFalse(df["noisy"].any(), d)
+            self.assertTrue(df["load_before"].isna().all(), d)
+            self.assertFalse(res.has_warm, d)
+            st = cr.point_stats(df)
+            ok = st[st["n_warm"] > 0]
+            # One cold shot per fork: cold and warm are the same sample.
+            self.assertTrue((ok["warm_median"] == ok["cold_median"]).all(), d)
+            self.assertTrue((ok["n_warm"] == ok["n_cold"]).all(), d)
+
+    def test_legacy_synthetic_folder_reports_cold_only(self):
+        d = synthetic.make_results(self.tmp / "old", legacy=True, backends=("native",), workloads={"create"})
+        with open(d / "results.csv", newline="") as f:
+            self.assertNotIn("iteration", next(csv.reader(f)))
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = (d / "report.md").read_text()
+        self.assertIn("Cold (one run per fork: iteration 0; no warm iterations measured)", report)
+        self.assertNotIn("Warm (timed", report)
+        self.assertIn("## Noisy points\n\nNot recorded", report)
+        self.assertIn("| 1 | 66 (64.68–67.32) | 33 (32.34–33.66) |", report)
+
+
+class ReportAndFigureTest(TempDirCase):
+    def test_report_has_cold_and_warm_and_marks_noisy(self):
+        d = synthetic_run(self.tmp / "run", processors=(1, 2), noisy={"native/create/N=10/P=1"})
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = (d / "report.md").read_text()
+        med = report[report.index("### create"):report.index("## Noisy points")]
+        warm = med[med.index("Warm (timed"):med.index("Cold (iteration 0")]
+        cold = med[med.index("Cold (iteration 0"):]
+        # Warm: the 15 timed iterations (value x 0.99 / 1 / 1.01 per fork); cold: 3 x the fork's value.
+        self.assertRegex(warm, r"\| 1 \| 66 \(\d[^)]*\) \| 33 \(")
+        self.assertRegex(cold, r"\| 1 \| 198 \(194–202\) \| 99 \(97\.02–101\) \|")
+        # The noisy point is marked in both tables, in no other cell, and listed with its load.
+        self.assertRegex(warm, r"\| 10 \| 72 \([^)]+\) ⚠ noisy \| 36 \([^)]+\) \|")
+        self.assertRegex(cold, r"\| 10 \| 216 \([^)]+\) ⚠ noisy \| 108 \([^)]+\) \|")
+        self.assertEqual(med.count("⚠ noisy"), 2)
+        noisy = report[report.index("## Noisy points"):report.index("## Failed points")]
+        self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 3.5 → 3.25 | 3 → 2 |", noisy)
+        self.assertIn("percentile bootstrap", report)
+
+    def test_merged_hosts_are_not_pooled(self):
+        """A merged sweep: the same point id from two hosts gets a cell per host, each from its own rows."""
+        d = synthetic.make_results(self.tmp / "merged", backends=("native",), processors=(1,), workloads={"create"})
+        with open(d / "results.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        big = [dict(r, host="big", value=repr(2 * float(r["value"])) if r["value"] else "") for r in rows]
+        with open(d / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=schema.concrete_columns(synthetic.PARAMS, merged=True))
+            w.writeheader()
+            w.writerows([dict(r, host="small") for r in rows] + big)
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = (d / "report.md").read_text()
+        self.assertIn("| N | native @big | native @small |", report)
+        self.assertIn("| 1 | 132 (129.4–134.6) | 66 (64.68–67.32) |", report)
+        p, got = compare_csv(d, d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertAlmostEqual(float(got["native/create/N=1/P=1 @big"]["median_a"]), 132.0)
+        self.assertAlmostEqual(float(got["native/create/N=1/P=1 @small"]["median_a"]), 66.0)
+
+    def test_create_figure_has_cold_and_warm_lines(self):
+        import importlib.util
+
+        d = synthetic_run(self.tmp / "run", noisy={"native/create/N=10/P=1"})
+        res = cr.load(d)
+        spec = importlib.util.spec_from_file_location("fig07_under_test", SCRIPTS / "figures" / "fig07_creation.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        seen = {}
+        real_save = cr.save_figure
+
+        def capture(fig, outdir, name):
+            ax = fig.axes[0]
+            seen["lines"] = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+            seen["bands"] = len(ax.collections)
+            seen["caption"] = " ".join(t.get_text() for t in fig.texts)
+            return real_save(fig, outdir, name)
+
+        with mock.patch.object(cr, "save_figure", side_effect=capture):
+            items = mod.make(res, d / "figures")
+        self.assertEqual(len(items), 1)
+        lines = seen["lines"]
+        self.assertEqual(set(lines), {"native warm", "native cold", "pthreads warm", "pthreads cold"})
+        warm, cold = lines["native warm"], lines["native cold"]
+        self.assertEqual(list(warm.get_xdata()), [1, 10, 100, 1000, 10000, 100000, 1000000])
+        np.testing.assert_allclose(cold.get_ydata(), 3 * np.asarray(warm.get_ydata()))  # iteration 0: 3 x
+        self.assertGreaterEqual(seen["bands"], 4)  # an interval band per line
+        self.assertIn("bootstrap interval of the median", seen["caption"])
+        self.assertIn("cold = iteration 0", seen["caption"])
+        self.assertIn("1 noisy point", seen["caption"])
+        # One run per fork (a version-1 folder): a single line per backend, not labelled cold/warm.
+        old = cr.load(synthetic.make_results(self.tmp / "old", legacy=True, backends=("native",),
+                                             processors=(1,), workloads={"create"}))
+        with mock.patch.object(cr, "save_figure", side_effect=capture):
+            mod.make(old, self.tmp / "old" / "figures")
+        self.assertEqual(set(seen["lines"]), {"native"})
+        self.assertIn("one cold run each", seen["caption"])
+
+
+def main():
+    try:
+        import scipy.stats  # noqa: F401
+    except ImportError:
+        print("test_stats: SKIPPED: scipy is missing (Debian's python3-scipy; scripts/install-deps.sh installs it)")
+        return 77
+    prog = unittest.main(module=__name__, argv=[sys.argv[0], "-v"] + sys.argv[1:], exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

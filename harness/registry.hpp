@@ -144,6 +144,10 @@ Outcome run_point(const Context& ctx) {
                 if (!ok) break;
             }
         });
+        // A runtime that counts (e.g. native's scheduler: steals, parks): its counters join
+        // the workload's (the workload's own win on a name clash).
+        if constexpr (requires { rt.counters(); })
+            for (auto& [k, v] : rt.counters()) out.counters.emplace(k, static_cast<double>(v));
     } catch (const std::exception& e) {
         report(done, Outcome::failed(std::string("runtime: ") + e.what()));
     }

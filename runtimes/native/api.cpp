@@ -142,8 +142,8 @@ Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), sta
     idle.priority = Priority::Idle;
 }
 
-RuntimeState::RuntimeState(unsigned n, std::size_t stack_size, bool guard, bool pin_)
-    : processor_count(n), pin(pin_), policy(n), stack_pool(stack_size, guard) {}
+RuntimeState::RuntimeState(unsigned n, std::size_t stack_size, bool guard, bool pin_, Scheduling scheduling)
+    : processor_count(n), pin(pin_), policy(n, scheduling), stack_pool(stack_size, guard) {}
 }  // namespace internal
 
 void yield() noexcept {
@@ -188,7 +188,8 @@ Runtime::Runtime(const Options& o) {
     if (n > kMaxProcessors - 1)
         throw std::invalid_argument("coop::Runtime: at most " + std::to_string(kMaxProcessors - 1) + " processors");
     // Everything that may throw before the state is published (allocation, CPU choice)...
-    auto rt = std::make_unique<RuntimeState>(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin);
+    auto rt = std::make_unique<RuntimeState>(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin,
+                                             o.scheduling);
     for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
     std::vector<int> cpus;
     if (o.pin) cpus = choose_cpus(n);
@@ -233,5 +234,7 @@ Runtime::~Runtime() {
 }
 
 unsigned Runtime::processors() const noexcept { return state_->processor_count; }
+
+std::map<std::string, std::uint64_t> Runtime::stats() const { return state_->policy.stats(); }
 
 }  // namespace coop

@@ -20,8 +20,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -40,6 +43,9 @@ struct Options {
     bool pin = false;            // pin worker i to the i-th CPU of choose_cpus (cpus.hpp, hwloc)
     std::size_t stack_size = 0;  // usable bytes per activity stack; 0 = kDefaultStackSize
     bool guard = true;           // a PROT_NONE guard page below every stack
+    // scheduling — the ready-queue policy (issue 10): global (the paper's), work_stealing
+    // (per-processor rings, Go's design) or parasail (owner-guarded LIFO deques).
+    Scheduling scheduling = Scheduling::global;
 };
 
 // Runtime — starts the processors in its constructor and stops them in its destructor.
@@ -60,6 +66,11 @@ class Runtime {
 
     // processors — the number of processors.
     unsigned processors() const noexcept;
+
+    // stats — the scheduler's counters so far (parks, wakeups; for the local policies also
+    // steals, steal_batches, failed_steals, runnext_hits, local_picks, global_picks,
+    // overflowed), summed over processors; racy while processors run (statistics).
+    std::map<std::string, std::uint64_t> stats() const;
 
   private:
     void wait_all_finished();

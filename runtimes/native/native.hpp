@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,6 +36,14 @@ struct NativeBackend {
         if (guard != "on" && guard != "off")
             throw std::invalid_argument("native: guard must be on or off, not '" + guard + "'");
         c.guard = guard == "on";
+        // scheduling: fixed by the registered variant (register.cpp): native = global,
+        // native-ws = work_stealing, native-parasail = parasail.
+        const std::string s = o.option("scheduling", "global");
+        if (s == "global") c.scheduling = coop::Scheduling::global;
+        else if (s == "work_stealing") c.scheduling = coop::Scheduling::work_stealing;
+        else if (s == "parasail") c.scheduling = coop::Scheduling::parasail;
+        else
+            throw std::invalid_argument("native: scheduling must be global, work_stealing or parasail, not '" + s + "'");
         return c;
     }
 
@@ -45,6 +54,9 @@ struct NativeBackend {
         void run(F&& main) {
             rt_.run(std::forward<F>(main));
         }
+        // counters — the scheduler's counters of this run (coop::Runtime::stats), recorded by
+        // the harness per point (registry.hpp run_point).
+        std::map<std::string, std::uint64_t> counters() const { return rt_.stats(); }
 
       private:
         coop::Runtime rt_;

@@ -29,6 +29,7 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/scheduler.hpp"
+#include "runtimes/native/ws/scheduler_select.hpp"
 #include "runtimes/native/slab.hpp"
 #include "runtimes/native/stack.hpp"
 
@@ -59,8 +60,9 @@ static_assert(sizeof(QueueItem) == sizeof(void*) && DescriptorTraits::kKeep == 2
               "DescriptorTraits::kKeep covers the node and the link");
 static_assert(kDescriptorBlock == kCacheLine, "one descriptor per cache line");
 
-// Policy — the scheduling policy compiled in (see scheduler.hpp).
-using Policy = GlobalPriorityPolicy;
+// Policy — the scheduling policy, chosen per runtime by Options::scheduling (the paper's
+// GlobalPriorityPolicy by default; ws/scheduler_select.hpp).
+using Policy = Scheduler;
 
 struct RuntimeState;
 
@@ -86,6 +88,7 @@ struct Processor {
     alignas(kCacheLine) std::atomic<std::uint64_t> started{0};
     std::atomic<std::uint64_t> finished{0};
     unsigned ticks = 0;  // yields, for timer polls
+    bool keep_quantum = false;  // the next switch_to keeps the quantum (runnext, Go's inheritTime)
     unsigned color = 0;  // stack colouring (first_run)
     // Descriptor cache (slab.hpp; flushed when the worker ends).
     BlockCache<DescriptorTraits> descriptors;
@@ -94,7 +97,8 @@ struct Processor {
 
 // RuntimeState — one running runtime.
 struct RuntimeState {
-    RuntimeState(unsigned processors, std::size_t stack_size, bool guard, bool pin);
+    RuntimeState(unsigned processors, std::size_t stack_size, bool guard, bool pin,
+                 Scheduling scheduling = Scheduling::global);
 
     unsigned processor_count;
     bool pin;

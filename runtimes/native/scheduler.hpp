@@ -94,14 +94,15 @@ class GlobalPriorityPolicy {
     void notify_all() noexcept { parking_.wake_all(); }
 
     // suspend — parks processor `self` (idle) until notify, the timeout (ns, < 0: none) or
-    // a spurious wake-up; returns at once if a queue or more_work(arg) has work.
-    void suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
+    // a spurious wake-up; returns at once if a queue or more_work(arg) has work. true: a
+    // notify() chose this processor (Parking::park; counted as a wake-up in statistics).
+    bool suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
         struct Look {
             GlobalPriorityPolicy* policy;
             bool (*more_work)(void*);
             void* arg;
         } look{this, more_work, arg};
-        parking_.park(self, timeout_ns, [](void* l) {
+        return parking_.park(self, timeout_ns, [](void* l) {
             auto* x = static_cast<Look*>(l);
             return x->policy->has_ready() || x->more_work(x->arg);
         }, &look);

@@ -68,7 +68,12 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 // switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH.
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
-    reset_quantum();  // for `next`: the jump below stays on this OS thread (quantum.hpp)
+    // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off
+    // (local policies, ws/dispatch.cpp) keeps the running quantum: Go's inheritTime.
+    if (p.keep_quantum) [[unlikely]]
+        p.keep_quantum = false;
+    else
+        reset_quantum();
     p.current = next;
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);

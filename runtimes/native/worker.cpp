@@ -3,7 +3,8 @@
 //
 // Design summary
 // - The idle loop: take a ready activity and switch to it; otherwise drain the inbox, poll
-//   the timers, spin kIdleSpins polls, then park (the policy's suspend, park.hpp) with the
+//   the timers, spin kIdleSpins polls (the local policies steal at each poll, Go's spinning
+//   rule bounding how many processors do), then park (the policy's suspend, park.hpp) with the
 //   earliest timer deadline as timeout. An idle runtime uses no CPU.
 // - finish(): publishes "finished" to the joiner, counts the finish, switches to the next
 //   ready activity (or the idle loop) with fin_recycle, which gives the stack back.
@@ -33,8 +34,14 @@ void idle_loop(Processor& p) {
     unsigned spins = 0;
     bool ran = false;
     for (;;) {
-        if (Activity* next = rt.policy.pick_next(Priority::Idle)) {
+        // may_spin: Go's spinning rule for the local policies (ws/scheduler_select.hpp):
+        // false when enough processors already look for work to steal; then park at once.
+        bool may_spin = true;
+        Activity* next = rt.policy.pick_next(Priority::Idle);
+        if (next == nullptr) next = rt.policy.find_work(p.index, &may_spin);  // steal (local policies)
+        if (next != nullptr) {
             spins = 0;
+            rt.policy.stop_spinning(p.index);
             // Chained wake-up: more work than we take -> another parked processor helps
             // (park.hpp: a burst wakes processors one after the other, one futex wake each).
             if (rt.policy.has_ready()) rt.policy.notify();
@@ -51,7 +58,7 @@ void idle_loop(Processor& p) {
         if (poll_timers(rt) > 0) continue;
         // acquire: pairs with the destructor's store (nothing else is read after it).
         if (rt.stopping.load(std::memory_order_acquire) && !rt.policy.has_ready()) break;
-        if (spins < kIdleSpins) {
+        if (may_spin && spins < kIdleSpins) {
             ++spins;
             cpu_relax();
             continue;
@@ -94,7 +101,7 @@ void worker_main(Processor* p, int cpu) {
     // descriptor); acquire takes the joiner's registration (its saved context).
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
     // From here on `self` may be freed by its joiner: only `stack`, `p` and `rt` are used.
-    if (joiner > kJoinFinished) rt.policy.awakened(reinterpret_cast<Activity*>(joiner));
+    if (joiner > kJoinFinished) rt.policy.joiner_awakened(reinterpret_cast<Activity*>(joiner));
     bump(p->finished);
     Activity* next = rt.policy.pick_next(Priority::Idle);
     if (next == nullptr) next = &p->idle;

@@ -55,6 +55,8 @@ def caption(context: dict) -> str:
 # Fixed styles for the backends we know; others get a stable style from a hash of their name.
 _KNOWN_STYLES = {
     "native": {"color": "#d62728", "marker": "o"},
+    "native-ws": {"color": "#ff7f0e", "marker": "v"},  # issue 10: coop, work stealing
+    "native-parasail": {"color": "#8c564b", "marker": "X"},  # issue 10: coop, ParaSail deques
     "pthreads": {"color": "#1f77b4", "marker": "s"},
     "stdthread": {"color": "#2ca02c", "marker": "^"},
     "boostfiber": {"color": "#9467bd", "marker": "D"},

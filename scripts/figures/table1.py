@@ -115,8 +115,8 @@ def best_paper_row(paper: pd.DataFrame, workload: str, params: dict):
 
 
 def _backend_order(backends) -> list:
-    """pthreads first (the reference), then stdthread, native and go, then the others by name."""
-    first = [REFERENCE, "stdthread", "native", "go"]
+    """pthreads first (the reference), then stdthread, native (and its policies) and go, then the others by name."""
+    first = [REFERENCE, "stdthread", "native", "native-ws", "native-parasail", "go"]
     return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
 
 

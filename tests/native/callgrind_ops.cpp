@@ -1,7 +1,8 @@
 // callgrind_ops.cpp — a loop program for counting the instructions of coop's hot operations
 // (not a test: the machine has no hardware counters).
 //
-//   native_callgrind_ops MODE N [P]     MODE: yield | create | lock | lockg
+//   native_callgrind_ops MODE N [P [SCHED]]   MODE: yield | create | lock | lockg
+//                                              SCHED: global (default) | work_stealing | parasail
 //   valgrind --tool=callgrind --callgrind-out-file=cg.out build/release/tests/native/native_callgrind_ops yield 100000
 //   callgrind_annotate cg.out
 //
@@ -30,7 +31,10 @@ int main(int argc, char** argv) {
     const long n = std::atol(argv[2]);
     const unsigned p = argc > 3 ? static_cast<unsigned>(std::atoi(argv[3])) : 1;
     long sink = 0;
-    coop::Runtime rt({.processors = p});
+    coop::Options o{.processors = p};
+    if (argc > 4 && std::strcmp(argv[4], "work_stealing") == 0) o.scheduling = coop::Scheduling::work_stealing;
+    if (argc > 4 && std::strcmp(argv[4], "parasail") == 0) o.scheduling = coop::Scheduling::parasail;
+    coop::Runtime rt(o);
     double ns = 0;
     rt.run([&] {
         auto t0 = std::chrono::steady_clock::now();

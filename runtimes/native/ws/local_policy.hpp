@@ -1,16 +1,11 @@
 // local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
-// LocalSchedulingPolicy concept and the pieces both sketches share (Pick, counters, the
+// LocalSchedulingPolicy concept and the pieces both policies share (Pick, counters, the
 // spinning rule, victim selection).
 //
-// STATUS: a sketch, NOT wired into the runtime. Today's runtime (runtimes/native) takes a
-// policy satisfying `SchedulingPolicy` (scheduler.hpp), whose methods get no processor. The
-// policies of this folder need the processor's `Local` state, so the runtime must first be
-// made a template over its policy (issue 10, after issue 9's rework of runtime.cpp lands);
-// see docs/scaling-model.md "Integration steps". Parking (suspend/notify) is deliberately
-// absent here: it stays the protocol that the issue-9 work is designing and model-checking
-// for GlobalPriorityPolicy (scheduler.hpp; "has_ready" below is what that protocol's parker
-// re-checks after announcing itself). TODO(issue 9): plug in that protocol; do not write a
-// second one here.
+// Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
+// scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
+// `Local` through this_processor(), applies the spinning rule below itself, and parks through
+// park.hpp's protocol with has_ready() as the parker's re-check (no second park protocol).
 //
 // Citation: the per-processor-state interface the issue asks for; Go runtime/proc.go
 // (schedule: the global run queue checked every 61 schedticks; findRunnable: steal from
@@ -18,6 +13,7 @@
 // npidle in wakep/findRunnable), learnt from, not copied.
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 
@@ -35,16 +31,31 @@ struct Pick {
     bool inherits = false;
 };
 
-// Counters — per processor, written only by its owner (plain fields; read after a join or
-// as racy statistics by the harness through its own snapshot).
+// Counter — a statistics counter written by one thread (the processor that owns it) and
+// read by any: a relaxed load and store, no locked instruction; an atomic so that a reader
+// (Runtime::stats, while idle processors still count failed steals) is no data race.
+struct Counter {
+    std::atomic<std::uint64_t> v{0};
+    Counter& operator++() noexcept { return *this += 1; }
+    Counter& operator+=(std::uint64_t n) noexcept {
+        // relaxed: only the owner writes; readers want a value, not an order.
+        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        return *this;
+    }
+    operator std::uint64_t() const noexcept { return v.load(std::memory_order_relaxed); }
+};
+
+// Counters — per processor, written only by its owner (Counter: relaxed atomics; read by
+// Runtime::stats and the tests).
 struct Counters {
-    std::uint64_t local_picks = 0;     // picked from the own ring/deque
-    std::uint64_t runnext_hits = 0;    // picked from runnext (inherits)
-    std::uint64_t global_picks = 0;    // picked from a global queue
-    std::uint64_t fairness_checks = 0; // global looked at first (every kGlobalCheckInterval)
-    std::uint64_t steals = 0;          // successful steals (items obtained incl. the one run)
-    std::uint64_t failed_steals = 0;   // find_work passes that found nothing
-    std::uint64_t overflowed = 0;      // items moved to the global queue by a full ring
+    Counter local_picks;      // picked from the own ring/deque
+    Counter runnext_hits;     // picked from runnext (inherits)
+    Counter global_picks;     // picked from a global queue
+    Counter fairness_checks;  // global looked at first (every kGlobalCheckInterval)
+    Counter steals;           // activities obtained by steals (incl. the one run)
+    Counter steal_batches;    // successful find_work steals
+    Counter failed_steals;    // find_work calls that found nothing
+    Counter overflowed;       // items moved to the global queue by a full ring
 };
 
 // kGlobalCheckInterval — every this many picks the global queue is looked at first, so
@@ -54,7 +65,7 @@ inline constexpr std::uint32_t kGlobalCheckInterval = 61;
 
 // may_spin — Go's rule: a processor starts spinning (looking for work to steal) only if
 // fewer than half of the busy processors are already spinning, 2*spinning < P - parked;
-// otherwise it should park at once (the parking protocol: TODO(issue 9)). Bounds the CPU
+// otherwise it should park at once (park.hpp; applied in ws/dispatch.cpp). Bounds the CPU
 // burnt by idle processors, and the contention on victims' head_ lines, at large P.
 inline bool may_spin(int spinning, int processors, int parked) noexcept {
     return 2 * spinning < processors - parked;

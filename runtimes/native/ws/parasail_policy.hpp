@@ -1,9 +1,9 @@
-// parasail_policy.hpp — ParasailPolicy, the sketch of `native-parasail`: each processor
+// parasail_policy.hpp — ParasailPolicy, the policy of `native-parasail`: each processor
 // serves its own deque LIFO, idle processors steal FIFO, the deque guarded by the owner
 // guard (parasail_queue.hpp) so the owner pays no atomic RMW in the common case.
 //
-// STATUS: a sketch, NOT wired into the runtime (see local_policy.hpp; parking is
-// TODO(issue 9), the protocol being designed there — no second park protocol here).
+// Wired into the runtime by ws/scheduler_select.hpp (see local_policy.hpp; parking is the
+// runtime's park.hpp protocol — no second park protocol here).
 //
 // Citation: Taft 2012 (papers/parasail-work-stealing-owner-access.txt); Go's global-queue
 // fairness check and spinning rule as in ws_policy.hpp.
@@ -58,8 +58,7 @@ class ParasailPolicyT {
 
     Local& local(unsigned i) noexcept { return locals_[i]; }
 
-    // awakened — served next on this processor (LIFO). TODO(issue 9): notify, as in
-    // WorkStealingPolicy::awakened.
+    // awakened — served next on this processor (LIFO); the runtime notifies (dispatch.cpp).
     void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) global(a->priority).enqueue(a);
         else self.deque.push_back(a);
@@ -122,6 +121,7 @@ class ParasailPolicyT {
             if (&victim == &self) continue;
             if (Activity* a = victim.deque.steal()) {
                 ++self.counters.steals;
+                ++self.counters.steal_batches;
                 return {a, false};
             }
         }

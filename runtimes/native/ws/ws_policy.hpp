@@ -1,10 +1,9 @@
-// ws_policy.hpp — WorkStealingPolicy, the sketch of `native-ws`: per-processor bounded
+// ws_policy.hpp — WorkStealingPolicy, the policy of `native-ws`: per-processor bounded
 // rings with a runnext slot (local_queue.hpp), steal-half from random victims, overflow into
 // and fairness checks of the existing global lock-free queue (queue.hpp).
 //
-// STATUS: a sketch, NOT wired into the runtime (see local_policy.hpp: the runtime must
-// first become a template over its policy; parking is TODO(issue 9), the protocol being
-// designed there — this file deliberately has no suspend/notify of its own).
+// Wired into the runtime by ws/scheduler_select.hpp (see local_policy.hpp); parking and
+// notify are the runtime's (park.hpp), so this file has no suspend/notify of its own.
 //
 // Citation: Negele et al. 2017 Sect. 7 (processor-local ready queues, balancing "only now
 // and then") and Sect. 4.4 (round robin within a priority); Go runtime/proc.go (runqput
@@ -87,8 +86,8 @@ class WorkStealingPolicyT {
     unsigned processors() const noexcept { return processors_; }
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
-    // runs next there. TODO(issue 9): the runtime then calls the park protocol's notify
-    // when a processor is parked and none is spinning (Go's wakep) — not here.
+    // runs next there. The runtime then calls the park protocol's notify (ws/dispatch.cpp),
+    // not this policy.
     void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
             global(a->priority).enqueue(a);
@@ -136,7 +135,8 @@ class WorkStealingPolicyT {
     }
 
     // find_work — an idle processor steals (only Default activities live in rings).
-    // `spinning`/`parked`: the counts the park protocol keeps (TODO(issue 9)); a processor
+    // `spinning`/`parked`: the counts the runtime keeps (ws/dispatch.cpp passes 0, 0 after
+    // applying the rule itself); a processor
     // that may not spin returns at once and should park.
     Pick find_work(Local& self, Priority min, int spinning, int parked) {
         if (min > Priority::Default || processors_ < 2) return {};
@@ -155,6 +155,7 @@ class WorkStealingPolicyT {
                     // (approximate if a thief of ours took some meanwhile)
                     const std::uint32_t now = self.ring.size_hint();
                     self.counters.steals += 1 + (now > had ? now - had : 0);
+                    ++self.counters.steal_batches;
                     return {a, false};
                 }
             }

@@ -1,0 +1,143 @@
+// dispatch.cpp — the out-of-line half of Scheduler (ws/scheduler_select.hpp): the calls of
+// the processor-local policies (native-ws, native-parasail).
+//
+// Every function here reaches the calling processor through this_processor() (not inlined,
+// api.cpp) once per call, after any switch the caller made: an activity may have migrated
+// between OS threads, and a thread_local address computed before the switch would be the
+// old thread's (the TLS defect issue 10 warns about). Callers are always bound processors
+// (make_ready/start hand non-workers' activities to the inbox; timers and the inbox are
+// drained by workers), so the pointer is never null.
+#include "runtimes/native/ws/scheduler_select.hpp"
+
+#include "runtimes/native/runtime_internal.hpp"
+
+namespace coop::internal {
+
+Scheduler::Scheduler(unsigned processors, Scheduling kind)
+    : kind_(kind), processors_(processors), global_(processors),
+      pstats_(std::make_unique<ProcessorStats[]>(processors)) {
+    if (kind == Scheduling::work_stealing) ws_ = std::make_unique<RuntimeWsPolicy>(processors);
+    if (kind == Scheduling::parasail) ps_ = std::make_unique<ws::ParasailPolicy>(processors);
+}
+
+Scheduler::~Scheduler() = default;
+
+namespace {
+// index — the calling processor's index (see the file comment).
+inline unsigned index() noexcept { return this_processor()->index; }
+}  // namespace
+
+void Scheduler::awakened_local(Activity* a, bool next) noexcept {
+    // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
+    const Priority priority = a->priority;
+    const unsigned self = index();
+    if (next) {
+        if (ws_) ws_->awakened(ws_->local(self), a);
+        else ps_->awakened(ps_->local(self), a);
+    } else {  // behind the ready ones (joiner_awakened)
+        if (ws_) ws_->yielded(ws_->local(self), a);
+        else ps_->yielded(ps_->local(self), a);
+    }
+    // Published above (the ring's release store of tail_/runnext, or the deque's guarded
+    // store); notify()'s seq_cst fence orders it before its load of the parked count, the
+    // waker's half of park.hpp's Dekker pair (a). One processor: the caller is awake.
+    if (priority != Priority::Idle && processors_ > 1) notify();
+}
+
+void Scheduler::yielded_local(Activity* a) noexcept {
+    const unsigned self = index();
+    if (ws_) ws_->yielded(ws_->local(self), a);
+    else ps_->yielded(ps_->local(self), a);
+}
+
+Activity* Scheduler::pick_next_local(Priority min) noexcept {
+    Processor* p = this_processor();
+    const ws::Pick pick = ws_ ? ws_->pick_next(ws_->local(p->index), min) : ps_->pick_next(ps_->local(p->index), min);
+    // Go's inheritTime: an activity handed off through runnext runs on the rest of the
+    // current quantum (switch_to reads the flag), so a ping-pong pair shares one quantum.
+    // Not from the idle loop: its counter belongs to no activity.
+    if (pick.inherits && !p->current->idle) p->keep_quantum = true;
+    return pick.activity;
+}
+
+bool Scheduler::has_ready() const noexcept {
+    if (kind_ == Scheduling::global) return global_.has_ready();
+    return ws_ ? ws_->has_ready() : ps_->has_ready();
+}
+
+Activity* Scheduler::find_work_local(unsigned self, bool* may_spin) noexcept {
+    ProcessorStats& st = pstats_[self];
+    if (!st.spinning) {
+        // Go's rule 2*spinning < P - parked (local_policy.hpp); relaxed loads: a heuristic.
+        const int spinning = spinning_.load(std::memory_order_relaxed);
+        const int parked = static_cast<int>(global_.parking().parked());
+        if (!ws::may_spin(spinning, static_cast<int>(processors_), parked)) {
+            *may_spin = false;
+            return nullptr;
+        }
+        // relaxed: see spinning_.
+        spinning_.fetch_add(1, std::memory_order_relaxed);
+        st.spinning = true;
+    }
+    // The rule was applied above (the policies' own check would count this processor).
+    const ws::Pick pick = ws_ ? ws_->find_work(ws_->local(self), Priority::Idle, 0, 0)
+                              : ps_->find_work(ps_->local(self), Priority::Idle, 0, 0);
+    if (pick.activity != nullptr) stop_spinning_local(self);
+    return pick.activity;
+}
+
+void Scheduler::stop_spinning_local(unsigned self) noexcept {
+    ProcessorStats& st = pstats_[self];
+    if (!st.spinning) return;
+    st.spinning = false;
+    // relaxed: see spinning_.
+    spinning_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Scheduler::suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
+    ProcessorStats& st = pstats_[self];
+    ++st.parks;
+    if (kind_ == Scheduling::global) {
+        // GlobalPriorityPolicy's own suspend (its re-check: its queues or more_work).
+        if (global_.suspend(self, timeout_ns, more_work, arg)) ++st.wakeups;
+        return;
+    }
+    stop_spinning_local(self);
+    // The parker's re-check (park.hpp (a)): any ring/deque or global queue of the local
+    // policy, or what the runtime adds (inbox, timers, stop). GlobalPriorityPolicy's own
+    // queues are empty for a local kind, so its has_ready() adds nothing.
+    struct Look {
+        const Scheduler* s;
+        bool (*more_work)(void*);
+        void* arg;
+    } look{this, more_work, arg};
+    const bool woken = global_.suspend(self, timeout_ns, [](void* l) {
+        auto* x = static_cast<Look*>(l);
+        return x->s->has_ready() || x->more_work(x->arg);
+    }, &look);
+    if (woken) ++st.wakeups;
+}
+
+SchedulerStats Scheduler::stats() const {
+    SchedulerStats s{{"parks", 0}};
+    for (unsigned i = 0; i < processors_; ++i) {
+        s["parks"] += pstats_[i].parks;
+        s["wakeups"] += pstats_[i].wakeups;
+    }
+    auto add = [&](const ws::Counters& c) {
+        s["steals"] += c.steals;
+        s["steal_batches"] += c.steal_batches;
+        s["failed_steals"] += c.failed_steals;
+        s["runnext_hits"] += c.runnext_hits;
+        s["local_picks"] += c.local_picks;
+        s["global_picks"] += c.global_picks;
+        s["overflowed"] += c.overflowed;
+    };
+    for (unsigned i = 0; i < processors_; ++i) {
+        if (ws_) add(ws_->local(i).counters);
+        if (ps_) add(ps_->local(i).counters);
+    }
+    return s;
+}
+
+}  // namespace coop::internal

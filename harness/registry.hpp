@@ -131,6 +131,12 @@ Outcome run_point(const Context& ctx) {
         rt.run([&] {
             for (int i = 0; i < std::max(1, ctx.runs); ++i) {
                 const double cpu0 = process_cpu_seconds();
+                // A runtime that counts (e.g. native's scheduler: steals, parks): this run's
+                // share of its counters (after - before) joins the run's own counters (the
+                // workload's win on a name clash). Counters are readable while running.
+                std::map<std::string, double> before;
+                if constexpr (requires { rt.counters(); })
+                    for (auto& [k, v] : rt.counters()) before[k] = static_cast<double>(v);
                 Outcome o;
                 try {
                     o = W::template run<B>(ctx);
@@ -139,15 +145,13 @@ Outcome run_point(const Context& ctx) {
                 }
                 if (o.ok && !(o.seconds >= 0)) o = Outcome::failed("workload reported a negative time");
                 o.cpu_seconds = process_cpu_seconds() - cpu0;
+                if constexpr (requires { rt.counters(); })
+                    for (auto& [k, v] : rt.counters()) o.counters.emplace(k, static_cast<double>(v) - before[k]);
                 const bool ok = o.ok;
                 report(i, std::move(o));
                 if (!ok) break;
             }
         });
-        // A runtime that counts (e.g. native's scheduler: steals, parks): its counters join
-        // the workload's (the workload's own win on a name clash).
-        if constexpr (requires { rt.counters(); })
-            for (auto& [k, v] : rt.counters()) out.counters.emplace(k, static_cast<double>(v));
     } catch (const std::exception& e) {
         report(done, Outcome::failed(std::string("runtime: ") + e.what()));
     }

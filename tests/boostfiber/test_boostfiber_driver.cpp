@@ -85,7 +85,7 @@ TEST(BoostFiberDriver, StackOptionsReachTheBackend) {
     const auto dir = fresh_dir("stack");
     const int rc = cli({"run", "--backends", "boostfiber/shared_work", "--workloads", "create", "--param", "N=100",
                         "--backend-opt", "stack=protected", "--backend-opt", "stack_kib=64", "--isolation", "process",
-                        "--out", dir.string(), "--quiet"});
+                        "--warmup", "0", "--iterations", "1", "--out", dir.string(), "--quiet"});
     EXPECT_EQ(rc, 0);
     const auto rows = table(dir);
     ASSERT_EQ(rows.size(), 1u);
@@ -102,7 +102,7 @@ TEST(BoostFiberDriver, WorkStealingWithoutIsolationFailsTheSecondPointClearly) {
     const std::string r = coopbench::test::in_child([] {
         const auto dir = fresh_dir("noiso");
         const int rc = cli_here({"run", "--backends", "boostfiber/work_stealing", "--workloads", "create", "--param",
-                            "N=1,2", "--isolation", "none", "--out", dir.string(), "--quiet"});
+                            "N=1,2", "--isolation", "none", "--warmup", "0", "--iterations", "1", "--out", dir.string(), "--quiet"});
         const auto rows = table(dir);
         std::filesystem::remove_all(dir);
         if (rows.size() != 2) return "expected 2 rows, got " + std::to_string(rows.size()) + " (rc " + std::to_string(rc) + ")";

@@ -163,11 +163,11 @@ import csv, json, pathlib, sys
 tmp, node = pathlib.Path(sys.argv[1]), sys.argv[2]
 expected = set(p for p in (tmp / "unsharded-points.txt").read_text().split() if p)
 rows = list(csv.DictReader(open(tmp / "merged" / "results.csv")))
-keys = [(r["point"], r["repetition"]) for r in rows]
+keys = [(r["point"], r["repetition"], r["iteration"]) for r in rows]
 assert len(keys) == len(set(keys)), "a measurement appears twice in the merged results"
-got = {p for p, _ in keys}
+got = {p for p, _, _ in keys}
 assert got == expected, f"merged points differ from the sweep unsharded: missing {sorted(expected - got)[:5]}, extra {sorted(got - expected)[:5]}"
-assert set(keys) == {(p, str(r)) for p in expected for r in range(2)}, "not every point has repetitions 0 and 1"
+assert {(p, r) for p, r, _ in keys} == {(p, str(r)) for p in expected for r in range(2)}, "not every point has repetitions 0 and 1"
 bad = [(r["point"], r["reason"]) for r in rows if r["status"] != "ok"]
 assert not bad, f"failed points: {bad[:5]}"
 assert {r["host"] for r in rows} == {node}, "the host column does not name this machine"
@@ -178,5 +178,5 @@ assert sum(per_shard) == len(rows) and all(n > 0 for n in per_shard), per_shard
 ctx = json.loads((tmp / "merged" / "context.json").read_text())
 assert ctx["shards"] == "3" and ctx["host"] == node and "merge_incomplete" not in ctx, ctx
 assert (tmp / "merged" / "report.md").is_file() and any((tmp / "merged" / "figures").glob("*.png")), "no figures"
-print(f"slurm ok: {len(expected)} points x 2 repetitions from 3 array tasks ({per_shard} rows) on {node}")
+print(f"slurm ok: {len(expected)} points x 2 repetitions (each W+I iterations) from 3 array tasks ({per_shard} rows) on {node}")
 PY

@@ -588,7 +588,9 @@ TEST(DriverNoise, NoisyRule) {
     EXPECT_TRUE(coopbench::is_noisy(n, 2, 2));
     EXPECT_FALSE(coopbench::is_noisy(n, 2, 1));  // one core left free for it
     n.runnable_after = 0;
-    n.load_before = 2.5;  // load above the cores
+    n.load_before = 2.5;  // load above the cores, but within what the sweep's own forks make
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 1));
+    n.load_before = 3.5;  // above cores + 1: something else ran
     EXPECT_TRUE(coopbench::is_noisy(n, 2, 1));
 }
 

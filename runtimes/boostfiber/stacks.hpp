@@ -23,6 +23,17 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <boost/context/stack_context.hpp>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define COOPBENCH_BOOSTFIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COOPBENCH_BOOSTFIBER_ASAN 1
+#endif
+#endif
+#ifdef COOPBENCH_BOOSTFIBER_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace coopbench::boostfiber {
 
 // StackKind — which allocator a run uses.
@@ -55,7 +66,7 @@ class StackSource {
                 break;
         }
         std::lock_guard<std::mutex> g(pool_mutex_);
-        return pool_.allocate();
+        return fresh(pool_.allocate());
     }
 
     // deallocate — give back a stack from allocate(), from any thread.
@@ -79,6 +90,18 @@ class StackSource {
     std::size_t bytes() const { return bytes_; }
 
   private:
+    // fresh — a recycled pool chunk handed out again. A fiber that ended by switching away
+    // leaves its frames' ASan redzones poisoned on its stack, and Boost's pool recycles the
+    // chunk without ASan knowing (one malloc'd block carved by boost::pool): unpoison it,
+    // or the next fiber on it reports a false stack-buffer-overflow (seen on the second
+    // iteration of a fork once iterations ran in one process). No-op without ASan.
+    static boost::context::stack_context fresh(boost::context::stack_context sctx) noexcept {
+#ifdef COOPBENCH_BOOSTFIBER_ASAN
+        ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(sctx.sp) - sctx.size, sctx.size);
+#endif
+        return sctx;
+    }
+
     StackKind kind_;
     std::size_t bytes_;
     boost::context::fixedsize_stack fixed_;

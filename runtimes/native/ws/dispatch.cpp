@@ -55,8 +55,11 @@ Activity* Scheduler::pick_next_local(Priority min) noexcept {
     const ws::Pick pick = ws_ ? ws_->pick_next(ws_->local(p->index), min) : ps_->pick_next(ps_->local(p->index), min);
     // Go's inheritTime: an activity handed off through runnext runs on the rest of the
     // current quantum (switch_to reads the flag), so a ping-pong pair shares one quantum.
-    // Not from the idle loop: its counter belongs to no activity.
-    if (pick.inherits && !p->current->idle) p->keep_quantum = true;
+    // Not from the idle loop: its counter belongs to no activity. Compared by address, not
+    // through p->current->idle: from finish(), p->current is the finishing activity, whose
+    // descriptor its joiner may already be freeing (TSan: a read in pick_next_local racing
+    // the joiner's free in AppTest/tokenring on native-ws).
+    if (pick.inherits && p->current != &p->idle) p->keep_quantum = true;
     return pick.activity;
 }
 

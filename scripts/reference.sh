@@ -82,6 +82,7 @@ for n in "${names[@]}"; do
       cp "results/reference/$name/README.md" "$scratch/README.md"
     rm -rf "results/reference/$name"
     mv "$scratch" "results/reference/$name"
+    /usr/bin/python3 scripts/plot.py "results/reference/$name" >/dev/null  # titled by its final name
     echo "=== $name: results/reference/$name/report.md" >&2
   done
 done

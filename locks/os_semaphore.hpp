@@ -29,15 +29,39 @@ class OsSemaphore {
     OsSemaphore(const OsSemaphore&) = delete;
     OsSemaphore& operator=(const OsSemaphore&) = delete;
 
+    // acquire — take the semaphore. Spins a bounded number of sem_trywait first: the
+    // owner guard's mutex is held only for a short critical section (a steal, a check of
+    // the queue), and a futex sleep + cross-core wake costs ~30 µs on the machines this
+    // project measures (KVM), against well under a microsecond of spinning.
     void acquire() {
+        for (int i = 0; i < kSpins; ++i) {
+            if (try_acquire()) return;
+            spin_pause();
+        }
         while (sem_wait(&s_) != 0)
             if (errno != EINTR) fail("sem_wait");
+    }
+    // try_acquire — take the semaphore if it is free now; never sleeps.
+    bool try_acquire() {
+        while (sem_trywait(&s_) != 0) {
+            if (errno == EAGAIN) return false;
+            if (errno != EINTR) fail("sem_trywait");
+        }
+        return true;
     }
     void release() {
         if (sem_post(&s_) != 0) fail("sem_post");
     }
 
   private:
+    static constexpr int kSpins = 2000;  // ~10-50 µs of pause: about one membarrier on KVM
+    static void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield");
+#endif
+    }
     [[noreturn]] static void fail(const char* what) {
         std::perror(what);
         std::abort();

@@ -152,6 +152,33 @@ class OwnerGuardT {
         }
     }
 
+    // nonowner_try_lock — a non-owner's entry that never waits: returns true holding the
+    // mutex with owner_wants clear (as nonowner_lock), or false at once when the mutex is
+    // taken or the owner is inside. For opportunistic users (a thief: work stealing must
+    // not put a processor to sleep behind the owner it tries to help; ParaSail's blog
+    // queues a non-owner, which on a scheduler turns every contended steal into a futex
+    // sleep and a cross-core wake-up of ~30 µs). Giving up is Check_Queue without using
+    // the resource: our flag is cleared (or the mutex handed to a queued non-owner), so
+    // an owner that saw the flag only takes the mutex once more; no waiter is lost.
+    bool nonowner_try_lock() {
+        // relaxed: a hint only, to spare the mutex and the heavy fence (a membarrier IPI to
+        // the owner's CPU) while the owner is visibly inside; the real check follows the
+        // fence below.
+        if (owner_wants_.load(std::memory_order_relaxed)) return false;
+        if (!mutex_.try_acquire()) return false;
+        if (asym()) {
+            // relaxed + heavy fence: as in nonowner_lock (Dekker against owner_lock).
+            nonowner_wants_.store(true, std::memory_order_relaxed);
+            asymmetric_fence_heavy();
+        } else {
+            nonowner_wants_.store(true, std::memory_order_seq_cst);  // seq_cst: store–load order
+        }
+        // acquire: as in nonowner_lock (pairs with the owner's release clear).
+        if (!owner_wants_.load(asym() ? std::memory_order_acquire : std::memory_order_seq_cst)) return true;
+        check_queue_and_unlock();  // give up: clear our flag or hand the mutex on
+        return false;
+    }
+
     // nonowner_unlock — a non-owner's exit: Check_Queue, then unlock or hand off.
     void nonowner_unlock() { check_queue_and_unlock(); }
 
@@ -173,6 +200,19 @@ class OwnerGuardT {
             ~Exit() { g->nonowner_unlock(); }
         } exit{this};
         return fn();
+    }
+
+    // nonowner_try_access — run fn under the guard if nonowner_try_lock succeeds; returns
+    // whether it ran.
+    template <class F>
+    bool nonowner_try_access(F&& fn) {
+        if (!nonowner_try_lock()) return false;
+        struct Exit {
+            OwnerGuardT* g;
+            ~Exit() { g->nonowner_unlock(); }
+        } exit{this};
+        fn();
+        return true;
     }
 
   private:

@@ -1,7 +1,8 @@
 // The ParaSail owner guard (locks/owner_guard.hpp), both fence flavours: the owner alone
 // never takes the mutex; a non-owner inside keeps the owner out and vice versa (the
 // queue and hand-off path); and a stress test of mutual exclusion between the owner and
-// many non-owners with no non-owner left waiting (a hang trips the watchdog).
+// many non-owners (blocking and trying) with no non-owner left waiting (a hang trips the
+// watchdog); a try-lock never waits for the owner.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -96,6 +97,30 @@ TYPED_TEST(OwnerGuardTest, OwnerInsideQueuesNonownersThenWakesThem) {
     g.owner_unlock(again);
 }
 
+// A thief must not wait for the owner: nonowner_try_lock fails at once while the owner is
+// inside (nonowner_lock would sleep in the queue: native-parasail's P=2 collapse), and
+// succeeds once the owner has left, leaving the owner its fast path afterwards.
+TYPED_TEST(OwnerGuardTest, TryLockFailsWhileOwnerInsideAndNeverWaits) {
+    locks_test::Watchdog wd(60s, "TryLockFailsWhileOwnerInside");
+    TypeParam g;
+    const bool locked = g.owner_lock();
+    ASSERT_FALSE(locked);
+    bool got = true;
+    std::thread thief([&] { got = g.nonowner_try_lock(); });
+    thief.join();  // a waiting try-lock hangs here: the watchdog fails the test
+    EXPECT_FALSE(got);
+    g.owner_unlock(locked);
+    std::thread thief2([&] {
+        got = g.nonowner_try_lock();
+        if (got) g.nonowner_unlock();
+    });
+    thief2.join();
+    EXPECT_TRUE(got) << "nobody inside: the try must succeed";
+    const bool again = g.owner_lock();
+    EXPECT_FALSE(again) << "a thief that left must clear its flag";
+    g.owner_unlock(again);
+}
+
 TYPED_TEST(OwnerGuardTest, StressMutualExclusionAndNoLostWaiter) {
     locks_test::Watchdog wd(120s, "owner guard stress");
     TypeParam g;
@@ -127,7 +152,11 @@ TYPED_TEST(OwnerGuardTest, StressMutualExclusionAndNoLostWaiter) {
         ns.emplace_back([&, j] {
             while (!go.load()) std::this_thread::yield();
             for (int i = 0; i < per_nonowner; ++i) {
-                g.nonowner_lock();
+                if (j % 2 == 0) {
+                    g.nonowner_lock();
+                } else {  // the thieves' way in (parasail_queue.hpp): try until it works
+                    while (!g.nonowner_try_lock()) locks::cpu_relax();
+                }
                 access(j + 2);
                 g.nonowner_unlock();
                 for (unsigned k = locks::random_below(200); k > 0; --k) locks::cpu_relax();

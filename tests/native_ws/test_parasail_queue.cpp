@@ -51,4 +51,47 @@ TEST(ParasailQueue, GrowsKeepingOrder) {
     EXPECT_EQ(q.pop_back(), nullptr);
 }
 
+// A lone item is the one the owner serves next: a thief leaves it alone unless told it may
+// (the last steal pass), and then only if the owner did not touch the deque during the
+// grace (a busy owner keeps its hand-off; a stuck one loses it).
+TEST(ParasailQueue, LoneItemOnlyAfterAnUntouchedGrace) {
+    coop::ws::ParasailQueue<Job> q;
+    Job a{1}, b{2};
+    q.push_back(&a);
+    EXPECT_EQ(q.steal(false, [] {}), nullptr) << "not on an early pass";
+    EXPECT_EQ(q.steal(true, [&] { q.push_back(&b); }), nullptr) << "the owner pushed during the grace";
+    EXPECT_EQ(q.pop_back(), &b);
+    EXPECT_EQ(q.steal(true, [&] {}), &a) << "the owner did nothing during the grace";
+    EXPECT_EQ(q.pop_back(), nullptr);
+    Job c{3}, d{4};
+    q.push_back(&c);
+    q.push_back(&d);
+    EXPECT_EQ(q.steal(false, [] {}), &c) << "two or more: the oldest, no grace needed";
+}
+
+// steal_half_into takes half (rounded up) in one guarded entry: the oldest is returned, the
+// rest land in the thief's own deque; nothing lost or duplicated.
+TEST(ParasailQueue, StealHalfMovesHalfToTheThief) {
+    coop::ws::ParasailQueue<Job> victim, thief;
+    std::vector<Job> jobs(9);
+    for (int i = 0; i < 9; ++i) {
+        jobs[i].id = i;
+        victim.push_back(&jobs[i]);
+    }
+    Job* first = victim.steal_half_into(thief, false, [] {});
+    ASSERT_EQ(first, &jobs[0]);
+    EXPECT_EQ(thief.size_hint(), 4u);  // 5 taken: one returned, four moved
+    EXPECT_EQ(victim.size_hint(), 4u);
+    std::vector<int> seen(9, 0);
+    seen[first->id]++;
+    while (Job* j = thief.pop_back()) seen[j->id]++;
+    while (Job* j = victim.pop_back()) seen[j->id]++;
+    for (int i = 0; i < 9; ++i) EXPECT_EQ(seen[i], 1) << "job " << i;
+    // A batch is capped (the thief's buffer), the remainder stays.
+    std::vector<Job> many(1000);
+    for (auto& j : many) victim.push_back(&j);
+    ASSERT_NE(victim.steal_half_into(thief, false, [] {}), nullptr);
+    EXPECT_EQ(thief.size_hint(), coop::ws::ParasailQueue<Job>::kMaxBatch - 1);
+}
+
 }  // namespace

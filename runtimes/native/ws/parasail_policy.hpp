@@ -18,9 +18,12 @@
 //   FIFO end (treated as if it yielded) before the next pick. Popping the front instead
 //   would be wrong: the front holds the *latest* yield, so with two yielders one would
 //   starve. (A deviation from ParaSail, which has no yield; found by the policy tests.)
-// - Steal: one activity from the front of a random victim (ParaSail steals one picothread;
-//   each steal costs the victim's mutex and a membarrier, so stealing half would not amortise
-//   better per activity — a steal takes the lock once either way; one keeps it simple).
+// - Steal: half of a random victim's items (at most ParasailQueue::kMaxBatch) from its
+//   front in one guarded entry, never waiting for the owner; a victim's lone item only on
+//   the last pass and after kRunnextGraceNs in which its owner did not touch the deque.
+//   ParaSail steals one picothread and its non-owner waits in the guard's queue; on this
+//   runtime that made every contended steal a futex sleep + cross-core wake-up and every
+//   steal a membarrier IPI (TokenRing at P=2: 22.8 s, 0.16 s now). docs/native-runtime.md.
 // - Other priorities, the fairness check every kGlobalCheckInterval picks, the spinning
 //   rule: as WorkStealingPolicy.
 #pragma once
@@ -33,6 +36,7 @@
 #include "runtimes/native/ws/local_policy.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 #include "runtimes/native/ws/parasail_queue.hpp"
+#include "runtimes/native/ws/ws_policy.hpp"  // kStealPasses, kRunnextGraceNs, spin_for_ns
 
 namespace coop::ws {
 
@@ -115,14 +119,23 @@ class ParasailPolicyT {
     Pick find_work(Local& self, Priority min, int spinning, int parked) {
         if (min > Priority::Default || processors_ < 2) return {};
         if (!may_spin(spinning, static_cast<int>(processors_), parked)) return {};
-        const unsigned start = self.rng.next() % processors_;
-        for (unsigned k = 0; k < processors_; ++k) {
-            Local& victim = locals_[(start + k) % processors_];
-            if (&victim == &self) continue;
-            if (Activity* a = victim.deque.steal()) {
-                ++self.counters.steals;
-                ++self.counters.steal_batches;
-                return {a, false};
+        // kStealPasses passes over the victims; a victim's lone item (the one its owner
+        // serves next) only on the last pass and after kRunnextGraceNs without the owner
+        // touching its deque — as native-ws treats runnext (parasail_queue.hpp, steal).
+        for (int pass = 0; pass < kStealPasses; ++pass) {
+            const bool lone_too = pass == kStealPasses - 1;
+            const unsigned start = self.rng.next() % processors_;
+            for (unsigned k = 0; k < processors_; ++k) {
+                Local& victim = locals_[(start + k) % processors_];
+                if (&victim == &self) continue;
+                const std::size_t had = self.deque.size_hint();
+                if (Activity* a = victim.deque.steal_half_into(self.deque, lone_too,
+                                                               [] { spin_for_ns(kRunnextGraceNs); })) {
+                    const std::size_t now = self.deque.size_hint();
+                    self.counters.steals += 1 + (now > had ? now - had : 0);
+                    ++self.counters.steal_batches;
+                    return {a, false};
+                }
             }
         }
         ++self.counters.failed_steals;

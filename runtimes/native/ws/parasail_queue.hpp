@@ -13,7 +13,8 @@
 // Design summary
 // - A plain (non-atomic) growable circular deque of T*, every access inside the guard:
 //   owner_access for the owner's push_back / push_front / pop_back / pop_front, nonowner_access
-//   for steal (front). The guard's flags order the deque's memory (owner_guard.hpp: release/
+//   (try-only: a thief never waits for the owner) for steal and steal_half_into (front).
+//   The guard's flags order the deque's memory (owner_guard.hpp: release/
 //   acquire on the flags plus the mutex), so the deque itself needs no atomics.
 // - push_back: a woken/spawned item, served next (LIFO). push_front: a yielded item, served
 //   after every other local item (round robin, Negele Sect. 4.4) and first to be stolen.
@@ -96,11 +97,64 @@ class ParasailQueue {
     }
 
     // steal — a non-owner: the oldest item, or nullptr. Skips the guard (and its
-    // membarrier) when the deque looks empty.
-    T* steal() {
+    // membarrier) when the deque looks empty. A lone item — the one the owner serves
+    // next — is taken only if `lone_too`, and only if the owner has not touched the deque
+    // during grace() (its version did not move): a busy owner keeps its hand-off, a stuck
+    // one loses it (Go's runnext grace in runqgrab; ws/local_queue.hpp does the same).
+    // Without that rule an idle thief entered the guard for every wake-up of a hand-off
+    // chain (TokenRing: 2.6 million attempts for 10^6 hand-offs), and each entry costs
+    // the owner its fast path.
+    template <class Grace>
+    T* steal(bool lone_too, Grace&& grace) {
         // relaxed: a hint; the guard orders the real check inside.
-        if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-        return guard_.nonowner_access([&]() -> T* { return take_front(); });
+        const std::size_t n = size_.load(std::memory_order_relaxed);
+        if (n == 0) return nullptr;
+        if (n == 1) {
+            if (!lone_too) return nullptr;
+            // relaxed: hints only (the guard decides); a version that moved means the
+            // owner pushed or popped meanwhile, i.e. it is running, not stuck.
+            const std::uint64_t v = version_.load(std::memory_order_relaxed);
+            grace();
+            if (version_.load(std::memory_order_relaxed) != v) return nullptr;
+        }
+        // try, never wait: a thief that finds the owner inside gives up (nullptr) instead
+        // of sleeping in the guard's queue until the owner leaves (owner_guard.hpp,
+        // nonowner_try_lock).
+        T* item = nullptr;
+        guard_.nonowner_try_access([&] { item = take_front(); });
+        return item;
+    }
+    T* steal() {
+        return steal(true, [] {});
+    }
+
+    // steal_half_into — as steal, but takes half of the victim's items (rounded up, at
+    // most kMaxBatch) in one guarded entry, returns the oldest and pushes the others onto
+    // `thief` (the caller's own deque: it is their owner). One heavy fence per batch,
+    // not per item: on a KVM guest a membarrier costs the victim's CPU an IPI of several
+    // µs, so a one-by-one thief (ParaSail steals one picothread) paid it ~30,000 times in
+    // Eratosthenes at P=2.
+    static constexpr std::size_t kMaxBatch = 128;  // as Go (half of its 256 ring); 1 KiB of stack
+    template <class Grace>
+    T* steal_half_into(ParasailQueue& thief, bool lone_too, Grace&& grace) {
+        const std::size_t n = size_.load(std::memory_order_relaxed);  // relaxed: as in steal
+        if (n == 0) return nullptr;
+        if (n == 1) {
+            if (!lone_too) return nullptr;
+            const std::uint64_t v = version_.load(std::memory_order_relaxed);  // as in steal
+            grace();
+            if (version_.load(std::memory_order_relaxed) != v) return nullptr;
+        }
+        T* batch[kMaxBatch];
+        std::size_t got = 0;
+        guard_.nonowner_try_access([&] {
+            std::size_t want = count_ - count_ / 2;
+            if (want > kMaxBatch) want = kMaxBatch;
+            while (got < want) batch[got++] = take_front();
+        });
+        if (got == 0) return nullptr;
+        for (std::size_t i = 1; i < got; ++i) thief.push_back(batch[i]);
+        return batch[0];
     }
 
     // size_hint — the number of items as last published (any thread; stale at once).
@@ -126,9 +180,10 @@ class ParasailQueue {
     }
     void set_count(std::size_t n) noexcept {
         count_ = n;
-        // relaxed: a hint for size_hint/steal; the deque's contents are ordered by the guard.
-        // No RMW: writers are mutually excluded by the guard.
+        // relaxed: hints for size_hint/steal; the deque's contents are ordered by the guard.
+        // No RMW: writers are mutually excluded by the guard (same line: one miss).
         size_.store(n, std::memory_order_relaxed);
+        version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
     void grow_if_full() {
         if (count_ < cap_) return;
@@ -146,6 +201,7 @@ class ParasailQueue {
     std::size_t front_ = 0;
     std::size_t count_ = 0;
     alignas(64) std::atomic<std::size_t> size_{0};
+    std::atomic<std::uint64_t> version_{0};  // +1 per change (steal's grace rule)
 };
 
 }  // namespace coop::ws

@@ -12,6 +12,12 @@
  * left waiting — every process terminates: a waiter never woken is an invalid end state
  * (Spin's deadlock check). Build with -DBUG_NO_RECHECK to drop the owner's re-check of
  * nw after clearing ow (the blog's second argument): Spin must then find a lost waiter.
+ *
+ * Thieves (THIEVES of them) use nonowner_try_lock, the never-waiting entry of
+ * native-parasail's steal: give up on seeing ow (the hint), or when the mutex is taken, or
+ * when ow is seen after setting nw — then Check_Queue without using the resource. Build
+ * with -DBUG_TRY_NO_CHECK_QUEUE to give up by clearing nw and freeing the mutex instead:
+ * a blocking non-owner queued meanwhile is then never woken (Spin must find it).
  */
 
 #ifndef NONOWNERS
@@ -19,6 +25,12 @@
 #endif
 #ifndef OWNER_ACCESSES
 #define OWNER_ACCESSES 3
+#endif
+#ifndef THIEVES
+#define THIEVES 1
+#endif
+#ifndef THIEF_ATTEMPTS
+#define THIEF_ATTEMPTS 2
 #endif
 #ifndef NONOWNER_ACCESSES
 #define NONOWNER_ACCESSES 2
@@ -91,6 +103,34 @@ active [NONOWNERS] proctype Nonowner() {
         od;
         use();
         check_queue_and_unlock(w);
+        n++
+    :: else -> break
+    od
+}
+
+active [THIEVES] proctype Thief() {
+    byte me = _pid + 1;     /* after the owner and the non-owners */
+    byte n = 0, w;
+    do
+    :: n < THIEF_ATTEMPTS ->
+        if
+        :: ow -> skip                              /* the relaxed hint: owner inside */
+        :: else ->
+            if
+            :: atomic { mutex == 0 -> mutex = me } ->   /* try_acquire */
+                nw = 1;
+                if
+                :: ow ->                           /* owner inside after all: give up */
+#ifdef BUG_TRY_NO_CHECK_QUEUE
+                    nw = 0; mutex = 0
+#else
+                    check_queue_and_unlock(w)
+#endif
+                :: else -> use(); check_queue_and_unlock(w)
+                fi
+            :: else -> skip                        /* mutex taken: give up */
+            fi
+        fi;
         n++
     :: else -> break
     od

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <fstream>
@@ -117,14 +118,46 @@ int ProcReader::runnable() const {
     return -1;
 }
 
+double ProcReader::busy_seconds() const {
+    std::ifstream in(root / "stat");
+    std::string label;
+    if (!(in >> label) || label != "cpu") return -1;
+    // user nice system idle iowait irq softirq steal (guest time is already in user/nice)
+    double f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int got = 0;
+    while (got < 8 && in >> f[got]) ++got;
+    if (got < 4) return -1;
+    return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * tick_seconds();
+}
+
+unsigned ProcReader::cpus() const {
+    std::ifstream in(root / "stat");
+    unsigned n = 0;
+    for (std::string line; std::getline(in, line);)
+        if (line.size() > 3 && line.rfind("cpu", 0) == 0 && std::isdigit(static_cast<unsigned char>(line[3]))) ++n;
+    return n;
+}
+
+double ProcReader::tick_seconds() {
+    static const double t = [] {
+        const long hz = sysconf(_SC_CLK_TCK);
+        return hz > 0 ? 1.0 / static_cast<double>(hz) : 0.01;
+    }();
+    return t;
+}
+
+double other_cpus(double busy_before, double busy_after, double own, double wall, unsigned cpus, double tick) {
+    if (busy_before < 0 || busy_after < 0 || wall <= 0) return -1;
+    const double rounding = static_cast<double>(cpus == 0 ? 1 : cpus) * tick;
+    const double other = busy_after - busy_before - std::max(own, 0.0) - rounding;
+    return std::max(other, 0.0) / wall;
+}
+
 bool is_noisy(const Noise& n, unsigned cores, unsigned processors) {
     const int free_cores = processors >= cores ? 0 : static_cast<int>(cores - processors);
     return std::max(n.runnable_before, n.runnable_after) > free_cores ||
-           // The 1-minute load average includes the sweep's own forks (about P runnable while
-           // a fork runs, P <= cores when not oversubscribed): only a load above cores + 1
-           // says that something else ran (e2e flagged every point at load 5.95 with 0 other
-           // runnable processes when the threshold was the cores).
-           std::max(n.load_before, n.load_after) > static_cast<double>(cores) + 1.0;
+           // half a core of slack: the driver itself, interrupts, the kernel's own threads
+           n.other_cpus > static_cast<double>(free_cores) + 0.5;
 }
 
 ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names) {
@@ -197,6 +230,7 @@ void ResultWriter::report(const ForkResult& fork) {
         row["load_after"] = fork.noise.load_after >= 0 ? nlohmann::json(fork.noise.load_after) : nlohmann::json();
         row["runnable_before"] = fork.noise.runnable_before >= 0 ? nlohmann::json(fork.noise.runnable_before) : nlohmann::json();
         row["runnable_after"] = fork.noise.runnable_after >= 0 ? nlohmann::json(fork.noise.runnable_after) : nlohmann::json();
+        row["other_cpus"] = fork.noise.other_cpus >= 0 ? nlohmann::json(fork.noise.other_cpus) : nlohmann::json();
         row["noisy"] = fork.noise.noisy;
         row["reason"] = o.reason;
         row["counters"] = nlohmann::json(o.counters);

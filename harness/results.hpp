@@ -26,22 +26,38 @@ const nlohmann::json& schema();
 std::vector<std::string> schema_columns();
 
 // Noise — the noise guard of one fork (issue 11): the 1-minute load average and the other
-// runnable processes just before and just after it, and whether the machine was busy.
+// runnable processes just before and just after it, the CPUs other work kept busy during
+// it, and whether the machine was busy.
 struct Noise {
-    double load_before = -1, load_after = -1;  // -1: unknown
+    double load_before = -1, load_after = -1;  // -1: unknown (recorded, not in the rule)
     int runnable_before = -1, runnable_after = -1;
+    double other_cpus = -1;  // mean CPUs busy with other work during the fork, -1: unknown
     bool noisy = false;
 };
 
 // ProcReader — reads /proc/loadavg and /proc/stat under `root` (tests give a fake folder).
 struct ProcReader {
     std::filesystem::path root = "/proc";
-    double load1() const;    // the 1-minute load average, -1 when unreadable
-    int runnable() const;    // procs_running minus the reader itself, -1 when unreadable
+    double load1() const;         // the 1-minute load average, -1 when unreadable
+    int runnable() const;         // procs_running minus the reader itself, -1 when unreadable
+    double busy_seconds() const;  // all CPUs' non-idle time since boot (user, nice, system,
+                                  // irq, softirq, steal), -1 when unreadable
+    unsigned cpus() const;        // CPUs the "cpu" line sums over (cpuN lines), 0: unknown
+    static double tick_seconds();  // the clock tick of /proc/stat's counters
 };
 
-// is_noisy — other runnable processes above the cores the point leaves free
-// (`cores` - `processors`), or a load average above the cores this process may use.
+// other_cpus — the mean number of CPUs busy with work other than the fork's own during a
+// fork of `wall` seconds, from /proc/stat's busy time before and after and the fork's own
+// CPU time (`own`, the child's rusage). The counters tick in units of `tick`, so up to one
+// tick per CPU may be over-counted: that is subtracted (a short fork cannot look busy from
+// rounding alone). Never below 0; -1 when a reading is missing.
+double other_cpus(double busy_before, double busy_after, double own, double wall, unsigned cpus, double tick);
+
+// is_noisy — other runnable processes above the cores the point leaves free (`cores` -
+// `processors`) just before or after the fork, or other work that kept more than that plus
+// half a core busy during it. The load average is not in the rule: it counts the sweep's own
+// threads too (pthreads create at N=10^4 put it at 537 with nothing else running, and it
+// decays over minutes, so every later point looked busy).
 bool is_noisy(const Noise& n, unsigned cores, unsigned processors);
 
 // ForkResult — what one fork of a point measured, handed to every reporter when it ends.

@@ -309,6 +309,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     std::size_t measured = 0, failed = 0, noisy_points = 0;
     const auto& reg = Registry::instance();
     const ProcReader proc{opts.proc_root};
+    const unsigned proc_cpus = proc.cpus();
 
     std::string out_dir = opts.out.string();
     g_out_dir = out_dir.c_str();
@@ -328,7 +329,12 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             fork.repetition = rep;
             fork.noise.load_before = proc.load1();
             fork.noise.runnable_before = proc.runnable();
+            const double busy_before = proc.busy_seconds();
+            const auto fork_start = std::chrono::steady_clock::now();
             fork.m = measure(*p, opts.runner);
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - fork_start).count();
+            fork.noise.other_cpus = other_cpus(busy_before, proc.busy_seconds(), fork.m.cpu_seconds, wall, proc_cpus,
+                                               ProcReader::tick_seconds());
             fork.noise.load_after = proc.load1();
             fork.noise.runnable_after = proc.runnable();
             fork.noise.noisy = is_noisy(fork.noise, machine.cores, p->options.processors);
@@ -339,9 +345,9 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             if (fork.noise.noisy && !said_noisy) {
                 said_noisy = true;
                 ++noisy_points;
-                std::fprintf(stderr, "%scoopbench: noisy: %s ran while the machine was busy (load %.2f/%.2f, %d/%d other runnable, %u cores)\n",
-                             progress ? "\r\033[K" : "", p->id().c_str(), fork.noise.load_before, fork.noise.load_after,
-                             fork.noise.runnable_before, fork.noise.runnable_after, machine.cores);
+                std::fprintf(stderr, "%scoopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs busy with other work, %u cores)\n",
+                             progress ? "\r\033[K" : "", p->id().c_str(), fork.noise.runnable_before,
+                             fork.noise.runnable_after, fork.noise.other_cpus, machine.cores);
             }
             if (progress) {
                 double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

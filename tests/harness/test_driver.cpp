@@ -582,16 +582,56 @@ TEST(DriverIterations, DefaultsScaleWithTheExpectedCost) {
 
 // The noise guard: the rule, and the flag from a fake /proc (the reader is injectable).
 TEST(DriverNoise, NoisyRule) {
-    coopbench::Noise n{0.5, 0.5, 0, 0, false};
+    coopbench::Noise n;
+    n.load_before = n.load_after = 0.5;
+    n.runnable_before = n.runnable_after = 0;
+    n.other_cpus = 0;
     EXPECT_FALSE(coopbench::is_noisy(n, 2, 2));
     n.runnable_after = 1;  // one other runnable process, no core left free
     EXPECT_TRUE(coopbench::is_noisy(n, 2, 2));
     EXPECT_FALSE(coopbench::is_noisy(n, 2, 1));  // one core left free for it
     n.runnable_after = 0;
-    n.load_before = 2.5;  // load above the cores, but within what the sweep's own forks make
+    // Our own threads: pthreads create at N=10^4 put the 1-minute load at 537 with nothing
+    // else running. The load is not in the rule (the old rule flagged this).
+    n.load_before = n.load_after = 537;
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 2));
     EXPECT_FALSE(coopbench::is_noisy(n, 2, 1));
-    n.load_before = 3.5;  // above cores + 1: something else ran
+    // Other work during the fork: more than the free cores plus half a core.
+    n.other_cpus = 0.4;
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 2));
+    n.other_cpus = 0.6;
+    EXPECT_TRUE(coopbench::is_noisy(n, 2, 2));
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 1));
+    n.other_cpus = 1.6;
     EXPECT_TRUE(coopbench::is_noisy(n, 2, 1));
+    n.other_cpus = -1;  // unknown
+    EXPECT_FALSE(coopbench::is_noisy(n, 2, 2));
+}
+
+// other_cpus: the busy time the fork did not spend itself, less one tick per CPU, per second.
+TEST(DriverNoise, OtherCpusSubtractsOwnTimeAndRounding) {
+    // 2 CPUs fully busy for 1 s, all of it the fork's own: nobody else (the sweep's own load).
+    EXPECT_DOUBLE_EQ(coopbench::other_cpus(100.0, 102.0, 2.0, 1.0, 2, 0.01), 0.0);
+    // 1 s of the fork's own time and 1 s of someone else's, over 1 s.
+    EXPECT_NEAR(coopbench::other_cpus(100.0, 102.0, 1.0, 1.0, 2, 0.01), 0.98, 1e-9);
+    // A 5 ms fork that saw two ticks move: rounding, not noise.
+    EXPECT_DOUBLE_EQ(coopbench::other_cpus(100.0, 100.02, 0.0, 0.005, 2, 0.01), 0.0);
+    EXPECT_EQ(coopbench::other_cpus(-1, 100.0, 0.0, 1.0, 2, 0.01), -1);
+    EXPECT_EQ(coopbench::other_cpus(100.0, 101.0, 0.0, 0.0, 2, 0.01), -1);
+}
+
+TEST(DriverNoise, ProcReaderReadsBusyTimeAndCpus) {
+    const fs::path proc = fresh_dir("fakeproc-busy");
+    fs::create_directories(proc);
+    std::ofstream(proc / "stat") << "cpu  100 20 30 1000 7 1 2 3 0 0\ncpu0 50 10 15 500 3 0 1 1 0 0\n"
+                                    "cpu1 50 10 15 500 4 1 1 2 0 0\nintr 1\nprocs_running 2\n";
+    const coopbench::ProcReader r{proc};
+    EXPECT_NEAR(r.busy_seconds(), (100 + 20 + 30 + 1 + 2 + 3) * coopbench::ProcReader::tick_seconds(), 1e-9)
+        << "user nice system irq softirq steal; not idle nor iowait";
+    EXPECT_EQ(r.cpus(), 2u);
+    EXPECT_EQ(r.runnable(), 1);
+    const coopbench::ProcReader none{proc / "missing"};
+    EXPECT_EQ(none.busy_seconds(), -1);
 }
 
 TEST(DriverNoise, NoisyFlagFromAFakeProc) {

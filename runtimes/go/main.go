@@ -5,14 +5,18 @@
 //
 // Protocol (version 1):
 //
-//	coopbench-go --list        prints {"protocol":1,"workloads":[...],"context":{...}}
+//	coopbench-go --list        prints {"protocol":1,"iterations":true,"workloads":[...],"context":{...}}
 //	coopbench-go < request     reads one JSON request line on stdin:
 //	    {"protocol":1,"backend":"go","workload":"create","params":{"N":"1000"},
-//	     "processors":2,"pin":false,"stack_size":0,"options":{},"inject_fault":false}
-//	  and prints one JSON line on stdout:
-//	    {"status":"ok","seconds":0.01,"value":12.3,"check":"passed","counters":{...}}
-//	  or {"status":"ok",...,"check":"self-check failed: ..."} when its answer is wrong, or
-//	  {"status":"failed","reason":"..."} when it could not run the point.
+//	     "processors":2,"pin":false,"stack_size":0,"options":{},"inject_fault":false,
+//	     "warmup":1,"iterations":5}
+//	  runs the workload warmup + iterations times in this process (fresh goroutines each
+//	  time, same parameters: iteration 0 is the cold one) and prints one JSON line on stdout:
+//	    {"runs":[{"status":"ok","seconds":0.01,"value":12.3,"check":"passed","counters":{...}}, ...]}
+//	  one reply per run, stopping after the first that failed; a reply is
+//	  {"status":"ok",...,"check":"self-check failed: ..."} when its answer is wrong, or
+//	  {"status":"failed","reason":"..."} when it could not run the point. A request without
+//	  "iterations" (an older harness) gets one run and the bare reply.
 //
 // Standard library only: the build must work offline.
 package main
@@ -39,6 +43,8 @@ type Request struct {
 	StackSize   int64             `json:"stack_size"`
 	Options     map[string]string `json:"options"`
 	InjectFault bool              `json:"inject_fault"`
+	Warmup      int               `json:"warmup"`
+	Iterations  *int              `json:"iterations"` // nil: an older harness, one bare reply
 }
 
 // Reply — the point's outcome, as the harness reads it.
@@ -134,7 +140,7 @@ func main() {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		emit(map[string]any{"protocol": 1, "workloads": names, "context": context()})
+		emit(map[string]any{"protocol": 1, "iterations": true, "workloads": names, "context": context()})
 		return
 	}
 	if len(os.Args) != 1 {
@@ -162,12 +168,36 @@ func main() {
 		procs = 1
 	}
 	runtime.GOMAXPROCS(procs)
+	if req.Iterations == nil {
+		emit(runOnce(fn, &req))
+		return
+	}
+	n := req.Warmup + *req.Iterations
+	if n < 1 || req.Warmup < 0 {
+		emit(Reply{Status: "failed", Reason: fmt.Sprintf("bad request: warmup %d, iterations %d", req.Warmup, *req.Iterations)})
+		return
+	}
+	runs := make([]Reply, 0, n)
+	for i := 0; i < n; i++ {
+		r := runOnce(fn, &req)
+		if r.Counters != nil {
+			r.Counters["process_run"] = float64(i) // which run of this process (0 = cold)
+		}
+		runs = append(runs, r)
+		if r.Status != "ok" || r.Check != "passed" {
+			break // the harness records the runs before it and this failure
+		}
+	}
+	emit(map[string]any{"runs": runs})
+}
+
+// runOnce — one complete run of the workload (fresh goroutines), as one reply.
+func runOnce(fn workloadFn, req *Request) Reply {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	res, err := fn(&Ctx{params: req.Params, injectFault: req.InjectFault})
 	if err != nil {
-		emit(Reply{Status: "failed", Reason: err.Error()})
-		return
+		return Reply{Status: "failed", Reason: err.Error()}
 	}
 	runtime.ReadMemStats(&after)
 	if res.Counters == nil {
@@ -180,7 +210,7 @@ func main() {
 	if res.Check != "" {
 		check = res.Check
 	}
-	emit(Reply{Status: "ok", Seconds: res.Seconds, Value: res.Value, Check: check, Counters: res.Counters})
+	return Reply{Status: "ok", Seconds: res.Seconds, Value: res.Value, Check: check, Counters: res.Counters}
 }
 
 // expect — a self-check: "" when got == want, else the reason (the C++ workloads' wording).

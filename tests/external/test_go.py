@@ -39,6 +39,24 @@ class Go(unittest.TestCase):
         self.assertTrue(ctx["backend.go.go_version"].startswith("go"))
         self.assertIn("backend.go.GOGC", ctx)
 
+    def test_warmup_and_iterations_run_in_one_process(self):
+        # The program declares "iterations" in --list, so a fork is W warm-up + I timed runs of
+        # the workload inside one Go process; each reply says which run of its process it was.
+        d = tempfile.mkdtemp(prefix="coopbench-go-test.")
+        subprocess.run([BIN, "run", "-b", "go", "-w", "create,tokenring", "--plan", "tiny", "-P", "1", "-r", "2",
+                        "-W", "2", "-I", "3", "--timeout", "120", "-o", d + "/run", "-q"],
+                       check=True, capture_output=True, text=True, timeout=600)
+        got = rows(d + "/run")
+        forks = {}
+        for r in got:
+            self.assertEqual(r["status"], "ok", (r["point"], r["reason"]))
+            forks.setdefault((r["point"], r["repetition"]), []).append(r)
+        self.assertEqual(len(forks), 2 * len({r["point"] for r in got}))
+        for key, runs in forks.items():
+            self.assertEqual([int(r["iteration"]) for r in runs], [0, 1, 2, 3, 4], key)
+            self.assertEqual([r["phase"] for r in runs], ["warmup"] * 2 + ["measure"] * 3, key)
+            self.assertEqual([json.loads(r["counters"])["process_run"] for r in runs], [0, 1, 2, 3, 4], key)
+
     def test_an_injected_fault_is_caught_by_every_workload(self):
         got = rows(self.run_go("--inject-fault"))
         self.assertEqual({r["workload"] for r in got}, WORKLOADS)

@@ -1,11 +1,13 @@
-// registry.hpp — backends and workloads register themselves here; the driver reads it.
+// registry.hpp — the registry of backends and workloads, which the driver reads. It knows
+// nothing of which workloads or backends exist (as google/benchmark's registry does not):
+// a backend registers itself with one line in its own .cpp file, through the macros of
+// harness/register_backend.hpp (which brings the workload list, workloads/all.hpp):
 //
-// A backend registers with one line in its own .cpp file:
-//
+//   #include "harness/register_backend.hpp"
 //   COOPBENCH_REGISTER_BACKEND(PthreadsBackend, "pthreads",
 //                              "POSIX threads: pthread_mutex_t, pthread_cond_t, sem_t");
 //
-// which instantiates every workload of workloads/all.hpp for that backend (so the hot
+// That line instantiates every workload of workloads/all.hpp for the backend (so the hot
 // paths are compiled for it) and records the (backend, workload) runners. Several names
 // may share one type with fixed options (variants), e.g. "boostfiber/work_stealing":
 //
@@ -16,7 +18,8 @@
 // most that many processors (e.g. a scheduler that serves a single thread).
 //
 // Adding a workload: one header under workloads/<area>/ and one entry in that area's
-// all.hpp list. Nothing in the driver names a backend or a workload.
+// all.hpp list (docs/adding-a-workload.md). Nothing in the driver names a backend or a
+// workload, and this header includes none.
 #pragma once
 
 #include <sys/resource.h>
@@ -32,8 +35,8 @@
 #include <pthread.h>
 
 #include "harness/workload.hpp"
+#include "harness/typelist.hpp"
 #include "runtimes/concept.hpp"
-#include "workloads/all.hpp"
 
 namespace coopbench {
 
@@ -185,11 +188,13 @@ void add_workloads(TypeList<Ws...>) {
 }
 }  // namespace detail
 
-// register_backend — what the macros expand to.
-template <Backend B>
+// register_backend — what the macros of harness/register_backend.hpp expand to: B's
+// runners for every workload of the list Ws (a TypeList) that supports B, and the entries of
+// those workloads (a workload registered by an earlier backend stays as it was).
+template <Backend B, class Ws>
 bool register_backend(std::string name, std::string description, std::string origin,
                       std::map<std::string, std::string> fixed = {}, std::vector<OptionSpec> options = {}) {
-    detail::add_workloads(AllWorkloads{});
+    detail::add_workloads(Ws{});
     BackendEntry e;
     e.family = name.substr(0, name.find('/'));
     e.name = std::move(name);
@@ -200,24 +205,9 @@ bool register_backend(std::string name, std::string description, std::string ori
     e.options = std::move(options);
     e.capacity = [](const RuntimeOptions& o, std::size_t n) { return capacity_problem<B>(o, n); };
     e.min_stack_size = min_stack_size<B>();
-    detail::add_runners<B>(e, AllWorkloads{});
+    detail::add_runners<B>(e, Ws{});
     Registry::instance().add_backend(std::move(e));
     return true;
 }
-
-#define COOPBENCH_CAT2(a, b) a##b
-#define COOPBENCH_CAT(a, b) COOPBENCH_CAT2(a, b)
-
-// COOPBENCH_REGISTER_BACKEND(Type, "name", "description" [, options]) — one line per backend.
-#define COOPBENCH_REGISTER_BACKEND(Type, name, description, ...)                               \
-    static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");    \
-    [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =         \
-        ::coopbench::register_backend<Type>(name, description, __FILE__, {} __VA_OPT__(, ) __VA_ARGS__)
-
-// COOPBENCH_REGISTER_BACKEND_VARIANT(Type, "family/variant", "description", {fixed}, {options})
-#define COOPBENCH_REGISTER_BACKEND_VARIANT(Type, name, description, fixed, ...)                \
-    static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");    \
-    [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =         \
-        ::coopbench::register_backend<Type>(name, description, __FILE__, fixed __VA_OPT__(, ) __VA_ARGS__)
 
 }  // namespace coopbench

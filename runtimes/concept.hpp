@@ -3,7 +3,7 @@
 // A backend is a struct (a namespace-like type) with nested types and static functions:
 //
 //   struct MyBackend {
-//     static constexpr std::string_view name = "mine";
+//     static constexpr std::string_view name = "mine";            // optional: a label for tests
 //     class Runtime   { explicit Runtime(const coopbench::RuntimeOptions&);
 //                       template <class F> void run(F&& main); };   // runs main as a thread of
 //                                                                   // this backend; returns when
@@ -39,8 +39,9 @@
 //   - Semaphore is required even when the library has none (build it from Mutex + CondVar).
 //   - A backend limited to one processor registers with the fixed option max_processors
 //     (COOPBENCH_REGISTER_BACKEND_VARIANT): the driver runs its points with P <= that.
-// `name` is required but not read by the harness (the registered name is the macro's
-// string); tests print it.
+// `name` is optional and not part of the concept: the harness never reads it (the
+// registered name is the registration macro's string); the project's typed tests use it to
+// label their cases.
 //
 // Everything is resolved at compile time: a workload is a template over B and calls
 // B::spawn, B::Mutex::lock, ... directly; no virtual call sits on a hot path. The harness
@@ -92,7 +93,6 @@ concept Backend =
         typename B::Mutex;
         typename B::CondVar;
         typename B::Semaphore;
-        { B::name } -> std::convertible_to<std::string_view>;
     } &&
     std::constructible_from<typename B::Runtime, const RuntimeOptions&> &&
     std::movable<typename B::Thread> &&

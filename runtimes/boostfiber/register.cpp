@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 #include "runtimes/boostfiber/boostfiber.hpp"
 
 static_assert(coopbench::Backend<coopbench::BoostFiberBackend>,

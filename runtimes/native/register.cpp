@@ -1,4 +1,4 @@
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 #include "runtimes/native/native.hpp"
 
 COOPBENCH_REGISTER_BACKEND(coopbench::NativeBackend, "native",

@@ -2,7 +2,7 @@
 // (CMakeLists.txt here), so every workload instantiated for NativeImplicitBackend below
 // carries the quantum checks. Compiled a second time without the plugin and with
 // COOP_NATIVE_CLANG defined, it registers `native-clang`, the baseline without checks.
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 #include "runtimes/native_implicit/implicit.hpp"
 
 #if !defined(__clang__)

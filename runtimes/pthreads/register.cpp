@@ -1,4 +1,4 @@
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 
 COOPBENCH_REGISTER_BACKEND(coopbench::PthreadsBackend, "pthreads",

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
 #include "tests/support/grid.hpp"

@@ -15,6 +15,7 @@
 // boostfiber.hpp first: it includes Boost.Fiber and removes Boost's cpu_relax() macro.
 #include "runtimes/boostfiber/boostfiber.hpp"
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "tests/support/child.hpp"
 #include "tests/support/watchdog.hpp"
 

@@ -16,6 +16,7 @@
 
 #include "harness/cli.hpp"
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 #include "tests/support/watchdog.hpp"

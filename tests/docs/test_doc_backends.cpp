@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 #include "tests/support/watchdog.hpp"

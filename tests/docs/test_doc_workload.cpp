@@ -10,6 +10,7 @@
 
 #include "docs/examples/workload_list.hpp"
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
 #include "tests/support/grid.hpp"

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <thread>
 
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 
 struct IncompleteBackend {
     static constexpr std::string_view name = "incomplete";

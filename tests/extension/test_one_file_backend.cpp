@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "harness/cli.hpp"
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 

@@ -16,7 +16,7 @@
 #include <climits>
 
 #include "harness/cli.hpp"
-#include "harness/registry.hpp"
+#include "harness/register_backend.hpp"
 #include "harness/results.hpp"
 #include "harness/runner.hpp"
 #include "harness/plan.hpp"

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "runtimes/stdthread/stdthread.hpp"
 #include "tests/locks/sizes.hpp"

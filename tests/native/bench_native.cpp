@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "runtimes/native/native.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "workloads/micro/all.hpp"

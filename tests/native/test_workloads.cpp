@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/registry.hpp"
+#include "workloads/all.hpp"
 #include "runtimes/native/native.hpp"
 #include "tests/native/support.hpp"
 #include "workloads/micro/all.hpp"

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -25,48 +26,14 @@
 #include <vector>
 
 #include "runtimes/native/queue.hpp"
+#include "tests/support/watchdog.hpp"
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = coopbench::test::sanitized;
 
-// Watchdog — aborts the process with `what` and a progress figure if not disarmed in time.
-class Watchdog {
-public:
-    Watchdog(const char* what, std::chrono::seconds limit, const std::atomic<std::uint64_t>& progress)
-        : thread_([this, what, limit, &progress] {
-              std::unique_lock lock(mutex_);
-              if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-                  std::fprintf(stderr, "watchdog: %s hung (progress %llu)\n", what,
-                               static_cast<unsigned long long>(progress.load()));
-                  std::abort();
-              }
-          }) {}
-    ~Watchdog() {
-        {
-            std::lock_guard lock(mutex_);
-            done_ = true;
-        }
-        cv_.notify_one();
-        thread_.join();
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    bool done_ = false;
-    std::thread thread_;
-};
+// Watchdog — the tests' one watchdog (tests/support/watchdog.hpp), with a progress figure.
+using coopbench::test::Watchdog;
 
 unsigned processors() { return std::max(2u, std::thread::hardware_concurrency()); }
 
@@ -108,7 +75,7 @@ void run_producers_consumers(unsigned queues, std::uint64_t total) {
     std::atomic<std::size_t> max_nodes{0};
     std::atomic<bool> done{false};
 
-    Watchdog dog("ProducersConsumers", std::chrono::seconds(kSanitized ? 240 : 120), consumed);
+    Watchdog dog("ProducersConsumers", 120, [&] { return "progress " + std::to_string(consumed.load()); });
 
     std::vector<std::thread> threads;
     for (unsigned p = 0; p < P; ++p) {
@@ -249,7 +216,7 @@ void run_yield_pattern(unsigned oversubscribe = 1, std::uint64_t scale = 4, unsi
             ready.enqueue(t);
         }
         const std::size_t bound = M + 1 + 2 * std::max<std::size_t>(coop::detail::g_bound.load(), N + 1);
-        Watchdog dog("YieldPattern", std::chrono::seconds(kSanitized ? 240 : 120), progress);
+        Watchdog dog("YieldPattern", 120, [&] { return "progress " + std::to_string(progress.load()); });
         std::vector<std::thread> threads;
         for (unsigned p = 0; p < N; ++p) {
             threads.emplace_back([&, p] {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -52,11 +53,16 @@ inline unsigned processors() {
 class Watchdog {
   public:
     Watchdog(std::chrono::seconds limit, std::string what) : Watchdog(std::move(what), static_cast<int>(limit.count())) {}
-    explicit Watchdog(std::string what, int seconds = 60)
-        : what_(std::move(what)), thread_([this, limit = sanitized ? 3 * seconds : seconds] {
+    // progress — optional: called when the limit is reached, its text joins the message
+    // (e.g. how many items had moved, to tell a slow run from a stuck one).
+    explicit Watchdog(std::string what, int seconds = 60, std::function<std::string()> progress = {})
+        : what_(std::move(what)), progress_(std::move(progress)),
+          thread_([this, limit = sanitized ? 3 * seconds : seconds] {
               std::unique_lock<std::mutex> lock(mutex_);
               if (!cv_.wait_for(lock, std::chrono::seconds(limit), [this] { return done_; })) {
-                  std::fprintf(stderr, "watchdog: '%s' still running after %d s (hang?)\n", what_.c_str(), limit);
+                  const std::string more = progress_ ? " (" + progress_() + ")" : "";
+                  std::fprintf(stderr, "watchdog: '%s' still running after %d s (hang?)%s\n", what_.c_str(), limit,
+                               more.c_str());
                   std::abort();
               }
           }) {}
@@ -73,6 +79,7 @@ class Watchdog {
 
   private:
     std::string what_;
+    std::function<std::string()> progress_;
     std::mutex mutex_;
     std::condition_variable cv_;
     bool done_ = false;

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "runtimes/native/coop.hpp"
@@ -46,12 +47,35 @@ constexpr int kWatchdogSeconds = 15;  // a pass takes well under a second
 
 coop::Options two() { return coop::Options{.processors = 2}; }
 
+// clear_hooks — every hook these tests set, unset (a hook that did not fire stays set).
+void clear_hooks() {
+    namespace h = coop::test_hooks;
+    h::mutex_park_before_enqueue = nullptr;
+    h::mutex_park_done = nullptr;
+    h::semaphore_park_before_enqueue = nullptr;
+    h::semaphore_park_done = nullptr;
+    h::semaphore_settle_missed = nullptr;
+    h::condvar_park_before_enqueue = nullptr;
+    h::enqueue_before_tail_cas = nullptr;
+}
+
+// SyncDirected — each test under a watchdog named after it, with the flags reset before
+// and every hook unset after it (also when it fails).
+class SyncDirected : public ::testing::Test {
+  protected:
+    void SetUp() override { reset(); }
+    void TearDown() override { clear_hooks(); }
+
+  private:
+    coop_test::Watchdog dog_{std::string("SyncDirected.") +
+                                 ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                             kWatchdogSeconds};
+};
+
 // Mutex: the holder unlocks (2 -> 0, finds no waiter in the queue) while the waiter is
 // between its exchange(2) and its enqueue; only the waiter's re-check (word 0: wake one
 // itself) keeps it from sleeping for ever.
-TEST(SyncDirected, MutexUnlockBeforeTheWaiterIsQueued) {
-    coop_test::Watchdog dog("SyncDirected.MutexUnlockBeforeTheWaiterIsQueued", kWatchdogSeconds);
-    reset();
+TEST_F(SyncDirected, MutexUnlockBeforeTheWaiterIsQueued) {
     coop::Runtime rt(two());
     static coop::Mutex m;
     coop::test_hooks::mutex_park_before_enqueue = [] {
@@ -73,15 +97,12 @@ TEST(SyncDirected, MutexUnlockBeforeTheWaiterIsQueued) {
             m.unlock();
         });
     });
-    coop::test_hooks::mutex_park_before_enqueue = nullptr;
 }
 
 // Mutex: the holder unlocks and a third activity locks (0 -> 1, a holder that knows of no
 // waiter) before the waiter enqueues; the waiter's re-check must CAS the word 1 -> 2 so
 // that this holder's unlock wakes it.
-TEST(SyncDirected, MutexRelockBeforeTheWaiterRechecks) {
-    coop_test::Watchdog dog("SyncDirected.MutexRelockBeforeTheWaiterRechecks", kWatchdogSeconds);
-    reset();
+TEST_F(SyncDirected, MutexRelockBeforeTheWaiterRechecks) {
     coop::Runtime rt(two());
     static coop::Mutex m;
     coop::test_hooks::mutex_park_before_enqueue = [] {
@@ -110,16 +131,12 @@ TEST(SyncDirected, MutexRelockBeforeTheWaiterRechecks) {
             m.unlock();
         });
     });
-    coop::test_hooks::mutex_park_before_enqueue = nullptr;
-    coop::test_hooks::mutex_park_done = nullptr;
 }
 
 // Semaphore: the release finds no queued waiter (its token goes back to pending_) while
 // the committed waiter is between its fetch_sub and its enqueue; the waiter's settle()
 // after the enqueue must take the token.
-TEST(SyncDirected, SemaphoreReleaseBeforeTheWaiterIsQueued) {
-    coop_test::Watchdog dog("SyncDirected.SemaphoreReleaseBeforeTheWaiterIsQueued", kWatchdogSeconds);
-    reset();
+TEST_F(SyncDirected, SemaphoreReleaseBeforeTheWaiterIsQueued) {
     coop::Runtime rt(two());
     static coop::Semaphore s(0);
     coop::test_hooks::semaphore_park_before_enqueue = [] {
@@ -139,15 +156,12 @@ TEST(SyncDirected, SemaphoreReleaseBeforeTheWaiterIsQueued) {
             g_b = 1;
         });
     });
-    coop::test_hooks::semaphore_park_before_enqueue = nullptr;
 }
 
 // Semaphore: the releaser claimed the token and found no waiter; meanwhile the waiter
 // enqueues and its own settle() finds no token (the releaser holds it). The releaser gives
 // the token back and must look at the queue again.
-TEST(SyncDirected, SemaphoreSettleMissesTheWaiter) {
-    coop_test::Watchdog dog("SyncDirected.SemaphoreSettleMissesTheWaiter", kWatchdogSeconds);
-    reset();
+TEST_F(SyncDirected, SemaphoreSettleMissesTheWaiter) {
     coop::Runtime rt(two());
     static coop::Semaphore s(0);
     coop::test_hooks::semaphore_park_before_enqueue = [] {
@@ -175,18 +189,13 @@ TEST(SyncDirected, SemaphoreSettleMissesTheWaiter) {
             s.release();
         });
     });
-    coop::test_hooks::semaphore_park_before_enqueue = nullptr;
-    coop::test_hooks::semaphore_settle_missed = nullptr;
-    coop::test_hooks::semaphore_park_done = nullptr;
 }
 
 // CondVar: a notifier that locks the mutex after the waiter began waiting must find the
 // waiter queued: park enqueues before it unlocks. The hook holds the waiter just before
 // its enqueue and gives the notifier time to take the mutex (it cannot while park holds
 // it; if park unlocked first, it would, and its notify would find nobody).
-TEST(SyncDirected, CondVarNotifyWhileTheWaiterParks) {
-    coop_test::Watchdog dog("SyncDirected.CondVarNotifyWhileTheWaiterParks", kWatchdogSeconds);
-    reset();
+TEST_F(SyncDirected, CondVarNotifyWhileTheWaiterParks) {
     coop::Runtime rt(two());
     static coop::Mutex m;
     static coop::CondVar cv;
@@ -216,7 +225,6 @@ TEST(SyncDirected, CondVarNotifyWhileTheWaiterParks) {
             g_c = 1;
         });
     });
-    coop::test_hooks::condvar_park_before_enqueue = nullptr;
 }
 
 // Defect 3: destroying a condition variable right after a broadcast (allowed, as POSIX
@@ -225,9 +233,7 @@ TEST(SyncDirected, CondVarNotifyWhileTheWaiterParks) {
 // and deletes the condition variable; the rest of the enqueue must not touch freed memory
 // (ASan: heap-use-after-free WRITE in Queue::enqueue without the wait queue's guard).
 coop::CondVar* g_cv = nullptr;
-TEST(SyncDirected, CondVarDestroyedRightAfterBroadcast) {
-    coop_test::Watchdog dog("SyncDirected.CondVarDestroyedRightAfterBroadcast", kWatchdogSeconds);
-    reset();
+TEST_F(SyncDirected, CondVarDestroyedRightAfterBroadcast) {
     coop::Runtime rt(two());
     static coop::Mutex m;
     g_cv = new coop::CondVar;
@@ -257,7 +263,6 @@ TEST(SyncDirected, CondVarDestroyedRightAfterBroadcast) {
             g_c = 1;
         });
     });
-    coop::test_hooks::enqueue_before_tail_cas = nullptr;
 }
 
 }  // namespace

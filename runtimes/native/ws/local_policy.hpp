@@ -1,6 +1,8 @@
 // local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
 // LocalSchedulingPolicy concept and the pieces both policies share (Pick, counters, the
-// spinning rule, victim selection).
+// spinning rule, the global queues and the pick order around the local queue, the steal
+// passes over random victims). ws_policy.hpp and parasail_policy.hpp differ only in their
+// local queue and in how they put to and take from it.
 //
 // Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
 // scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
@@ -13,11 +15,14 @@
 // npidle in wakep/findRunnable), learnt from, not copied.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <concepts>
 #include <cstdint>
 
 #include "runtimes/native/activity.hpp"
+#include "runtimes/native/queue.hpp"
 
 namespace coop::ws {
 
@@ -82,6 +87,108 @@ struct XorShift {
         return s;
     }
 };
+
+// kRunnextGraceNs — how long a thief waits before taking a victim's runnext or lone item
+// (Go: ~3 us), so that a busy owner keeps its hand-off and a stuck one cannot stall it.
+inline constexpr std::int64_t kRunnextGraceNs = 3000;
+// kStealPasses — passes over the victims per find_work (Go: 4; the last may take runnext).
+inline constexpr int kStealPasses = 4;
+
+// spin_for_ns — busy-waits about `ns` nanoseconds (CLOCK_MONOTONIC; the default grace).
+inline void spin_for_ns(std::int64_t ns) noexcept {
+    timespec a{}, b{};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= ns) return;
+    }
+}
+
+// GlobalQueues — the paper's lock-free global queues, one per priority (queue.hpp), as both
+// local policies keep them: every non-Default activity, overflow and external submissions.
+class GlobalQueues {
+  public:
+    Queue<Activity>& operator[](Priority p) noexcept { return q_[static_cast<unsigned>(p)].q; }
+    // take — the head of priority p's queue, or nullptr; empty(): two plain loads, no RMW.
+    Activity* take(Priority p) {
+        auto& q = (*this)[p];
+        return q.empty() ? nullptr : q.dequeue();
+    }
+    bool any() const noexcept {
+        for (auto& g : q_)
+            if (!g.q.empty()) return true;
+        return false;
+    }
+
+    // pick_around — the pick order both policies share (Negele Sect. 4.4's priorities, Go's
+    // schedule): Realtime/High from the global queues; then, for Default, every
+    // kGlobalCheckInterval-th pick the global Default queue first (so work overflowed or
+    // submitted from outside is not starved by a busy local queue), then `local()` (a Pick,
+    // counted by the caller), then the global Default queue; then Low/Idle. Nothing of
+    // priority below `min`.
+    template <class Local, class LocalPick>
+    Pick pick_around(Local& self, Priority min, LocalPick&& local) {
+        for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
+            if (p < static_cast<int>(min)) return {};
+            if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
+        }
+        if (min <= Priority::Default) {
+            if (++self.ticks % kGlobalCheckInterval == 0) {
+                ++self.counters.fairness_checks;
+                if (Activity* a = take(Priority::Default)) {
+                    ++self.counters.global_picks;
+                    return {a, false};
+                }
+            }
+            if (Pick own = local(); own.activity != nullptr) return own;
+            if (Activity* g = take(Priority::Default)) {
+                ++self.counters.global_picks;
+                return {g, false};
+            }
+        }
+        for (int p = static_cast<int>(Priority::Low); p >= static_cast<int>(min); --p)
+            if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
+        return {};
+    }
+
+  private:
+    struct alignas(kCacheLine) Line {
+        Queue<Activity> q;
+    };
+    Line q_[kPriorities];
+};
+
+// steal_passes — find_work's search, shared by both policies (Go's stealWork): if the
+// spinning rule allows, up to kStealPasses passes over the other processors, each starting
+// at a random one; `steal(victim, lone_too)` moves a batch of the victim's Default
+// activities into self's queue and returns one to run (or nullptr); `lone_too` (a victim's
+// runnext or lone item, after kRunnextGraceNs) only on the last pass. `own_size(self)`: a
+// size hint of self's queue, to count the activities a batch moved (approximate if a thief
+// of ours took some meanwhile). Only Default activities live in local queues, so a
+// processor that may run nothing below a higher priority does not steal.
+template <class Local, class Steal, class OwnSize>
+Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, int spinning, int parked,
+                  Steal&& steal, OwnSize&& own_size) {
+    if (min > Priority::Default || processors < 2) return {};
+    if (!may_spin(spinning, static_cast<int>(processors), parked)) return {};
+    for (int pass = 0; pass < kStealPasses; ++pass) {
+        const bool lone_too = pass == kStealPasses - 1;
+        const unsigned start = self.rng.next() % processors;
+        for (unsigned k = 0; k < processors; ++k) {
+            Local& victim = locals[(start + k) % processors];
+            if (&victim == &self) continue;
+            const std::size_t had = own_size(self);
+            if (Activity* a = steal(victim, lone_too)) {
+                const std::size_t now = own_size(self);
+                self.counters.steals += 1 + (now > had ? now - had : 0);
+                ++self.counters.steal_batches;
+                return {a, false};
+            }
+        }
+    }
+    ++self.counters.failed_steals;
+    return {};
+}
 
 // LocalSchedulingPolicy — what the (templated) runtime will need.
 template <class P>

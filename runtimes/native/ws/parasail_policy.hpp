@@ -36,7 +36,6 @@
 #include "runtimes/native/ws/local_policy.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 #include "runtimes/native/ws/parasail_queue.hpp"
-#include "runtimes/native/ws/ws_policy.hpp"  // kStealPasses, kRunnextGraceNs, spin_for_ns
 
 namespace coop::ws {
 
@@ -64,7 +63,7 @@ class ParasailPolicyT {
 
     // awakened — served next on this processor (LIFO); the runtime notifies (dispatch.cpp).
     void awakened(Local& self, Activity* a) {
-        if (a->priority != Priority::Default) global(a->priority).enqueue(a);
+        if (a->priority != Priority::Default) global_[a->priority].enqueue(a);
         else self.deque.push_back(a);
     }
 
@@ -72,26 +71,17 @@ class ParasailPolicyT {
     // streak (the streak bounds uninterrupted wake-up chains, see pick_next).
     void yielded(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global(a->priority).enqueue(a);
+            global_[a->priority].enqueue(a);
             return;
         }
         self.lifo_streak = 0;
         self.deque.push_front(a);
     }
 
+    // pick_next — own deque LIFO (with the streak bound below), in GlobalQueues::
+    // pick_around's order.
     Pick pick_next(Local& self, Priority min) {
-        for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
-            if (p < static_cast<int>(min)) return {};
-            if (Activity* a = try_global(static_cast<Priority>(p))) return {a, false};
-        }
-        if (min <= Priority::Default) {
-            if (++self.ticks % kGlobalCheckInterval == 0) {
-                ++self.counters.fairness_checks;
-                if (Activity* a = try_global(Priority::Default)) {
-                    ++self.counters.global_picks;
-                    return {a, false};
-                }
-            }
+        return global_.pick_around(self, min, [&]() -> Pick {
             if (self.lifo_streak >= kMaxRunnextStreak) {
                 // Demote the newest woken activity to the FIFO end (as if it yielded), so
                 // the next LIFO pick is an older one: a ping-pong pair cannot starve it.
@@ -106,63 +96,35 @@ class ParasailPolicyT {
                 return {a, false};
             }
             self.lifo_streak = 0;
-            if (Activity* g = try_global(Priority::Default)) {
-                ++self.counters.global_picks;
-                return {g, false};
-            }
-        }
-        for (int p = static_cast<int>(Priority::Low); p >= static_cast<int>(min); --p)
-            if (Activity* a = try_global(static_cast<Priority>(p))) return {a, false};
-        return {};
+            return {};
+        });
     }
 
+    // find_work — an idle processor steals half a victim's deque from its front, in one
+    // guarded entry that never waits for the owner (parasail_queue.hpp, steal_half_into); a
+    // victim's lone item only on the last pass, after kRunnextGraceNs without the owner
+    // touching its deque — as native-ws treats runnext.
     Pick find_work(Local& self, Priority min, int spinning, int parked) {
-        if (min > Priority::Default || processors_ < 2) return {};
-        if (!may_spin(spinning, static_cast<int>(processors_), parked)) return {};
-        // kStealPasses passes over the victims; a victim's lone item (the one its owner
-        // serves next) only on the last pass and after kRunnextGraceNs without the owner
-        // touching its deque — as native-ws treats runnext (parasail_queue.hpp, steal).
-        for (int pass = 0; pass < kStealPasses; ++pass) {
-            const bool lone_too = pass == kStealPasses - 1;
-            const unsigned start = self.rng.next() % processors_;
-            for (unsigned k = 0; k < processors_; ++k) {
-                Local& victim = locals_[(start + k) % processors_];
-                if (&victim == &self) continue;
-                const std::size_t had = self.deque.size_hint();
-                if (Activity* a = victim.deque.steal_half_into(self.deque, lone_too,
-                                                               [] { spin_for_ns(kRunnextGraceNs); })) {
-                    const std::size_t now = self.deque.size_hint();
-                    self.counters.steals += 1 + (now > had ? now - had : 0);
-                    ++self.counters.steal_batches;
-                    return {a, false};
-                }
-            }
-        }
-        ++self.counters.failed_steals;
-        return {};
+        return steal_passes(
+            self, locals_.get(), processors_, min, spinning, parked,
+            [&](Local& victim, bool lone_too) {
+                return victim.deque.steal_half_into(self.deque, lone_too, [] { spin_for_ns(kRunnextGraceNs); });
+            },
+            [](Local& l) -> std::size_t { return l.deque.size_hint(); });
     }
 
     bool has_ready() const noexcept {
-        for (auto& g : global_)
-            if (!g.q.empty()) return true;
+        if (global_.any()) return true;
         for (unsigned i = 0; i < processors_; ++i)
             if (locals_[i].deque.size_hint() != 0) return true;
         return false;
     }
 
-    Queue<Activity>& global(Priority p) noexcept { return global_[static_cast<unsigned>(p)].q; }
+    Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
 
   private:
-    Activity* try_global(Priority p) {
-        auto& q = global(p);
-        return q.empty() ? nullptr : q.dequeue();
-    }
-
-    struct alignas(kCacheLine) Global {
-        Queue<Activity> q;
-    };
     const unsigned processors_;
-    Global global_[kPriorities];
+    GlobalQueues global_;
     std::unique_ptr<Local[]> locals_;
 };
 

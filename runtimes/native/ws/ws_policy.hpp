@@ -34,8 +34,6 @@
 // processor (hazard pointers, queue.hpp). Activities are owned as in scheduler.hpp.
 #pragma once
 
-#include <time.h>
-
 #include <cstdint>
 #include <memory>
 
@@ -45,21 +43,6 @@
 #include "runtimes/native/ws/local_queue.hpp"
 
 namespace coop::ws {
-
-// kRunnextGraceNs — how long a thief waits before taking a victim's runnext (Go: ~3 us).
-inline constexpr std::int64_t kRunnextGraceNs = 3000;
-// kStealPasses — passes over the victims per find_work (Go: 4; the last may take runnext).
-inline constexpr int kStealPasses = 4;
-
-// spin_for_ns — busy-waits about `ns` nanoseconds (CLOCK_MONOTONIC; the default grace).
-inline void spin_for_ns(std::int64_t ns) noexcept {
-    timespec a{}, b{};
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        if ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= ns) return;
-    }
-}
 
 template <std::uint32_t RingCapacity = 256, class Hooks = NoRingHooks>
 class WorkStealingPolicyT {
@@ -90,7 +73,7 @@ class WorkStealingPolicyT {
     // not this policy.
     void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global(a->priority).enqueue(a);
+            global_[a->priority].enqueue(a);
             return;
         }
         self.counters.overflowed += self.ring.push_next(a, overflow_to_global());
@@ -99,97 +82,53 @@ class WorkStealingPolicyT {
     // yielded — `a` yielded: behind the other ready activities of this processor.
     void yielded(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global(a->priority).enqueue(a);
+            global_[a->priority].enqueue(a);
             return;
         }
         self.counters.overflowed += self.ring.push(a, overflow_to_global());
     }
 
-    // pick_next — the next activity of priority >= min for the processor owning `self`.
+    // pick_next — the next activity of priority >= min for the processor owning `self`: the
+    // ring (runnext first, bounded by kMaxRunnextStreak) in GlobalQueues::pick_around's order.
     Pick pick_next(Local& self, Priority min) {
-        for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
-            if (p < static_cast<int>(min)) return {};
-            if (Activity* a = try_global(static_cast<Priority>(p))) return {a, false};
-        }
-        if (min <= Priority::Default) {
-            if (++self.ticks % kGlobalCheckInterval == 0) {
-                ++self.counters.fairness_checks;
-                if (Activity* a = try_global(Priority::Default)) {
-                    ++self.counters.global_picks;
-                    return {a, false};
-                }
-            }
+        return global_.pick_around(self, min, [&]() -> Pick {
             auto [a, inherits] = self.ring.pick();
-            if (a != nullptr) {
-                ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
-                return {a, inherits};
-            }
-            if (Activity* g = try_global(Priority::Default)) {
-                ++self.counters.global_picks;
-                return {g, false};
-            }
-        }
-        for (int p = static_cast<int>(Priority::Low); p >= static_cast<int>(min); --p)
-            if (Activity* a = try_global(static_cast<Priority>(p))) return {a, false};
-        return {};
+            if (a != nullptr) ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
+            return {a, inherits};
+        });
     }
 
-    // find_work — an idle processor steals (only Default activities live in rings).
-    // `spinning`/`parked`: the counts the runtime keeps (ws/dispatch.cpp passes 0, 0 after
-    // applying the rule itself); a processor
-    // that may not spin returns at once and should park.
+    // find_work — an idle processor steals half a victim's ring (runnext on the last pass
+    // only, after the grace). `spinning`/`parked`: the counts the runtime keeps
+    // (ws/dispatch.cpp passes 0, 0 after applying the rule itself); a processor that may not
+    // spin returns at once and should park.
     Pick find_work(Local& self, Priority min, int spinning, int parked) {
-        if (min > Priority::Default || processors_ < 2) return {};
-        if (!may_spin(spinning, static_cast<int>(processors_), parked)) return {};
-        const std::uint32_t had = self.ring.size_hint();  // own (thieves may shrink it)
-        for (int pass = 0; pass < kStealPasses; ++pass) {
-            const bool runnext_too = pass == kStealPasses - 1;
-            const unsigned start = self.rng.next() % processors_;
-            for (unsigned k = 0; k < processors_; ++k) {
-                Local& victim = locals_[(start + k) % processors_];
-                if (&victim == &self) continue;
-                Activity* a = victim.ring.steal_into(self.ring, runnext_too,
-                                                     [] { spin_for_ns(kRunnextGraceNs); });
-                if (a != nullptr) {
-                    // activities moved: the one returned plus those added to our ring
-                    // (approximate if a thief of ours took some meanwhile)
-                    const std::uint32_t now = self.ring.size_hint();
-                    self.counters.steals += 1 + (now > had ? now - had : 0);
-                    ++self.counters.steal_batches;
-                    return {a, false};
-                }
-            }
-        }
-        ++self.counters.failed_steals;
-        return {};
+        return steal_passes(
+            self, locals_.get(), processors_, min, spinning, parked,
+            [&](Local& victim, bool runnext_too) {
+                return victim.ring.steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
+            },
+            [](Local& l) -> std::size_t { return l.ring.size_hint(); });
     }
 
     // has_ready — any ready activity anywhere (a hint: what a parker re-checks, O(P)).
     bool has_ready() const noexcept {
-        for (auto& g : global_)
-            if (!g.q.empty()) return true;
+        if (global_.any()) return true;
         for (unsigned i = 0; i < processors_; ++i)
             if (!locals_[i].ring.empty_hint()) return true;
         return false;
     }
 
     // global — the global queue of a priority (external submissions and overflow go here).
-    Queue<Activity>& global(Priority p) noexcept { return global_[static_cast<unsigned>(p)].q; }
+    Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
 
   private:
     auto overflow_to_global() {
-        return [this](Activity* a) { global(Priority::Default).enqueue(a); };
-    }
-    Activity* try_global(Priority p) {
-        auto& q = global(p);
-        return q.empty() ? nullptr : q.dequeue();  // empty(): two plain loads, no RMW
+        return [this](Activity* a) { global_[Priority::Default].enqueue(a); };
     }
 
-    struct alignas(kCacheLine) Global {
-        Queue<Activity> q;
-    };
     const unsigned processors_;
-    Global global_[kPriorities];
+    GlobalQueues global_;
     std::unique_ptr<Local[]> locals_;
 };
 

@@ -24,8 +24,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "harness/workload.hpp"
@@ -84,6 +86,65 @@ inline std::map<std::string, std::vector<Grid>> ddb_plans(const Machine& m, bool
     return plans;
 }
 
+// info — the WorkloadInfo of a units workload (unit: ms).
+inline WorkloadInfo info(std::string name, std::string origin, std::string description, std::vector<ParamSpec> params,
+                         std::map<std::string, std::vector<Grid>> plans) {
+    WorkloadInfo w;
+    w.name = std::move(name);
+    w.origin = std::move(origin);
+    w.description = std::move(description);
+    w.unit = "ms";
+    w.params = std::move(params);
+    w.plans = std::move(plans);
+    return w;
+}
+
+// Timed — a run's wall-clock and process CPU seconds, and the baseline's error (if any).
+struct Timed {
+    double secs = 0;
+    double cpu = 0;
+    std::string error;
+};
+
+// timed — runs body() and times it (wall clock and process CPU).
+template <class F>
+Timed timed(F&& body) {
+    Timed t;
+    const double cpu0 = cpu_seconds();
+    Stopwatch clock;
+    body();
+    t.secs = clock.seconds();
+    t.cpu = cpu_seconds() - cpu0;
+    return t;
+}
+
+// on_units — body() inside a units::Scope of `procs` processors, stopped (every message sent
+// has run) before the time is taken; body(scope) may read the scope's stats.
+template <class F>
+Timed on_units(unsigned procs, F&& body) {
+    return timed([&] {
+        units::Scope scope(procs);
+        body(scope);
+    });
+}
+
+// on_baseline — body(sys) on the mutex-per-unit baseline of backend B (a thread per
+// message), every thread joined before the time is taken; the baseline's error, if any.
+template <Backend B, class F>
+Timed on_baseline(F&& body) {
+    std::string error;
+    Timed t = timed([&] {
+        units::baseline::System<B> sys;
+        MutexSys<B>::system = &sys;
+        body(sys);
+        sys.join_all();
+        error = sys.error();
+        MutexSys<B>::system = nullptr;
+    });
+    t.error = std::move(error);
+    return t;
+}
+
 inline DdbParams ddb_from(const Context& ctx) {
     DdbParams p;
     p.rounds = static_cast<long>(ctx.i64("rounds"));
@@ -97,15 +158,10 @@ inline DdbParams ddb_from(const Context& ctx) {
 // FibUnits — `fib` on lock-free units.
 struct FibUnits {
     static WorkloadInfo info(const Machine& m) {
-        WorkloadInfo w;
-        w.name = "fib";
-        w.origin = "Quirk 2008, section 9, Figs. 4-6";
-        w.description = "variant units (lock-free OwnerQueue units, futures on coop): tree-recursive fib by free "
-                        "operations and futures";
-        w.unit = "ms";
-        w.params = unitsprog::fib_params();
-        w.plans = unitsprog::fib_plans(m, false);
-        return w;
+        return unitsprog::info("fib", "Quirk 2008, section 9, Figs. 4-6",
+                               "variant units (lock-free OwnerQueue units, futures on coop): tree-recursive fib by "
+                               "free operations and futures",
+                               unitsprog::fib_params(), unitsprog::fib_plans(m, false));
     }
     template <Backend B>
     static constexpr bool supports() {
@@ -116,19 +172,14 @@ struct FibUnits {
         using namespace unitsprog;
         const long k = static_cast<long>(ctx.i64("k"));
         const std::int64_t work = ctx.i64("work");
-        const double cpu0 = cpu_seconds();
-        Stopwatch clock;
-        long got;
-        {
-            units::Scope scope(ctx.options.processors);
+        long got = 0;
+        const Timed t = on_units(ctx.options.processors, [&](units::Scope& scope) {
             got = units::wait(units::send(&fib<UnitsSys>, k, work));
             scope.stop();
-        }
-        const double secs = clock.seconds();
-        const double cpu = cpu_seconds() - cpu0;
+        });
         if (ctx.inject_fault) got += 1;
         if (auto bad = expect("fib(" + std::to_string(k) + ")", got, fib_expected(k))) return Outcome::failed(*bad);
-        return fib_outcome(secs, cpu, k);
+        return fib_outcome(t.secs, t.cpu, k);
     }
     static Outcome fib_outcome(double secs, double cpu, long k) {
         Outcome o = Outcome::measured(secs, secs * 1e3);
@@ -143,14 +194,9 @@ struct FibUnits {
 // FibMutex — `fib-mutex`: the same program on the mutex-per-unit baseline.
 struct FibMutex {
     static WorkloadInfo info(const Machine& m) {
-        WorkloadInfo w;
-        w.name = "fib-mutex";
-        w.origin = "Quirk 2008, section 9, Figs. 4-6 (baseline)";
-        w.description = "variant mutex (thread per message, mutex+condition futures): the fib program of `fib`";
-        w.unit = "ms";
-        w.params = unitsprog::fib_params();
-        w.plans = unitsprog::fib_plans(m, true);
-        return w;
+        return unitsprog::info("fib-mutex", "Quirk 2008, section 9, Figs. 4-6 (baseline)",
+                               "variant mutex (thread per message, mutex+condition futures): the fib program of `fib`",
+                               unitsprog::fib_params(), unitsprog::fib_plans(m, true));
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
@@ -160,39 +206,22 @@ struct FibMutex {
         const auto total = static_cast<std::size_t>(fib_messages(k));
         if (auto why = capacity_problem<B>(ctx.options, std::min<std::size_t>(total, 4096)))
             return Outcome::failed(*why);
-        const double cpu0 = cpu_seconds();
-        Stopwatch clock;
-        long got;
-        std::string error;
-        {
-            units::baseline::System<B> sys;
-            MutexSys<B>::system = &sys;
-            auto f = sys.send(&fib<MutexSys<B>>, k, work);
-            got = f.get();
-            sys.join_all();
-            error = sys.error();
-            MutexSys<B>::system = nullptr;
-        }
-        const double secs = clock.seconds();
-        const double cpu = cpu_seconds() - cpu0;
-        if (!error.empty()) return Outcome::failed(error);
+        long got = 0;
+        const Timed t = on_baseline<B>([&](auto& sys) { got = sys.send(&fib<MutexSys<B>>, k, work).get(); });
+        if (!t.error.empty()) return Outcome::failed(t.error);
         if (ctx.inject_fault) got += 1;
         if (auto bad = expect("fib(" + std::to_string(k) + ")", got, fib_expected(k))) return Outcome::failed(*bad);
-        return FibUnits::fib_outcome(secs, cpu, k);
+        return FibUnits::fib_outcome(t.secs, t.cpu, k);
     }
 };
 
 // DdbUnits — `ddb` on lock-free units.
 struct DdbUnits {
     static WorkloadInfo info(const Machine& m) {
-        WorkloadInfo w;
-        w.name = "ddb";
-        w.origin = "Quirk 2008, section 9, Figs. 7-10";
-        w.description = "variant units (lock-free OwnerQueue units on coop): 4 server units, 28 client units, a hot key";
-        w.unit = "ms";
-        w.params = unitsprog::ddb_params();
-        w.plans = unitsprog::ddb_plans(m, false);
-        return w;
+        return unitsprog::info("ddb", "Quirk 2008, section 9, Figs. 7-10",
+                               "variant units (lock-free OwnerQueue units on coop): 4 server units, 28 client units, "
+                               "a hot key",
+                               unitsprog::ddb_params(), unitsprog::ddb_plans(m, false));
     }
     template <Backend B>
     static constexpr bool supports() {
@@ -204,16 +233,12 @@ struct DdbUnits {
         const unsigned procs = ctx.options.processors;
         Ddb<UnitsSys> db(ddb_from(ctx));
         units::Stats st;
-        const double cpu0 = cpu_seconds();
-        Stopwatch clock;
-        {
-            units::Scope scope(procs);
+        const Timed t = on_units(procs, [&](units::Scope& scope) {
             for (auto& f : db.start()) units::wait(f);
             scope.stop();  // every increment sent has run
             st = scope.stats();
-        }
-        const double secs = clock.seconds();
-        const double cpu = cpu_seconds() - cpu0;
+        });
+        const double secs = t.secs, cpu = t.cpu;
         if (auto bad = db.check(ctx.inject_fault); !bad.empty()) return Outcome::failed(bad);
 
         Outcome o = Outcome::measured(secs, secs * 1e3);
@@ -249,14 +274,9 @@ struct DdbUnits {
 // DdbMutex — `ddb-mutex`: the same program on the mutex-per-unit baseline.
 struct DdbMutex {
     static WorkloadInfo info(const Machine& m) {
-        WorkloadInfo w;
-        w.name = "ddb-mutex";
-        w.origin = "Quirk 2008, section 9, Figs. 7-10 (baseline)";
-        w.description = "variant mutex (thread per message, mutex per unit): the ddb program of `ddb`";
-        w.unit = "ms";
-        w.params = unitsprog::ddb_params();
-        w.plans = unitsprog::ddb_plans(m, true);
-        return w;
+        return unitsprog::info("ddb-mutex", "Quirk 2008, section 9, Figs. 7-10 (baseline)",
+                               "variant mutex (thread per message, mutex per unit): the ddb program of `ddb`",
+                               unitsprog::ddb_params(), unitsprog::ddb_plans(m, true));
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
@@ -264,20 +284,11 @@ struct DdbMutex {
         const unsigned procs = ctx.options.processors;
         if (auto why = capacity_problem<B>(ctx.options, 512)) return Outcome::failed(*why);
         Ddb<MutexSys<B>> db(ddb_from(ctx));
-        const double cpu0 = cpu_seconds();
-        Stopwatch clock;
-        std::string error;
-        {
-            units::baseline::System<B> sys;
-            MutexSys<B>::system = &sys;
+        const Timed t = on_baseline<B>([&](auto&) {
             for (auto& f : db.start()) f.wait();
-            sys.join_all();
-            error = sys.error();
-            MutexSys<B>::system = nullptr;
-        }
-        const double secs = clock.seconds();
-        const double cpu = cpu_seconds() - cpu0;
-        if (!error.empty()) return Outcome::failed(error);
+        });
+        const double secs = t.secs, cpu = t.cpu;
+        if (!t.error.empty()) return Outcome::failed(t.error);
         if (auto bad = db.check(ctx.inject_fault); !bad.empty()) return Outcome::failed(bad);
         Outcome o = Outcome::measured(secs, secs * 1e3);
         const double ops = static_cast<double>(db.operations());

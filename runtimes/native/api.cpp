@@ -192,7 +192,12 @@ Runtime::Runtime(const Options& o) {
                                              o.scheduling);
     for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
     std::vector<int> cpus;
-    if (o.pin) cpus = choose_cpus(n);
+    if (o.pin) {
+        cpus = choose_cpus(n);
+        // Pinned workers stay on their CPUs, so their cache groups are known: the stealing
+        // policies try victims that share a last-level cache first (issue 10).
+        rt->policy.set_groups(cache_groups(cpus));
+    }
     RuntimeState* expected = nullptr;
     // acq_rel: release publishes the built state to start()'s acquire load.
     if (!g_active.compare_exchange_strong(expected, rt.get(), std::memory_order_acq_rel))

@@ -59,6 +59,29 @@ std::vector<int> choose_cpus(unsigned processors) {
     return out;
 }
 
+std::vector<unsigned> cache_groups(const std::vector<int>& cpus) {
+    std::vector<unsigned> groups(cpus.size(), 0);
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0) return groups;
+    if (hwloc_topology_load(topo) == 0) {
+        std::vector<hwloc_obj_t> seen;  // the group objects, in order of first appearance
+        for (std::size_t i = 0; i < cpus.size(); ++i) {
+            hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, static_cast<unsigned>(cpus[i]));
+            hwloc_obj_t group = nullptr;
+            for (hwloc_obj_t o = pu; o != nullptr && group == nullptr; o = o->parent)
+                if (o->type == HWLOC_OBJ_L3CACHE) group = o;
+            for (hwloc_obj_t o = pu; o != nullptr && group == nullptr; o = o->parent)
+                if (o->type == HWLOC_OBJ_PACKAGE) group = o;
+            if (group == nullptr) continue;  // group 0
+            auto it = std::find(seen.begin(), seen.end(), group);
+            if (it == seen.end()) it = seen.insert(seen.end(), group);
+            groups[i] = static_cast<unsigned>(it - seen.begin());
+        }
+    }
+    hwloc_topology_destroy(topo);
+    return groups;
+}
+
 void pin_current_thread(int cpu) noexcept {
     cpu_set_t set;
     CPU_ZERO(&set);

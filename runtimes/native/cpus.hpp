@@ -12,6 +12,14 @@ namespace coop::internal {
 // machine has fewer CPUs: the remaining workers are not pinned).
 std::vector<int> choose_cpus(unsigned processors);
 
+// cache_groups — for each CPU of `cpus`, the id of the group it shares its last-level cache
+// with (hwloc: its nearest L3 ancestor, else its package, else one group for all): workers
+// pinned to CPUs of one group exchange cache lines far more cheaply than across groups
+// (sockets, NUMA nodes, chiplets). Ids are small integers, equal for CPUs of one group;
+// without a topology every CPU is in group 0. The stealing policies try victims of their
+// own group first (ws/local_policy.hpp, steal_passes).
+std::vector<unsigned> cache_groups(const std::vector<int>& cpus);
+
 // pin_current_thread — restricts the calling thread to `cpu`.
 void pin_current_thread(int cpu) noexcept;
 

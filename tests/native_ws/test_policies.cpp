@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "runtimes/native/ws/parasail_policy.hpp"
@@ -152,6 +153,58 @@ TYPED_TEST(PolicyTest, IdleProcessorSteals) {
     Activity* const last_served = std::is_same_v<TypeParam, coop::ws::WorkStealingPolicy> ? &a : &b;
     EXPECT_EQ(s, last_served);
     EXPECT_EQ(policy.pick_next(policy.local(0), Priority::Idle).activity, s == &a ? &b : &a);
+}
+
+// With cache groups (a pinned runtime, cpus.hpp cache_groups), the first steal pass visits
+// only the thief's own group: processor 0 of groups {0,0,1,1} always steals from
+// processor 1 while it has work, though processor 2 has work too. The control, without
+// groups, shows the random start does reach processor 2 (so the first half can fail).
+TYPED_TEST(PolicyTest, NearVictimsFirst) {
+    coop::bind_processor(0);
+    auto steal_sources = [](bool grouped) {
+        TypeParam policy(4);
+        if (grouped) policy.set_groups({0, 0, 1, 1});
+        TA a1, b1, a2, b2;
+        policy.yielded(policy.local(1), &a1);
+        policy.yielded(policy.local(1), &b1);
+        policy.yielded(policy.local(2), &a2);
+        policy.yielded(policy.local(2), &b2);
+        int from1 = 0, from2 = 0;
+        for (int k = 0; k < 40; ++k) {
+            Activity* x = policy.find_work(policy.local(0), Priority::Idle, 0, 0).activity;
+            EXPECT_NE(x, nullptr);
+            if (x == nullptr) break;
+            const bool one = x == &a1 || x == &b1;
+            ++(one ? from1 : from2);
+            policy.yielded(policy.local(one ? 1 : 2), x);  // back where it came from
+        }
+        for (unsigned p = 0; p < 4; ++p)
+            while (policy.pick_next(policy.local(p), Priority::Idle).activity != nullptr) {
+            }
+        return std::pair{from1, from2};
+    };
+    const auto [g1, g2] = steal_sources(true);
+    EXPECT_EQ(g1, 40);
+    EXPECT_EQ(g2, 0);
+    const auto [u1, u2] = steal_sources(false);
+    EXPECT_GT(u2, 0) << "without groups every victim is as likely";
+    EXPECT_EQ(u1 + u2, 40);
+}
+
+// A group without work does not hide the others' work: the later passes visit everyone.
+TYPED_TEST(PolicyTest, FarVictimStolenWhenNearHaveNone) {
+    coop::bind_processor(0);
+    TypeParam policy(4);
+    policy.set_groups({0, 0, 1, 1});
+    TA a, b;
+    policy.yielded(policy.local(3), &a);
+    policy.yielded(policy.local(3), &b);
+    Activity* x = policy.find_work(policy.local(0), Priority::Idle, 0, 0).activity;
+    EXPECT_TRUE(x == &a || x == &b);
+    EXPECT_EQ(policy.local(0).counters.near_steals, 0u);
+    for (unsigned p = 0; p < 4; ++p)
+        while (policy.pick_next(policy.local(p), Priority::Idle).activity != nullptr) {
+        }
 }
 
 // Each OS thread plays one processor; every activity runs kRuns times, alternately

@@ -19,6 +19,7 @@
 // - CountersAreReported: Runtime::stats() names the counters the harness records.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "runtimes/native/coop.hpp"
+#include "runtimes/native/cpus.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 namespace {
@@ -221,6 +223,30 @@ TEST_P(RuntimeWs, CountersAreReported) {
         std::uint64_t picks = s.at("local_picks") + s.at("runnext_hits") + s.at("global_picks") + s.at("steal_batches");
         EXPECT_GE(picks, 101u) << "fewer picks than activities run";
     }
+}
+
+// A pinned runtime hands its processors' cache groups to the policy (api.cpp,
+// cpus.hpp cache_groups): one group per CPU chosen, and the runtime runs as before.
+TEST_P(RuntimeWs, PinnedRuntimeWithCacheGroupsRuns) {
+    const unsigned n = processors();
+    const auto cpus = coop::internal::choose_cpus(n);
+    const auto groups = coop::internal::cache_groups(cpus);
+    ASSERT_EQ(groups.size(), cpus.size());
+    for (unsigned g : groups) EXPECT_LT(g, std::max<std::size_t>(1, cpus.size()));
+    wstest::Watchdog dog("PinnedRuntimeWithCacheGroupsRuns", 120);
+    coop::Options o = options(n);
+    o.pin = true;
+    coop::Runtime rt(o);
+    std::atomic<int> ran{0};
+    rt.run([&] {
+        std::vector<coop::Thread> ts;
+        for (int i = 0; i < 1000; ++i) ts.push_back(coop::spawn([&] {
+            coop::yield();
+            ran.fetch_add(1, std::memory_order_relaxed);
+        }));
+        for (auto& t : ts) t.join();
+    });
+    EXPECT_EQ(ran.load(), 1000);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, RuntimeWs,

@@ -22,6 +22,11 @@ Scheduler::Scheduler(unsigned processors, Scheduling kind)
 
 Scheduler::~Scheduler() = default;
 
+void Scheduler::set_groups(const std::vector<unsigned>& group_of) {
+    if (ws_) ws_->set_groups(group_of);
+    if (ps_) ps_->set_groups(group_of);
+}
+
 namespace {
 // index — the calling processor's index (see the file comment).
 inline unsigned index() noexcept { return this_processor()->index; }
@@ -135,6 +140,7 @@ SchedulerStats Scheduler::stats() const {
         s["local_picks"] += c.local_picks;
         s["global_picks"] += c.global_picks;
         s["overflowed"] += c.overflowed;
+        s["near_steals"] += c.near_steals;
     };
     for (unsigned i = 0; i < processors_; ++i) {
         if (ws_) add(ws_->local(i).counters);

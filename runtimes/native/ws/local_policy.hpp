@@ -20,6 +20,7 @@
 #include <atomic>
 #include <concepts>
 #include <cstdint>
+#include <vector>
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/queue.hpp"
@@ -61,6 +62,7 @@ struct Counters {
     Counter steal_batches;    // successful find_work steals
     Counter failed_steals;    // find_work calls that found nothing
     Counter overflowed;       // items moved to the global queue by a full ring
+    Counter near_steals;      // steal batches taken in the first, own-cache-group pass
 };
 
 // kGlobalCheckInterval — every this many picks the global queue is looked at first, so
@@ -158,6 +160,27 @@ class GlobalQueues {
     Line q_[kPriorities];
 };
 
+// Proximity — a processor's victims of its own cache group (cpus.hpp, cache_groups), for
+// a pinned runtime on a machine with several groups; empty otherwise (every victim is as
+// near as any other, or the workers are not pinned and may be anywhere).
+struct Proximity {
+    std::vector<unsigned> near;  // processor indices, self excluded
+
+    // set_groups — `group_of[i]`: the group of processor i. Near victims are kept only when
+    // they are a proper subset of the others (else the first pass would equal the rest).
+    template <class Local>
+    static void set_groups(Local* locals, unsigned processors, const std::vector<unsigned>& group_of) {
+        for (unsigned i = 0; i < processors; ++i) {
+            auto& near = locals[i].proximity.near;
+            near.clear();
+            if (group_of.size() != processors) continue;
+            for (unsigned j = 0; j < processors; ++j)
+                if (j != i && group_of[j] == group_of[i]) near.push_back(j);
+            if (near.size() + 1 >= processors) near.clear();
+        }
+    }
+};
+
 // steal_passes — find_work's search, shared by both policies (Go's stealWork): if the
 // spinning rule allows, up to kStealPasses passes over the other processors, each starting
 // at a random one; `steal(victim, lone_too)` moves a batch of the victim's Default
@@ -165,25 +188,42 @@ class GlobalQueues {
 // runnext or lone item, after kRunnextGraceNs) only on the last pass. `own_size(self)`: a
 // size hint of self's queue, to count the activities a batch moved (approximate if a thief
 // of ours took some meanwhile). Only Default activities live in local queues, so a
-// processor that may run nothing below a higher priority does not steal.
+// processor that may run nothing below a higher priority does not steal. With proximity
+// groups (pinned, several cache groups: the "same cache/NUMA group first"), the
+// first pass visits only the victims of self's group, so a batch moves within a shared
+// cache whenever that group has work; the later passes visit everyone.
 template <class Local, class Steal, class OwnSize>
 Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, int spinning, int parked,
                   Steal&& steal, OwnSize&& own_size) {
     if (min > Priority::Default || processors < 2) return {};
     if (!may_spin(spinning, static_cast<int>(processors), parked)) return {};
+    auto try_victim = [&](Local& victim, bool lone_too) -> Activity* {
+        const std::size_t had = own_size(self);
+        Activity* a = steal(victim, lone_too);
+        if (a != nullptr) {
+            const std::size_t now = own_size(self);
+            self.counters.steals += 1 + (now > had ? now - had : 0);
+            ++self.counters.steal_batches;
+        }
+        return a;
+    };
+    const auto& near = self.proximity.near;
     for (int pass = 0; pass < kStealPasses; ++pass) {
         const bool lone_too = pass == kStealPasses - 1;
+        if (pass == 0 && !near.empty()) {
+            const std::size_t start = self.rng.next() % near.size();
+            for (std::size_t k = 0; k < near.size(); ++k)
+                if (Activity* a = try_victim(locals[near[(start + k) % near.size()]], false)) {
+                    ++self.counters.near_steals;
+                    return {a, false};
+                }
+            continue;
+        }
         const unsigned start = self.rng.next() % processors;
         for (unsigned k = 0; k < processors; ++k) {
             Local& victim = locals[(start + k) % processors];
             if (&victim == &self) continue;
-            const std::size_t had = own_size(self);
-            if (Activity* a = steal(victim, lone_too)) {
-                const std::size_t now = own_size(self);
-                self.counters.steals += 1 + (now > had ? now - had : 0);
-                ++self.counters.steal_batches;
-                return {a, false};
-            }
+            if (Activity* a = try_victim(victim, lone_too)) return {a, false};
         }
     }
     ++self.counters.failed_steals;

@@ -49,6 +49,7 @@ class ParasailPolicyT {
         unsigned lifo_streak = 0;  // consecutive LIFO picks
         XorShift rng{1};
         Counters counters;
+        Proximity proximity;  // victims of the own cache group (set_groups)
     };
 
     explicit ParasailPolicyT(unsigned processors)
@@ -60,6 +61,12 @@ class ParasailPolicyT {
     }
 
     Local& local(unsigned i) noexcept { return locals_[i]; }
+
+    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
+    // processors start: find_work then tries the own group's victims first.
+    void set_groups(const std::vector<unsigned>& group_of) {
+        Proximity::set_groups(locals_.get(), processors_, group_of);
+    }
 
     // awakened — served next on this processor (LIFO); the runtime notifies (dispatch.cpp).
     void awakened(Local& self, Activity* a) {

@@ -45,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtimes/native/scheduler.hpp"
 #include "runtimes/native/ws/parasail_policy.hpp"
@@ -72,6 +73,9 @@ class Scheduler {
     Scheduler& operator=(const Scheduler&) = delete;
 
     Scheduling kind() const noexcept { return kind_; }
+    // set_groups — the cache group of each processor (cpus.hpp, cache_groups; a pinned
+    // runtime, before its workers start): the local policies steal within a group first.
+    void set_groups(const std::vector<unsigned>& group_of);
 
     void awakened(Activity* a) noexcept {
         if (kind_ == Scheduling::global) [[likely]] {

@@ -26,8 +26,9 @@
 // - find_work (an idle processor): if may_spin(): up to kStealPasses passes over the other
 //   processors starting at a random one, stealing half a victim's ring; runnext only on the
 //   last pass and only after kRunnextGraceNs (so a busy owner keeps its hand-off, a stuck
-//   one cannot stall it: tokio #4941). TODO: same cache/NUMA group first (hwloc), once the
-//   runtime hands the topology to the policy.
+//   one cannot stall it: tokio #4941). A pinned runtime hands the policy its processors'
+//   cache groups (set_groups, from hwloc): the first pass then visits only the victims
+//   that share the thief's last-level cache (steal_passes, local_policy.hpp).
 //
 // Ownership rules: local(i) belongs to processor i: only the thread bound as processor i
 // passes it to awakened/yielded/pick_next/find_work. The global queues need a bound
@@ -55,6 +56,7 @@ class WorkStealingPolicyT {
         std::uint32_t ticks = 0;  // picks, for the fairness check
         XorShift rng{1};
         Counters counters;
+        Proximity proximity;  // victims of the own cache group (set_groups)
     };
 
     explicit WorkStealingPolicyT(unsigned processors)
@@ -66,6 +68,12 @@ class WorkStealingPolicyT {
     }
 
     Local& local(unsigned i) noexcept { return locals_[i]; }
+
+    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
+    // processors start: find_work then tries the own group's victims first.
+    void set_groups(const std::vector<unsigned>& group_of) {
+        Proximity::set_groups(locals_.get(), processors_, group_of);
+    }
     unsigned processors() const noexcept { return processors_; }
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it

@@ -28,11 +28,12 @@ verify() {  # verify NAME DEFINES -> prints pan's summary, returns 0 when no err
 
 fail=0
 for sizes in "-DNPROC=2 -DITEMS=2 -DYIELDS=1" "-DNPROC=2 -DITEMS=3 -DYIELDS=1" "-DNPROC=3 -DITEMS=2 -DYIELDS=1" "-DNPROC=3 -DITEMS=3 -DYIELDS=0"; do
+    sizes="$sizes -DSTRICT_YIELD"
     verify "protocol $sizes" "$sizes" || { cat pan.log; echo "FAIL: a wake-up was lost or an item ran twice ($sizes)"; fail=1; }
 done
 # BUG_NO_CHAIN needs a third processor: the thief's chained notify wakes it.
-for bug in "BUG_NO_RECHECK -DNPROC=2" "BUG_NO_NOTIFY_LOCAL -DNPROC=2" "BUG_NO_CHAIN -DNPROC=3"; do
-    if verify "mutant $bug (must fail)" "-D$bug -DITEMS=2 -DYIELDS=1"; then
+for bug in "BUG_NO_RECHECK -DNPROC=2" "BUG_NO_NOTIFY_LOCAL -DNPROC=2" "BUG_NO_CHAIN -DNPROC=3" "BUG_NO_YIELD_NOTIFY -DNPROC=2"; do
+    if verify "mutant $bug (must fail)" "-D$bug -DITEMS=2 -DYIELDS=1 -DSTRICT_YIELD"; then
         echo "FAIL: the model did not catch mutant $bug"; fail=1
     else
         grep -m1 -E "assertion violated|invalid end state" pan.log

@@ -34,14 +34,17 @@
  * Checked: (1) no item runs twice — a take must find the item queued (assert); (2) no lost
  * wake-up — when nothing can move any more (every processor asleep in futex_wait or running
  * for good: Final's timeout), no item made ready and announced by a notify() is still in a
- * queue, the token is free and parked_ counts exactly the sleepers. An item queued by a yield
- * (fin_yield -> yielded_local: no notify, by design, Fig. 2 "this processor stays busy";
- * GlobalPriorityPolicy::yielded does the same) is exempt: its owner runs it when it next
- * picks. -DSTRICT_YIELD drops the exemption, and Spin then finds: P1 yields, api.cpp yield()
+ * queue, the token is free and parked_ counts exactly the sleepers. -DSTRICT_YIELD (what
+ * check_local_park.sh runs) includes items queued by a yield; without it they are exempt.
+ * Until this model found it, yielded_local did not notify (by design, Fig. 2 "this
+ * processor stays busy"; GlobalPriorityPolicy::yielded, the paper's `native`, still does
+ * not). The mutant -DBUG_NO_YIELD_NOTIFY is that code, and Spin finds: P1 yields, yield()
  * takes the next activity from a queue, the idle P0 looks (pick_next, find_work, park's
  * has_ready) in the window before fin_yield pushes the yielder onto P1's ring, and sleeps;
  * the next activity runs for good and the yielder waits on P1's ring while P0 sleeps. No
- * wake-up was owed (a yield asks for no help), but no processor will come for it either.
+ * wake-up was owed (a yield asks for no help), but no processor would come for it either;
+ * yielded_local now notifies when a processor is parked (tests/native_ws/test_yield_wake.cpp
+ * forces that interleaving with a hook and hangs without it).
  *
  * Mutants (Spin must find each; models/check_local_park.sh): -DBUG_NO_RECHECK: the parker's
  * re-check looks only at the global queues, not the local ones; -DBUG_NO_NOTIFY_LOCAL:
@@ -263,12 +266,21 @@ pushed:
     :: atomic { yields < YIELDS -> yields++ } ->
         /* api.cpp yield(): pick_next(cur->priority) first; nothing: keep running. Else
          * switch_to with fin_yield (finalizers.cpp) -> Scheduler::yielded -> yielded_local
-         * (dispatch.cpp): the yielder goes onto the own queue's tail, no notify(). */
+         * (dispatch.cpp): the yielder goes onto the own queue's tail, then notify() if a
+         * processor is parked. The code reads parked_ relaxed, with no fence (modelled
+         * here as an SC read): it may miss a processor parking at that instant, and then
+         * the next yield of this processor sees it; the model checks the SC version. */
         pick_next();
         if
         :: got != NONE ->
             push(me, cur); quiet[cur] = 1;
-            cur = got; got = NONE
+            cur = got; got = NONE;
+#ifndef BUG_NO_YIELD_NOTIFY
+            if
+            :: parked > 0 -> notify()
+            :: else -> skip
+            fi
+#endif
         :: else -> skip
         fi
     :: cur != 0 || ITEMS == 0 || made > 0 ->

@@ -162,6 +162,7 @@ void yield() noexcept {
         reset_quantum();  // Fig. 2: nobody else to run
         return;
     }
+    COOP_HOOK(yield_after_pick);
     switch_to(*p, cur, next, &fin_yield, &rt.policy);
 }
 

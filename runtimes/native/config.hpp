@@ -51,6 +51,7 @@ inline void (*semaphore_park_done)() = nullptr;        // Semaphore::park, at it
 inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claimed, no waiter seen
 inline void (*condvar_park_before_enqueue)() = nullptr;  // CondVar::park, before the enqueue
 inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each worker starts
+inline void (*yield_after_pick)() = nullptr;           // yield(): next picked, the yielder not yet queued
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \
     do {                                                                                      \

@@ -50,9 +50,24 @@ void Scheduler::awakened_local(Activity* a, bool next) noexcept {
 }
 
 void Scheduler::yielded_local(Activity* a) noexcept {
+    // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
+    const Priority priority = a->priority;
     const unsigned self = index();
     if (ws_) ws_->yielded(ws_->local(self), a);
     else ps_->yielded(ps_->local(self), a);
+    // A yield asks for no help (Negele Fig. 2: "this processor stays busy"), but with local
+    // queues the yielder now waits on this processor's queue while another processor may
+    // have parked in the window between yield()'s pick and this push, when nothing was
+    // queued here (models/local_park.pml -DSTRICT_YIELD; test_yield_wake.cpp): if the
+    // activity that runs now never yields, the yielder waits for good although a processor
+    // is idle. So: if a processor is parked, notify. A relaxed load and no fence, to keep a
+    // yield cheap (one read of a line that changes only when a processor parks or wakes): it
+    // can miss a processor that parks at this very moment (its store not yet visible), and
+    // then the next yield on this processor sees it — a yielding program yields again, so
+    // the work waits for one more quantum at most, not for good. No lost wake-up of the
+    // protocol depends on this (park.hpp's pairs are awakened_local's notify and the
+    // parker's re-check); it restores parallelism.
+    if (priority != Priority::Idle && processors_ > 1 && global_.parking().parked() != 0) notify();
 }
 
 Activity* Scheduler::pick_next_local(Priority min) noexcept {

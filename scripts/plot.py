@@ -188,7 +188,8 @@ def median_tables(res) -> str:
 
 
 def noisy_section(res) -> str:
-    """noisy_section — every noisy point: which forks, the load average and runnable processes around them."""
+    """noisy_section — every noisy point: which forks, the other processes' CPU time and runnable threads (the
+    rule), and the load average around them."""
     df = res.df
     out = ["## Noisy points", ""]
     n = df[df["noisy"]]
@@ -196,16 +197,21 @@ def noisy_section(res) -> str:
         known = df["load_before"].notna().any()
         return "\n".join(out + ["None." if known else
                                 "Not recorded (a folder from before the noise guard, schema version 1).", ""])
-    out += ["The harness marks a fork noisy when other runnable processes or the load average exceeded what the "
-            "point left free; its values may be slower than on a quiet machine.", "",
-            "| point | noisy forks | load before → after | runnable before → after |", "|---|---|---|---|"]
+    out += ["The harness marks a fork noisy when other processes had more runnable threads than the point left "
+            "cores free, or used more CPU time than that (`other_cpus`: CPUs' worth of busy time, from /proc/stat, "
+            "that the fork did not spend itself; docs/results-format.md, *Noise guard*); its values may be slower "
+            "than on a quiet machine. The load average is recorded for the reader but is not part of the rule.", "",
+            "| point | noisy forks | other_cpus | runnable before → after | load before → after |",
+            "|---|---|---|---|---|"]
     for point, g in n.groupby("point", sort=True):
         forks = g.drop_duplicates("repetition").sort_values("repetition")
+        other = forks["other_cpus"] if "other_cpus" in forks else [float("nan")] * len(forks)
         out.append(f"| `{md_escape(point)}` {NOISY_MARK} | " + ", ".join(str(int(r)) for r in forks["repetition"])
+                   + " | " + ", ".join(cr.fmt_value(o) for o in other)
                    + " | " + ", ".join(f"{cr.fmt_value(a)} → {cr.fmt_value(b)}"
-                                       for a, b in zip(forks["load_before"], forks["load_after"]))
+                                       for a, b in zip(forks["runnable_before"], forks["runnable_after"]))
                    + " | " + ", ".join(f"{cr.fmt_value(a)} → {cr.fmt_value(b)}"
-                                       for a, b in zip(forks["runnable_before"], forks["runnable_after"])) + " |")
+                                       for a, b in zip(forks["load_before"], forks["load_after"])) + " |")
     return "\n".join(out + [""])
 
 

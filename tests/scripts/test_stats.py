@@ -311,7 +311,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertRegex(cold, r"\| 10 \| 216 \([^)]+\) ⚠ noisy \| 108 \([^)]+\) \|")
         self.assertEqual(med.count("⚠ noisy"), 2)
         noisy = report[report.index("## Noisy points"):report.index("## Failed points")]
-        self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 3.5 → 3.25 | 3 → 2 |", noisy)
+        self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
         self.assertIn("percentile bootstrap", report)
 
     def test_merged_hosts_are_not_pooled(self):

@@ -47,7 +47,6 @@ Context context_for(const coopbench::test::GridPoint& p, bool fault = false) {
 // RefusingBackend — stdthread whose spawn refuses once `budget` threads were spawned (the
 // runtime's own main thread is not counted): a stand-in for a system out of threads.
 struct RefusingBackend : StdThreadBackend {
-    static constexpr std::string_view name = "refusing";
     static inline std::atomic<long> budget{0};
     template <class F>
     static Thread spawn(F&& fn) {

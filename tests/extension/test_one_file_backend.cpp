@@ -29,7 +29,6 @@ namespace {
 // SpinThreads — OS threads (std::thread) with a test-and-test-and-set spin mutex, a
 // generation-counter condition variable and a CAS semaphore: everything a backend needs.
 struct SpinThreads {
-    static constexpr std::string_view name = "test-spinthreads";
     static constexpr bool preemptive = true;  // OS threads: spinning on them is safe
 
     class Thread {

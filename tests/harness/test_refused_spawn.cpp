@@ -16,7 +16,6 @@ using namespace coopbench;
 
 // Refusing — pthreads whose spawn refuses once `budget` threads were spawned.
 struct Refusing : PthreadsBackend {
-    static constexpr std::string_view name = "refusing";
     static inline std::atomic<long> budget{0};
     template <class F>
     static Thread spawn(F&& fn) {

@@ -111,7 +111,6 @@ TEST(LockWorkloadPlans, NamedPlansScaleWithTheMachine) {
 
 // A cooperative backend (not preemptive) gets neither workload.
 struct CoopFake {
-    static constexpr std::string_view name = "coop-fake";
     struct Runtime {
         explicit Runtime(const RuntimeOptions&) {}
         template <class F>

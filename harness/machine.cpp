@@ -83,7 +83,13 @@ nlohmann::json machine_context() {
     c["build_flags"] = COOPBENCH_BUILD_FLAGS;
     std::string src = COOPBENCH_SOURCE_DIR;
     std::string commit = command_output("git -C '" + src + "' rev-parse --short=12 HEAD 2>/dev/null");
-    if (!commit.empty() && !command_output("git -C '" + src + "' status --porcelain --untracked-files=no 2>/dev/null").empty())
+    // "-dirty": the sources differ from the commit. results/ is left out: a batch of sweeps
+    // (scripts/reference.sh) replaces committed result folders as it goes, which says nothing
+    // about the code that measured them (the reference runs of November 2026 were stamped
+    // "-dirty" by their own earlier folders).
+    if (!commit.empty() &&
+        !command_output("git -C '" + src + "' status --porcelain --untracked-files=no -- . ':(exclude)results' 2>/dev/null")
+             .empty())
         commit += "-dirty";
     c["git_commit"] = commit.empty() ? "unknown" : commit;
     return c;

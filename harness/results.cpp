@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 namespace coopbench {
 
@@ -116,6 +118,23 @@ int ProcReader::runnable() const {
             }
         }
     return -1;
+}
+
+int settled_runnable(const std::function<int()>& read, int samples, const std::function<void()>& wait) {
+    int fewest = -1;
+    for (int i = 0; i < samples; ++i) {
+        if (i > 0) wait();
+        const int r = read();
+        if (r < 0) return -1;
+        if (fewest < 0 || r < fewest) fewest = r;
+        if (fewest == 0) break;  // cannot go lower
+    }
+    return fewest;
+}
+
+int ProcReader::runnable_settled() const {
+    return settled_runnable([this] { return runnable(); }, 5,
+                            [] { std::this_thread::sleep_for(std::chrono::microseconds(500)); });
 }
 
 double ProcReader::busy_seconds() const {

@@ -40,11 +40,21 @@ struct ProcReader {
     std::filesystem::path root = "/proc";
     double load1() const;         // the 1-minute load average, -1 when unreadable
     int runnable() const;         // procs_running minus the reader itself, -1 when unreadable
+    int runnable_settled() const;  // the fewest of settled_runnable's readings (below)
     double busy_seconds() const;  // all CPUs' non-idle time since boot (user, nice, system,
                                   // irq, softirq, steal), -1 when unreadable
     unsigned cpus() const;        // CPUs the "cpu" line sums over (cpuN lines), 0: unknown
     static double tick_seconds();  // the clock tick of /proc/stat's counters
 };
+
+// settled_runnable — the fewest runnable processes over `samples` readings of `read`, with
+// `wait` between them (-1 when a reading is -1). One reading of procs_running is an instant:
+// on a quiet machine it catches a kernel worker or the just-reaped child's exiting threads
+// (in the reference folders re-made on a quiet machine in November 2026, 111 of 1,607
+// points were marked noisy, every one by a single such reading, with other_cpus below its
+// threshold), while work that competes with a point is runnable at every reading.
+// ProcReader::runnable_settled takes 5 readings 0.5 ms apart.
+int settled_runnable(const std::function<int()>& read, int samples, const std::function<void()>& wait);
 
 // other_cpus — the mean number of CPUs busy with work other than the fork's own during a
 // fork of `wall` seconds, from /proc/stat's busy time before and after and the fork's own

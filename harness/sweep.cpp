@@ -328,7 +328,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             fork.unit = reg.workloads().at(p->workload).info(machine).unit;
             fork.repetition = rep;
             fork.noise.load_before = proc.load1();
-            fork.noise.runnable_before = proc.runnable();
+            fork.noise.runnable_before = proc.runnable_settled();
             const double busy_before = proc.busy_seconds();
             const auto fork_start = std::chrono::steady_clock::now();
             fork.m = measure(*p, opts.runner);
@@ -336,7 +336,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             fork.noise.other_cpus = other_cpus(busy_before, proc.busy_seconds(), fork.m.cpu_seconds, wall, proc_cpus,
                                                ProcReader::tick_seconds());
             fork.noise.load_after = proc.load1();
-            fork.noise.runnable_after = proc.runnable();
+            fork.noise.runnable_after = proc.runnable_settled();
             fork.noise.noisy = is_noisy(fork.noise, machine.cores, p->options.processors);
             for (Reporter* r : reporters) r->report(fork);
             ++measured;

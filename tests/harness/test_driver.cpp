@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <vector>
 #include <climits>
 
 #include "harness/cli.hpp"
@@ -620,6 +622,27 @@ TEST(DriverNoise, OtherCpusSubtractsOwnTimeAndRounding) {
     EXPECT_EQ(coopbench::other_cpus(100.0, 101.0, 0.0, 0.0, 2, 0.01), -1);
 }
 
+// Runnable processes: the fewest over several readings, so that one instant's kernel worker
+// does not mark a point noisy, while work runnable at every reading still does.
+TEST(DriverNoise, SettledRunnableTakesTheFewestReadings) {
+    auto from = [](std::vector<int> seq, int samples, int* waits = nullptr) {
+        std::size_t i = 0;
+        return coopbench::settled_runnable([&] { return seq.at(std::min(i++, seq.size() - 1)); }, samples,
+                                           [&] { if (waits) ++*waits; });
+    };
+    EXPECT_EQ(from({1, 0, 1, 1, 1}, 5), 0) << "a transient runnable at one reading is not noise";
+    EXPECT_EQ(from({0, 1, 1, 1, 1}, 5), 0);
+    EXPECT_EQ(from({2, 2, 3, 2, 2}, 5), 2) << "work runnable at every reading stays";
+    EXPECT_EQ(from({3, 2, 1}, 3), 1);
+    EXPECT_EQ(from({1, -1, 0}, 3), -1) << "an unreadable reading makes it unknown";
+    int waits = 0;
+    EXPECT_EQ(from({4, 4, 4, 4, 4}, 5, &waits), 4);
+    EXPECT_EQ(waits, 4) << "a wait between readings, none after the last";
+    waits = 0;
+    EXPECT_EQ(from({0, 5, 5}, 3, &waits), 0);
+    EXPECT_EQ(waits, 0) << "0 cannot go lower: no more readings";
+}
+
 TEST(DriverNoise, ProcReaderReadsBusyTimeAndCpus) {
     const fs::path proc = fresh_dir("fakeproc-busy");
     fs::create_directories(proc);
@@ -630,6 +653,7 @@ TEST(DriverNoise, ProcReaderReadsBusyTimeAndCpus) {
         << "user nice system irq softirq steal; not idle nor iowait";
     EXPECT_EQ(r.cpus(), 2u);
     EXPECT_EQ(r.runnable(), 1);
+    EXPECT_EQ(r.runnable_settled(), 1);
     const coopbench::ProcReader none{proc / "missing"};
     EXPECT_EQ(none.busy_seconds(), -1);
 }

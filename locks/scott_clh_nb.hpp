@@ -180,10 +180,16 @@ class ScottClhNb {
         Node* me = t.node;
         if (!ReadTailFirst || tail_.load(std::memory_order_relaxed) == me) {
             // relaxed load above: only decides whether the CAS is worth trying; the CAS
-            // itself is the decision. release on success: the next thread to swap in gets
-            // null and enters; our critical section must happen-before its own.
+            // itself is the decision. acq_rel on success. release: the next thread to swap
+            // in gets null and enters; our critical section must happen-before its own.
+            // acquire: tail_ may hold `me` again because a successor timed out and its CAS
+            // (acq_rel) handed the tail back to our node; that successor read me->prev while
+            // it waited, and we are about to reuse or free `me`, so its reads must
+            // happen-before. With release only, ThreadSanitizer reported the successor's
+            // read racing with the pool's delete of the node (test_abortable_locks
+            // MutualExclusionWithAborts, about 6 runs in 100).
             Node* expected = me;
-            if (tail_.compare_exchange_strong(expected, nullptr, std::memory_order_release,
+            if (tail_.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel,
                                               std::memory_order_relaxed)) {
                 clh_nb::NodePool::mine().put(me);
                 return;

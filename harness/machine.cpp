@@ -61,12 +61,57 @@ std::string cpu_model() {
         }
     return "unknown";
 }
+
+// cpu_id — what tells two hosts with the same model name apart (a cloud's "AMD EPYC" covers
+// several generations, and reference runs made on different days landed on different
+// hosts, up to 4x apart for OS threads): family/model/stepping, clock and cache as
+// /proc/cpuinfo gives them for the first CPU.
+std::string cpu_id() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, family, model, stepping, mhz, cache;
+    auto value = [&](const std::string& l) {
+        auto c = l.find(':');
+        if (c == std::string::npos || c + 1 >= l.size()) return std::string();
+        auto b = l.find_first_not_of(' ', c + 1);
+        return b == std::string::npos ? std::string() : l.substr(b);
+    };
+    while (std::getline(in, line) && !line.empty()) {  // the first CPU's block
+        if (line.rfind("cpu family", 0) == 0) family = value(line);
+        else if (line.rfind("model\t", 0) == 0 || line.rfind("model :", 0) == 0) model = value(line);
+        else if (line.rfind("stepping", 0) == 0) stepping = value(line);
+        else if (line.rfind("cpu MHz", 0) == 0) mhz = value(line);
+        else if (line.rfind("cache size", 0) == 0) cache = value(line);
+    }
+    if (family.empty() && model.empty()) return "unknown";
+    std::string id = "family " + family + " model " + model;
+    if (!stepping.empty()) id += " stepping " + stepping;
+    if (!mhz.empty()) id += ", " + mhz.substr(0, mhz.find('.')) + " MHz";
+    if (!cache.empty()) id += ", cache " + cache;
+    return id;
+}
+
+// cpu_mitigations — the kernel's mitigations that change the cost of a system call or an OS
+// context switch (page-table isolation doubles it), as /sys/devices/system/cpu/vulnerabilities
+// reports them; only the ones not "Not affected".
+std::string cpu_mitigations() {
+    std::string out;
+    for (const char* v : {"meltdown", "spectre_v2", "spec_store_bypass", "retbleed", "spec_rstack_overflow"}) {
+        std::ifstream in(std::string("/sys/devices/system/cpu/vulnerabilities/") + v);
+        std::string line;
+        if (!std::getline(in, line) || line.rfind("Not affected", 0) == 0) continue;
+        if (!out.empty()) out += "; ";
+        out += std::string(v) + ": " + line;
+    }
+    return out.empty() ? "none reported" : out;
+}
 }  // namespace
 
 nlohmann::json machine_context() {
     nlohmann::json c;
     c["host"] = hostname();
     c["cpu_model"] = cpu_model();
+    c["cpu_id"] = cpu_id();
+    c["cpu_mitigations"] = cpu_mitigations();
     c["cores_available"] = std::to_string(detect_machine().cores);
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {

@@ -261,6 +261,24 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
                            std::to_string(opts.shard.at("count").get<unsigned>());
         context["sweep_fingerprint"] = opts.shard.at("sweep_fingerprint").get<std::string>();
     }
+    if (opts.resume) {
+        // A resumed folder keeps the command that made it (its points were measured by it,
+        // and sweep.json holds its request); each resume is added to `resumed`, with the
+        // commit that measured what came after it. Before, the resume's own command replaced
+        // the original one, and a reader could not tell how the folder was made.
+        std::ifstream in(opts.out / "context.json");
+        const auto before = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+        if (before.is_object()) {
+            if (before.contains("coopbench_command")) context["coopbench_command"] = before["coopbench_command"];
+            std::string resumed = before.value("resumed", std::string());
+            if (!resumed.empty()) resumed += "; ";
+            const std::string first_commit = before.value("git_commit", std::string("unknown"));
+            resumed += (opts.command.empty() ? std::string("coopbench run --resume") : opts.command) + " at " +
+                       context.value("git_commit", std::string("unknown"));
+            if (first_commit != context.value("git_commit", std::string())) resumed += " (made at " + first_commit + ")";
+            context["resumed"] = resumed;
+        }
+    }
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
 

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang ccache
   libboost-context-dev libboost-fiber-dev
   libbenchmark-dev libgtest-dev libgmock-dev
+  libbenchmark-tools  # Google's compare.py, which reads our benchmark.json (tests/harness/e2e.sh)
   libcli11-dev nlohmann-json3-dev libhwloc-dev
   python3 python3-pandas python3-matplotlib python3-scipy
   spin

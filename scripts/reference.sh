@@ -23,7 +23,7 @@ refs=(
   "ws-paper|8 min|--plan paper -b native-ws,native-parasail -P 1,2 --warmup 0 --iterations 1 -r 1 --timeout 120"
   "ws-mm|5 min|-w matrix,mandelbrot -b native,native-ws,native-parasail,pthreads --plan paper -p M=1,2 -p C=1000 -P 1,2 -r 3 --timeout 120"
   "micro-create|5 min|-w create -b native,pthreads,stdthread --plan paper -P 1,2 -r 3"
-  "micro-paper|60 min|-w create,switch,lock-local,lock-global -b native,pthreads,stdthread --plan paper -P 1,2 -r 3"
+  "micro-paper|40 min|-w create,switch,lock-local,lock-global -b native,pthreads,stdthread --plan paper -P 1,2 -r 3 --timeout 90"
   "quick|10 min|--plan quick -r 3"
   "apps-paper|40 min|-w city,eratosthenes,mandelbrot,matrix,news,producer,tokenring --plan paper -r 3"
   "go-peer|90 min|-b go,native,boostfiber,pthreads -w create,switch,lock-local,lock-global,city,eratosthenes,mandelbrot,matrix,news,producer,tokenring --plan paper -P 1,2 -p M=1,2,4 -r 3 --timeout 60"

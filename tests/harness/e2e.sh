@@ -34,3 +34,18 @@ report = (out / "run" / "report.md").read_text()
 assert "fig7_thread_creation" in report, "report.md does not show the figures"
 print(f"e2e ok: {len(rows)} points, {len(seen)} backend x workload pairs, {len(listing['backends'])} backends")
 PY
+
+# Google Benchmark's own tools/compare.py (Debian's libbenchmark-tools) reads our
+# benchmark.json: two small sweeps of one point, compared by its U test (issue 11, 16).
+compare=/usr/share/benchmark/compare.py
+if [ -f "$compare" ]; then
+  for side in a b; do
+    "$bin" run -w create -b native -p N=100 -P 1 -r 3 --warmup 1 --iterations 3 --out "$out/$side" --quiet > /dev/null
+  done
+  /usr/bin/python3 "$compare" benchmarks "$out/a/benchmark.json" "$out/b/benchmark.json" > "$out/compare.txt"
+  grep -q "native/create/N=100/P=1" "$out/compare.txt" || { echo "compare.py did not report the point:"; cat "$out/compare.txt"; exit 1; }
+  grep -q "_pvalue" "$out/compare.txt" || { echo "compare.py ran no U test:"; cat "$out/compare.txt"; exit 1; }
+  echo "e2e ok: Google's compare.py read both benchmark.json and ran its U test"
+else
+  echo "e2e: $compare missing (scripts/install-deps.sh installs libbenchmark-tools); compare.py check skipped"
+fi

@@ -111,8 +111,10 @@ struct CountRuns {
 
 namespace {
 
-// cli — `coopbench ARGS...` in a child process (Google Benchmark keeps global state that
-// does not survive two runs in one process), returning its exit code.
+// cli — `coopbench ARGS...` in a child process, returning its exit code or 128 + the
+// signal: a test's own process keeps no state of the run, and the kill tests have a driver
+// to kill. (cli_main itself runs any number of times in one process:
+// DriverRun.TwoSweepsInOneProcess.)
 int cli(std::vector<std::string> args) {
     args.insert(args.begin(), "coopbench");
     std::vector<char*> argv;
@@ -294,7 +296,7 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
     EXPECT_EQ(n, 24);
     std::ifstream bj(dir / "benchmark.json");
     auto j = nlohmann::json::parse(bj);
-    for (auto key : {"cpu_model", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
+    for (auto key : {"cpu_model", "cpu_id", "cpu_mitigations", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
         EXPECT_TRUE(j["context"].contains(key)) << key;
     // Google Benchmark's JSON: one run per measured iteration (4 points x 2 forks x 2), named
     // by the point, manual time, the child's CPU time of that iteration.
@@ -361,6 +363,11 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     for (auto& r : rows) EXPECT_TRUE(seen.emplace(r["point"], r["repetition"], r["iteration"]).second) << r["point"];
     EXPECT_EQ(seen.size(), 16u);
     EXPECT_TRUE(fs::exists(dir / "benchmark-2.json"));
+    // The context still says how the folder was made, and that it was resumed.
+    std::ifstream cin(dir / "context.json");
+    const auto ctx = nlohmann::json::parse(cin);
+    EXPECT_NE(ctx.at("coopbench_command").get<std::string>().find("--plan tiny"), std::string::npos) << ctx.dump(2);
+    EXPECT_NE(ctx.at("resumed").get<std::string>().find("--resume " + dir.string()), std::string::npos) << ctx.dump(2);
     fs::remove_all(dir);
 }
 
@@ -533,6 +540,33 @@ TEST(DriverIterations, WarmupAndIterationsAreCountedInOneRuntimePerFork) {
     for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(std::stod(rows[i]["value"]), static_cast<double>(i + 1));
     fs::remove_all(dir);
     fs::remove_all(dir2);
+}
+
+// cli_main twice in one process (issue 16: the sweep was a Google Benchmark lambda, and
+// a second run in a process was impossible): each sweep writes its own folder, with its
+// own rows and benchmark.json entries, and the second carries no state of the first.
+TEST(DriverRun, TwoSweepsInOneProcess) {
+    auto in_process = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "coopbench");
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        return coopbench::cli_main(static_cast<int>(args.size()), argv.data());
+    };
+    const auto a = fresh_dir("twice-a"), b = fresh_dir("twice-b");
+    ASSERT_EQ(in_process({"run", "-b", "counting", "-w", "count-runs", "-r", "1", "-W", "0", "-I", "2", "-o", a, "-q"}), 0);
+    ASSERT_EQ(in_process({"run", "-b", "counting", "-w", "count-runs", "-r", "2", "-W", "1", "-I", "1", "-o", b, "-q"}), 0);
+    EXPECT_EQ(read_csv(a / "results.csv").size(), 2u);  // 1 fork x 2
+    EXPECT_EQ(read_csv(b / "results.csv").size(), 4u);  // 2 forks x (1 + 1)
+    for (const auto& [dir, runs] : {std::pair{a, 2u}, std::pair{b, 2u}}) {
+        std::ifstream in(dir / "benchmark.json");
+        const auto j = nlohmann::json::parse(in);
+        EXPECT_EQ(j["benchmarks"].size(), runs) << dir << ": one entry per measured iteration, none of the other sweep";
+        EXPECT_NE(j["context"]["coopbench_command"].get<std::string>().find(dir.string()), std::string::npos)
+            << "the context is this sweep's";
+    }
+    fs::remove_all(a);
+    fs::remove_all(b);
 }
 
 // A fork that crashes in its third run keeps the two runs before it, then a failed row.

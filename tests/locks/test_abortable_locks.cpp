@@ -214,6 +214,56 @@ TEST(ScottClhNb, AllNodesReclaimed) {
     EXPECT_EQ(locks::clh_nb::heap_nodes.load(), before) << "queue nodes leaked";
 }
 
+// ScottClhNb, TailHandedBackThenReleased — the interleaving of af64e0f's race, forced.
+// Holder H takes the lock; successor S queues behind H's node, reads its prev while it
+// waits, times out while still the tail, and its CAS hands the tail back to H's node. Only
+// then does H release: its CAS takes the tail from its own node to null, so H owns the
+// node again, pools it, and deletes it when its thread (and pool) ends. S's reads of the
+// node must happen-before that delete, and the only edge between them is H's CAS reading
+// S's CAS: H's must acquire. The two threads order themselves by a *relaxed* flag, which
+// ThreadSanitizer does not count as synchronisation, so under TSan this test reports the
+// race at once when unlock's CAS is `release` (seen failing: 3 of 3 runs), rather than in
+// about 6 of 100 runs of the stress test. In every build it also checks the lock is free
+// afterwards and no node leaked.
+TEST(ScottClhNb, TailHandedBackThenReleased) {
+    Watchdog wd(60s, "TailHandedBack");
+    const long before = locks::clh_nb::heap_nodes.load();
+    for (int opt = 0; opt < 2; ++opt) {
+        auto scenario = [&]<class L>() {
+            L lock;
+            std::atomic<bool> held{false}, successor_done{false};
+            std::atomic<bool> successor_timed_out{false};
+            std::thread holder([&] {
+                auto t = lock.try_lock_for(locks::Patience::infinite());
+                ASSERT_TRUE(t);
+                held.store(true, std::memory_order_release);  // release: S starts after H holds
+                // relaxed on purpose: real-time order without a happens-before edge (above).
+                while (!successor_done.load(std::memory_order_relaxed)) locks::cpu_relax();
+                lock.unlock(t);
+            });  // H's pool, holding its node, is destroyed as the thread exits
+            while (!held.load(std::memory_order_acquire)) locks::cpu_relax();
+            std::thread successor([&] {
+                auto t = lock.try_lock_for(locks::Patience::micros(200));
+                successor_timed_out.store(!t, std::memory_order_relaxed);
+                successor_done.store(true, std::memory_order_relaxed);  // relaxed: see above
+                if (t) lock.unlock(t);
+            });
+            successor.join();
+            holder.join();
+            EXPECT_TRUE(successor_timed_out.load()) << "the holder never released before this";
+            auto t = lock.try_lock_for(locks::Patience::nanos(0));
+            EXPECT_TRUE(t) << L::name << ": lock not free after the scenario";
+            if (t) lock.unlock(t);
+        };
+        std::thread run([&] {  // the lock's last nodes land in this thread's pool and die with it
+            if (opt) scenario.template operator()<locks::ScottClhNbOptLock>();
+            else scenario.template operator()<locks::ScottClhNbLock>();
+        });
+        run.join();
+    }
+    EXPECT_EQ(locks::clh_nb::heap_nodes.load(), before) << "queue nodes leaked";
+}
+
 TEST(LockList, NamesAndDispatch) {
     auto names = locks::AllLocks::names();
     EXPECT_EQ(names.size(), 7u);

@@ -90,9 +90,10 @@ std::string cpu_id() {
     return id;
 }
 
-// cpu_mitigations — the kernel's mitigations that change the cost of a system call or an OS
-// context switch (page-table isolation doubles it), as /sys/devices/system/cpu/vulnerabilities
-// reports them; only the ones not "Not affected".
+// cpu_mitigations — the kernel's report on the vulnerabilities whose mitigations change the
+// cost of a system call or an OS context switch (page-table isolation doubles it), from
+// /sys/devices/system/cpu/vulnerabilities: each one that is not "Not affected", mitigated
+// ("Mitigation: PTI") or not ("Vulnerable").
 std::string cpu_mitigations() {
     std::string out;
     for (const char* v : {"meltdown", "spectre_v2", "spec_store_bypass", "retbleed", "spec_rstack_overflow"}) {

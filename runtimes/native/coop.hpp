@@ -3,7 +3,7 @@
 // After F. Negele, F. Friedrich, S. Oh, B. Egger, "On the Design and Implementation of an
 // Efficient Lock-Free Scheduler" (JSSPP 2015/2017). Architecture: docs/native-runtime.md.
 //
-//   #include "runtimes/native/coop.hpp"
+// Example (compiled: docs/examples/coop_sketch.cpp), after #include "runtimes/native/coop.hpp":
 //   coop::Runtime rt({.processors = 2});
 //   rt.run([] {                                  // main runs as an activity
 //       coop::Mutex m;  long n = 0;

@@ -35,7 +35,7 @@
 // - A node returned by acquire() is owned by the caller: it is in no queue, no pool, and no
 //   processor holds a (validated) hazard pointer to it.
 //
-// Example
+// Example (compiled: docs/examples/queues_example.cpp):
 //   coop::bind_processor(0);             // once per OS thread that touches queues
 //   struct Job : coop::QueueItem { int x; };
 //   Job job;  coop::Queue<Job> q;  q.enqueue(&job);  Job* j = q.dequeue();

@@ -54,7 +54,7 @@
 //   QueueItem::node field: a dequeue reads the link with acquire that the enqueue wrote
 //   with a release CAS after writing item->node.
 //
-// Example
+// Example (compiled: docs/examples/queues_example.cpp):
 //   struct Job : coop::QueueItem { int id; };
 //   coop::bind_processor(0);
 //   coop::Queue<Job> q;

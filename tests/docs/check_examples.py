@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_examples.py SOURCE_DIR — every code example in a README or a header comment is
 compiled: each C++ block of a README.md or of a page in DOC_PAGES (```c++ / ```cpp) and
-each `// Example:` block of a header comment must appear, line for line (whitespace and
+each `// Example` block of a header comment (colon or not) must appear, line for line (whitespace and
 comment markers aside), in a C++ file under docs/examples/ (any depth), which the build
 compiles (tests/docs/CMakeLists.txt) and runs; each CMake block (```cmake) of those pages
 must appear in a CMakeLists.txt or *.cmake file of the tree that a build or test reads.
@@ -58,7 +58,7 @@ def header_blocks():
                 continue
             lines = f.read_text(errors="replace").splitlines()
             for i, line in enumerate(lines):
-                if re.match(r"^\s*//\s*Example\b.*:\s*$", line):
+                if re.match(r"^\s*//\s*Example\b", line):  # with or without a colon
                     block = []
                     for nxt in lines[i + 1:]:
                         m = re.match(r"^\s*//(\s{2,}.*)$", nxt)

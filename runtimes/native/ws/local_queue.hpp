@@ -58,10 +58,11 @@
 // - A thread that is a thief only ever steals into the ring it owns, and only while that
 //   ring is empty (the policy steals when it has nothing): steal_into checks the room anyway.
 //
-// Example
+// Example (compiled: docs/examples/queues_example.cpp):
 //   struct Job { int id; };
 //   coop::ws::LocalQueue<Job, 256> mine, theirs;         // one per processor
 //   std::vector<Job*> global;
+//   Job job{1};
 //   mine.push(&job, [&](Job* j) { global.push_back(j); });  // owner
 //   auto [next, inherits] = mine.pick();                    // owner
 //   Job* stolen = theirs.steal_into(mine, true, [] {});     // the thief (owner of `mine`)

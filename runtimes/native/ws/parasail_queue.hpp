@@ -33,7 +33,9 @@
 // concurrently with itself); any other thread may call steal and size_hint. The deque does
 // not own the items.
 //
-// Example
+// Example (compiled: docs/examples/queues_example.cpp):
+//   struct Job { int id; };
+//   Job a{1}, b{2};
 //   coop::ws::ParasailQueue<Job> q;            // owned by one worker
 //   q.push_back(&a); q.push_front(&b);         // owner
 //   Job* mine = q.pop_back();                  // owner: &a (LIFO)

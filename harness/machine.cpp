@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "runtimes/os/os_threads.hpp"
 
@@ -51,37 +52,38 @@ std::string command_output(const std::string& cmd) {
     return out;
 }
 
-std::string cpu_model() {
+// first_cpuinfo — the first CPU's block of /proc/cpuinfo, as key -> value ("model name",
+// "cpu family", "model", ...; keys and values trimmed).
+std::map<std::string, std::string> first_cpuinfo() {
+    std::map<std::string, std::string> info;
     std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            auto c = line.find(':');
-            if (c != std::string::npos) return line.substr(line.find_first_not_of(' ', c + 1));
-        }
-    return "unknown";
+    auto trim = [](std::string t) {
+        const auto b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+        return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+    };
+    for (std::string line; std::getline(in, line) && !line.empty();) {
+        const auto c = line.find(':');
+        if (c != std::string::npos) info[trim(line.substr(0, c))] = trim(line.substr(c + 1));
+    }
+    return info;
+}
+
+std::string cpu_model(const std::map<std::string, std::string>& info) {
+    auto it = info.find("model name");
+    return it == info.end() || it->second.empty() ? "unknown" : it->second;
 }
 
 // cpu_id — what tells two hosts with the same model name apart (a cloud's "AMD EPYC" covers
 // several generations, and reference runs made on different days landed on different
 // hosts, up to 4x apart for OS threads): family/model/stepping, clock and cache as
 // /proc/cpuinfo gives them for the first CPU.
-std::string cpu_id() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line, family, model, stepping, mhz, cache;
-    auto value = [&](const std::string& l) {
-        auto c = l.find(':');
-        if (c == std::string::npos || c + 1 >= l.size()) return std::string();
-        auto b = l.find_first_not_of(' ', c + 1);
-        return b == std::string::npos ? std::string() : l.substr(b);
+std::string cpu_id(const std::map<std::string, std::string>& info) {
+    auto get = [&](const char* k) {
+        auto it = info.find(k);
+        return it == info.end() ? std::string() : it->second;
     };
-    while (std::getline(in, line) && !line.empty()) {  // the first CPU's block
-        if (line.rfind("cpu family", 0) == 0) family = value(line);
-        else if (line.rfind("model\t", 0) == 0 || line.rfind("model :", 0) == 0) model = value(line);
-        else if (line.rfind("stepping", 0) == 0) stepping = value(line);
-        else if (line.rfind("cpu MHz", 0) == 0) mhz = value(line);
-        else if (line.rfind("cache size", 0) == 0) cache = value(line);
-    }
+    const std::string family = get("cpu family"), model = get("model"), stepping = get("stepping"),
+                      mhz = get("cpu MHz"), cache = get("cache size");
     if (family.empty() && model.empty()) return "unknown";
     std::string id = "family " + family + " model " + model;
     if (!stepping.empty()) id += " stepping " + stepping;
@@ -110,8 +112,9 @@ std::string cpu_mitigations() {
 nlohmann::json machine_context() {
     nlohmann::json c;
     c["host"] = hostname();
-    c["cpu_model"] = cpu_model();
-    c["cpu_id"] = cpu_id();
+    const auto cpuinfo = first_cpuinfo();
+    c["cpu_model"] = cpu_model(cpuinfo);
+    c["cpu_id"] = cpu_id(cpuinfo);
     c["cpu_mitigations"] = cpu_mitigations();
     c["cores_available"] = std::to_string(detect_machine().cores);
     hwloc_topology_t topo;

@@ -17,6 +17,7 @@
 #include <vector>
 #include <climits>
 
+#include "tests/support/cli.hpp"
 #include "harness/cli.hpp"
 #include "harness/register_backend.hpp"
 #include "harness/results.hpp"
@@ -546,16 +547,10 @@ TEST(DriverIterations, WarmupAndIterationsAreCountedInOneRuntimePerFork) {
 // a second run in a process was impossible): each sweep writes its own folder, with its
 // own rows and benchmark.json entries, and the second carries no state of the first.
 TEST(DriverRun, TwoSweepsInOneProcess) {
-    auto in_process = [](std::vector<std::string> args) {
-        args.insert(args.begin(), "coopbench");
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        return coopbench::cli_main(static_cast<int>(args.size()), argv.data());
-    };
+    using coopbench::test::cli_here;  // cli_main in this process (tests/support)
     const auto a = fresh_dir("twice-a"), b = fresh_dir("twice-b");
-    ASSERT_EQ(in_process({"run", "-b", "counting", "-w", "count-runs", "-r", "1", "-W", "0", "-I", "2", "-o", a, "-q"}), 0);
-    ASSERT_EQ(in_process({"run", "-b", "counting", "-w", "count-runs", "-r", "2", "-W", "1", "-I", "1", "-o", b, "-q"}), 0);
+    ASSERT_EQ(cli_here({"run", "-b", "counting", "-w", "count-runs", "-r", "1", "-W", "0", "-I", "2", "-o", a, "-q"}), 0);
+    ASSERT_EQ(cli_here({"run", "-b", "counting", "-w", "count-runs", "-r", "2", "-W", "1", "-I", "1", "-o", b, "-q"}), 0);
     EXPECT_EQ(read_csv(a / "results.csv").size(), 2u);  // 1 fork x 2
     EXPECT_EQ(read_csv(b / "results.csv").size(), 4u);  // 2 forks x (1 + 1)
     for (const auto& [dir, runs] : {std::pair{a, 2u}, std::pair{b, 2u}}) {

@@ -116,13 +116,13 @@ nlohmann::json machine_context() {
     c["cpu_model"] = cpu_model(cpuinfo);
     c["cpu_id"] = cpu_id(cpuinfo);
     c["cpu_mitigations"] = cpu_mitigations();
-    c["cores_available"] = std::to_string(detect_machine().cores);
+    c["cores_available"] = detect_machine().cores;  // typed as schema.json's context says
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
-        c["physical_cores"] = std::to_string(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
-        c["logical_cpus"] = std::to_string(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU));
-        c["sockets"] = std::to_string(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE));
-        c["numa_nodes"] = std::to_string(std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE)));
+        c["physical_cores"] = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        c["logical_cpus"] = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        c["sockets"] = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+        c["numa_nodes"] = std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE));
         hwloc_topology_destroy(topo);
     }
     utsname u{};

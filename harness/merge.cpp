@@ -46,6 +46,11 @@ json read_json(const fs::path& p, bool required) {
 }
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+// context_text — a context value as text, whatever its type (folders before the typed context
+// of issue 16 wrote every value as a string), or `otherwise` when it is absent.
+std::string context_text(const json& context, const std::string& key, const std::string& otherwise) {
+    return context.contains(key) ? text_of(context[key]) : otherwise;
+}
 
 // shard_folder_name — "shard-I-of-N" (digits). No std::regex: GCC 12 warns inside it under ASan.
 bool shard_folder_name(const std::string& name) {
@@ -97,7 +102,7 @@ ShardDir load_shard(const fs::path& dir) {
     } catch (const std::exception&) {
         throw UsageError("cannot merge: " + dir.string() + ": sweep.json and shard.json do not describe one shard");
     }
-    s.host = s.context.value("host", std::string("unknown"));
+    s.host = context_text(s.context, "host", "unknown");
     std::ifstream in(dir / "results.csv");
     std::string line;
     if (in && std::getline(in, line)) {
@@ -147,16 +152,16 @@ void check_same_sweep(const ShardDir& a, const ShardDir& b) {
     if (a.shard.count != b.shard.count)
         throw UsageError(where + "the shard count differs (" + std::to_string(a.shard.count) + " vs " +
                          std::to_string(b.shard.count) + ")");
-    const std::string ca = a.context.value("git_commit", std::string("unknown")),
-                      cb = b.context.value("git_commit", std::string("unknown"));
+    const std::string ca = context_text(a.context, "git_commit", "unknown"),
+                      cb = context_text(b.context, "git_commit", "unknown");
     if (ca != cb) throw UsageError(where + "the commit differs (" + ca + " vs " + cb + ")");
     const std::string fa = a.record.value("sweep_fingerprint", std::string()),
                       fb = b.record.value("sweep_fingerprint", std::string());
     if (fa != fb)
         throw UsageError(where + "it expanded to different points (" + std::to_string(a.record.value("sweep_points", 0)) +
-                         " on " + a.host + " with " + a.context.value("cores_available", std::string("?")) + " cores, " +
+                         " on " + a.host + " with " + context_text(a.context, "cores_available", "?") + " cores, " +
                          std::to_string(b.record.value("sweep_points", 0)) + " on " + b.host + " with " +
-                         b.context.value("cores_available", std::string("?")) +
+                         context_text(b.context, "cores_available", "?") +
                          " cores): plans scale with the cores, so run every shard on the same kind of machine "
                          "or fix the sizes with --processors and --param");
 }
@@ -302,7 +307,7 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
         if (!by_index.count(i))
             res.missing.push_back("shard " + std::to_string(i) + "/" + std::to_string(count) + " is missing (" +
                                   std::to_string(points_of[i]) + " points); run it: " +
-                                  rerun_command(first.context.value("coopbench_command", std::string()), i, count));
+                                  rerun_command(context_text(first.context, "coopbench_command", ""), i, count));
     for (auto& s : shards) {
         std::size_t want = points_of[s.shard.index] * static_cast<std::size_t>(std::max(1, repetitions)), have = 0;
         std::string example;
@@ -343,44 +348,61 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     }
     write_text(out / "points.jsonl", jsonl);
 
-    // context.json: what every shard agrees on, the rest joined; hosts and their machines.
-    json ctx = json::object();
+    // context.json: what every shard agrees on; a key they disagree on is listed under
+    // `differing` (shard "I/N" -> value) and keeps, as its own value, its strings joined with ", "
+    // (string keys, readable in a caption) or null (others: a number or an object cannot be
+    // two values). Then hosts and their machines. Typed as schema.json's "context" says.
+    json ctx = json::object(), differing = json::object();
     std::set<std::string> keys;
     for (auto& s : shards)
         for (auto& [k, v] : s.context.items()) keys.insert(k);
     for (auto& k : keys) {
         std::vector<std::string> vals;
         for (auto& s : shards) {
-            std::string v = s.context.contains(k) ? text_of(s.context[k]) : "";
+            std::string v = context_text(s.context, k, "");
             if (std::find(vals.begin(), vals.end(), v) == vals.end()) vals.push_back(v);
+        }
+        if (vals.size() == 1) {
+            ctx[k] = shards.front().context.contains(k) ? shards.front().context[k] : json();
+            continue;
         }
         std::string joined;
         for (auto& v : vals) joined += (joined.empty() ? "" : ", ") + v;
-        ctx[k] = vals.size() == 1 ? (shards.front().context.contains(k) ? shards.front().context[k] : json(""))
-                                  : json(joined);
+        json per_shard = json::object();
+        bool all_strings = true;
+        for (auto& s : shards) {
+            const json v = s.context.contains(k) ? s.context[k] : json();
+            per_shard[s.shard.name()] = v;
+            all_strings = all_strings && v.is_string();
+        }
+        differing[k] = per_shard;
+        ctx[k] = all_strings ? json(joined) : json();
     }
     json machines = json::object();
     for (auto& s : shards) {
         if (std::find(res.hosts.begin(), res.hosts.end(), s.host) == res.hosts.end()) res.hosts.push_back(s.host);
-        machines[s.host] = s.context.value("cpu_model", std::string("?")) + ", " +
-                           s.context.value("cores_available", std::string("?")) + " cores";
+        machines[s.host] = context_text(s.context, "cpu_model", "?") + ", " +
+                           context_text(s.context, "cores_available", "?") + " cores";
     }
     std::set<std::string> machine_kinds;
     for (auto& [h, m] : machines.items()) machine_kinds.insert(m.get<std::string>());
     std::string hosts;
     for (auto& h : res.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
     ctx.erase("shard");
+    // Keys the merge writes itself are not "differing": each shard's own is in shards/.
+    for (const char* k : {"shard", "host", "points", "coopbench_command", "sweep"}) differing.erase(k);
     ctx["host"] = hosts;
-    ctx["hosts"] = std::to_string(res.hosts.size());
+    ctx["hosts"] = res.hosts.size();
     ctx["machines"] = machines;
-    ctx["mixed_machines"] = machine_kinds.size() > 1 ? "yes" : "no";
-    ctx["shards"] = std::to_string(count);
-    ctx["points"] = std::to_string(assignment.size());
+    ctx["mixed_machines"] = machine_kinds.size() > 1;
+    ctx["shards"] = count;
+    ctx["points"] = assignment.size();
     ctx["sweep_fingerprint"] = first.record.value("sweep_fingerprint", std::string());
     ctx["merged_by"] = command;
     json request = first.sweep;
     request.erase("shard");
-    ctx["sweep"] = request.dump(2);  // as a single run writes it
+    ctx["sweep"] = request;  // an object, as a single run writes it
+    if (!differing.empty()) ctx["differing"] = differing;
     if (!res.complete()) ctx["merge_incomplete"] = std::to_string(res.expected_rows - res.rows) + " measurements missing";
     write_text(out / "context.json", ctx.dump(2) + "\n");
 

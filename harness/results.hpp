@@ -25,6 +25,13 @@ const nlohmann::json& schema();
 // sweep's parameter columns).
 std::vector<std::string> schema_columns();
 
+// context_problems — what in a context.json disagrees with schema.json's "context" list: a
+// key it does not list, a value of another type (null only where the schema gives it a
+// meaning, or for a key a merge lists under `differing`), a key every run writes that is
+// missing. Empty: the context follows the schema. The tests check every context the driver
+// writes (run, shard, resume, merge) with it.
+std::vector<std::string> context_problems(const nlohmann::json& context);
+
 // Noise — the noise guard of one fork (issue 11): the 1-minute load average and the other
 // runnable processes just before and just after it, the CPUs other work kept busy during
 // it, and whether the machine was busy.

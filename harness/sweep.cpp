@@ -241,11 +241,13 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
 
     nlohmann::json context = machine_context();
     context["plan"] = opts.request.plan.empty() ? "(defaults)" : opts.request.plan;
-    context["sweep"] = request_to_json(opts);
-    context["points"] = std::to_string(points.size());
-    context["repetitions"] = std::to_string(opts.request.repetitions);
-    context["warmup"] = opts.request.warmup < 0 ? std::string("per point") : std::to_string(opts.request.warmup);
-    context["iterations"] = opts.request.iterations < 1 ? std::string("per point") : std::to_string(opts.request.iterations);
+    // Typed as harness/schema.json's "context" says (numbers as numbers, the sweep an object,
+    // null where a value is set per point); tests check every context with context_problems.
+    context["sweep"] = nlohmann::json::parse(request_to_json(opts));
+    context["points"] = points.size();
+    context["repetitions"] = opts.request.repetitions;
+    context["warmup"] = opts.request.warmup < 0 ? nlohmann::json() : nlohmann::json(opts.request.warmup);
+    context["iterations"] = opts.request.iterations < 1 ? nlohmann::json() : nlohmann::json(opts.request.iterations);
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
     context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
     add_external_context(context, points);  // gopeer (issue 13): e.g. backend.go.go_version

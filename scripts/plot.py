@@ -34,14 +34,11 @@ SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 
 import coopbench_results as cr  # noqa: E402
+from coopbench import schema  # noqa: E402
 
-# Context keys shown first in report.md, in this order (others follow alphabetically).
-_CONTEXT_ORDER = [
-    "host", "host_name", "hostname", "machine", "cpu_model", "cpu", "cores_available", "cores", "physical_cores",
-    "logical_cpus", "num_cpus", "sockets", "numa_nodes", "numa", "kernel", "os", "compiler", "cxx_compiler",
-    "build_type", "library_build_type", "build_flags", "flags", "git_commit", "commit", "date", "timestamp",
-    "coopbench_command", "plan", "points", "repetitions", "isolation", "options", "backend_options", "sweep",
-]
+# Context keys in report.md: in harness/schema.json's order (others, e.g. an older folder's, after).
+_CONTEXT_ORDER = [c["name"] for c in schema.CONTEXT]
+_CONTEXT_NULL = {c["name"]: c["null"] for c in schema.CONTEXT if "null" in c}
 _BULKY = ("sweep", "points", "caches", "plans")
 
 
@@ -58,7 +55,11 @@ def _flatten(prefix: str, v, out: dict) -> None:
         out[prefix] = v
 
 
-def _fmt_ctx_value(v) -> str:
+def _fmt_ctx_value(v, key: str = "") -> str:
+    if v is None:  # what schema.json says null means for this key (e.g. warmup: per point)
+        return _CONTEXT_NULL.get(key, "null")
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v):
         return ", ".join(str(x) for x in v)
     if isinstance(v, (dict, list)):
@@ -82,7 +83,7 @@ def context_section(res) -> str:
         lines += ["| key | value |", "|---|---|"]
         for k in keys:
             if k not in bulky:
-                lines.append(f"| {md_escape(k)} | {md_escape(_fmt_ctx_value(flat[k]))} |")
+                lines.append(f"| {md_escape(k)} | {md_escape(_fmt_ctx_value(flat[k], k))} |")
         lines.append("")
         for k in bulky:
             lines += [f"<details><summary>{k}</summary>", "", "```json", json.dumps(flat[k], indent=1), "```",

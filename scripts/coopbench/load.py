@@ -5,8 +5,9 @@ results.csv becomes a DataFrame with every column typed by harness/schema.json
 also expanded into `counter.<name>` numeric columns. A folder written before schema
 version 2 (no iteration/phase/noise columns) reads as schema.json's "legacy" says: each
 row one cold shot (iteration 0, phase measure, not noisy). context.json becomes a dict
-in which a string holding a JSON object or array (the driver writes `sweep` so) is
-parsed, so that no caller has JSON inside a JSON string left to undo.
+typed by schema.json's "context" list (coopbench.schema.typed_context): the driver writes
+it typed; an older folder's strings ("2", "yes", the sweep as a JSON string) are read
+into the same types, so no caller converts or looks for another spelling of a key.
 """
 
 from __future__ import annotations
@@ -44,36 +45,6 @@ class Results:
         return bool((self.df["iteration"] > 0).any())
 
 
-def context_get(context: dict, *keys, default=None):
-    """context_get — the first present, non-empty value among `keys`; a key may be dotted ("machine.cpu")."""
-    for key in keys:
-        cur = context
-        ok = True
-        for part in key.split("."):
-            if isinstance(cur, dict) and part in cur:
-                cur = cur[part]
-            else:
-                ok = False
-                break
-        if ok and cur not in (None, "", [], {}):
-            return cur
-    return default
-
-
-def _unjson(v):
-    """A string holding a JSON object or array becomes that value (recursively); others stay."""
-    if isinstance(v, str) and v.lstrip()[:1] in ("{", "["):
-        try:
-            v = json.loads(v)
-        except ValueError:
-            return v
-    if isinstance(v, dict):
-        return {k: _unjson(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_unjson(x) for x in v]
-    return v
-
-
 def _expand_counters(df: pd.DataFrame) -> pd.DataFrame:
     """Expand the (parsed) `counters` column into `counter.<name>` numeric columns."""
     names = sorted({k for d in df["counters"] for k in d})
@@ -84,7 +55,7 @@ def _expand_counters(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_context(d: Path) -> dict:
-    """read_context — context.json of folder d as a dict (JSON strings inside parsed); {} when missing or broken."""
+    """read_context — context.json of folder d as a dict, typed by the schema (schema.typed_context); {} when missing or broken."""
     f = d / "context.json"
     if not f.is_file():
         return {}
@@ -92,7 +63,7 @@ def read_context(d: Path) -> dict:
         ctx = json.loads(f.read_text())
     except (ValueError, UnicodeDecodeError):
         return {}
-    return _unjson(ctx) if isinstance(ctx, dict) else {}
+    return schema.typed_context(ctx) if isinstance(ctx, dict) else {}
 
 
 def load(results_dir) -> Results:
@@ -131,6 +102,6 @@ def load(results_dir) -> Results:
     df = _expand_counters(df)
     context = read_context(d)
     if "host" not in df.columns:
-        df["host"] = str(context_get(context, "host", "host_name", "hostname", default=""))
+        df["host"] = str(context.get("host") or "")
     df["host"] = df["host"].fillna("").astype(str)
     return Results(dir=d, df=df, context=context)

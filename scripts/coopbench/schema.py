@@ -11,9 +11,15 @@ nowhere else, and converts a raw (all-text) table to typed columns:
 `param.<NAME>` stands for one column per workload parameter: such a column becomes
 numeric when every non-empty cell is a number, else stays text.
 
+context.json's keys are schema.json's "context" list (name, type, when it is written, what
+null means). The driver writes them typed; folders written before that (every value a
+string, the sweep a JSON string, mixed_machines "yes"/"no", warmup "per point") are read
+into the same types by typed_context.
+
 Public: SCHEMA_FILE, VERSION, COLUMNS (list of {"name","type","doc"}), MERGED_COLUMNS,
 LEGACY_COLUMNS (the version-2 columns a version-1 folder lacks, with their default),
-column_type(name), concrete_columns(params), to_typed(df).
+CONTEXT (list of {"name","type","when","doc"}), column_type(name), context_type(key),
+concrete_columns(params), to_typed(df), typed_context(ctx).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ _schema = json.loads(SCHEMA_FILE.read_text())
 VERSION: int = int(_schema["version"])
 COLUMNS: list = list(_schema["columns"])
 MERGED_COLUMNS: list = list(_schema.get("merged_columns", []))
+CONTEXT: list = list(_schema.get("context", []))
 PARAM = "param.<NAME>"
 
 # What a version-1 folder (no per-iteration rows) lacks, and what readers take instead
@@ -123,3 +130,58 @@ def to_typed(df: pd.DataFrame) -> pd.DataFrame:
         elif c in _TYPES:
             df[c] = convert(df[c], _TYPES[c])
     return df
+
+
+def _key_matches(pattern: str, key: str) -> bool:
+    """"backend.<NAME>.<KEY>" matches "backend.go.go_version" (<NAME> one dotted part, <KEY> the rest)."""
+    if "<" not in pattern:
+        return pattern == key
+    pp, kp = pattern.split("."), key.split(".")
+    if pp[-1] == "<KEY>":
+        if len(kp) < len(pp):
+            return False
+        kp = kp[:len(pp) - 1] + [".".join(kp[len(pp) - 1:])]
+    return len(pp) == len(kp) and all(p == k or (p.startswith("<") and k) for p, k in zip(pp, kp))
+
+
+def context_type(key: str) -> str | None:
+    """context_type — the schema type of a context.json key, None when the schema does not list it."""
+    for c in CONTEXT:
+        if _key_matches(c["name"], key):
+            return c["type"]
+    return None
+
+
+def _context_value(v, typ: str):
+    """One context value in its schema type; a legacy string converted, anything unconvertible kept as it is."""
+    if v is None or not isinstance(v, str):
+        return v
+    t = v.strip()
+    if typ == "int":
+        try:
+            return int(t)
+        except ValueError:
+            return None if t == "per point" else v  # warmup/iterations before the typed context
+    if typ == "float":
+        try:
+            return float(t)
+        except ValueError:
+            return v
+    if typ == "bool":
+        if t.lower() in ("true", "yes", "1"):
+            return True
+        if t.lower() in ("false", "no", "0"):
+            return False
+        return v
+    if typ == "json" and t[:1] == "{":
+        try:
+            return json.loads(t)
+        except ValueError:
+            return v
+    return v
+
+
+def typed_context(ctx: dict) -> dict:
+    """typed_context — a context.json dict with every schema key in its type (see the module's doc); a new dict."""
+    return {k: _context_value(v, context_type(k) or "string") for k, v in ctx.items()}
+

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import zlib
 
-from .load import context_get
-
 
 def _short(v) -> str:
     if isinstance(v, dict):
@@ -22,18 +20,21 @@ def _short(v) -> str:
 
 
 def caption(context: dict) -> str:
-    """caption — one line for a figure: machine (CPU, cores), compiler, commit. Tolerates missing keys."""
-    cpu = context_get(context, "cpu", "cpu_model", "machine.cpu", "machine.cpu_model", "cpu_name")
-    host = context_get(context, "host", "host_name", "hostname", "machine.host")
-    cores = context_get(context, "cores_available", "cores", "logical_cpus", "num_cpus", "machine.cores")
-    compiler = context_get(context, "compiler", "build.compiler", "cxx_compiler")
-    build = context_get(context, "build_type", "library_build_type", "build.type")
-    commit = context_get(context, "git_commit", "commit", "git.commit", "build.commit")
+    """caption — one line for a figure: machine (CPU, cores), compiler, commit. Tolerates missing keys.
+
+    The keys are schema.json's (the context typed by coopbench.load); there are no other spellings.
+    """
+    cpu = context.get("cpu_model")
+    host = context.get("host")
+    cores = context.get("cores_available")
+    compiler = context.get("compiler")
+    build = context.get("build_type")
+    commit = context.get("git_commit")
     parts = []
     machines = context.get("machines") if isinstance(context.get("machines"), dict) else {}
     if len(machines) > 1:
         # A merged sweep (coopbench merge) from several hosts: say so, and what each one is.
-        mixed = str(context.get("mixed_machines", "")).lower() == "yes"
+        mixed = context.get("mixed_machines") is True
         each = "; ".join(f"{h} ({m})" for h, m in machines.items())
         parts.append(("MIXED MACHINES, lines per host: " if mixed else f"{len(machines)} hosts of one kind: ") + each)
     else:

@@ -40,7 +40,7 @@ def write_results(folder, rows):
             if value is not None:
                 row.update({"value": repr(value), "seconds": repr(value / 1e3)})
             wr.writerow(row)
-    (d / "context.json").write_text(json.dumps({"host": "test", "cores": 2}))
+    (d / "context.json").write_text(json.dumps({"host": "test", "cores_available": 2}))
     return d
 
 

@@ -18,7 +18,9 @@
 #include <climits>
 
 #include "tests/support/cli.hpp"
+#include "tests/support/csv.hpp"
 #include "harness/cli.hpp"
+#include "harness/machine.hpp"
 #include "harness/register_backend.hpp"
 #include "harness/results.hpp"
 #include "harness/runner.hpp"
@@ -112,26 +114,10 @@ struct CountRuns {
 
 namespace {
 
-// cli — `coopbench ARGS...` in a child process, returning its exit code or 128 + the
-// signal: a test's own process keeps no state of the run, and the kill tests have a driver
-// to kill. (cli_main itself runs any number of times in one process:
-// DriverRun.TwoSweepsInOneProcess.)
-int cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "coopbench");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int rc = coopbench::cli_main(static_cast<int>(args.size()), argv.data());
-        std::fflush(nullptr);
-        _exit(rc);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+// cli — `coopbench ARGS...` in a child process (the tests' one fork runner,
+// tests/support): a test's own process keeps no state of the run. (cli_main itself runs any
+// number of times in one process: DriverRun.TwoSweepsInOneProcess.)
+int cli(const std::vector<std::string>& args) { return coopbench::test::cli_in_child(args); }
 
 fs::path fresh_dir(const std::string& name) {
     fs::path d = fs::temp_directory_path() / ("coopbench-test-" + std::to_string(getpid()) + "-" + name);
@@ -144,19 +130,14 @@ struct Row {
     const std::string& operator[](const std::string& k) const { return f.at(k); }
 };
 
+// read_csv — results.csv's rows by the tests' one CSV reader (tests/support/csv.hpp); every
+// row must have the header's number of fields (a torn or glued line would not).
 std::vector<Row> read_csv(const fs::path& p) {
-    std::ifstream in(p);
-    std::string line;
+    const auto raw = coopbench::test::csv_rows(p);
+    for (std::size_t i = 1; i < raw.size(); ++i)
+        EXPECT_EQ(raw[i].size(), raw[0].size()) << p << " line " << i + 1;
     std::vector<Row> rows;
-    std::getline(in, line);
-    auto header = coopbench::parse_csv_line(line);
-    while (std::getline(in, line)) {
-        auto fields = coopbench::parse_csv_line(line);
-        EXPECT_EQ(fields.size(), header.size()) << line;
-        Row r;
-        for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) r.f[header[i]] = fields[i];
-        rows.push_back(r);
-    }
+    for (auto& m : coopbench::test::csv_table(p)) rows.push_back(Row{std::move(m)});
     return rows;
 }
 
@@ -299,6 +280,13 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
     auto j = nlohmann::json::parse(bj);
     for (auto key : {"cpu_model", "cpu_id", "cpu_mitigations", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
         EXPECT_TRUE(j["context"].contains(key)) << key;
+    // context.json: typed as schema.json's context says (issue 16): numbers as numbers, the
+    // sweep an object, every key listed there, every key each run writes present.
+    const auto ctx = nlohmann::json::parse(std::ifstream(dir / "context.json"));
+    EXPECT_EQ(coopbench::context_problems(ctx), std::vector<std::string>{});
+    EXPECT_TRUE(ctx["cores_available"].is_number_integer());
+    EXPECT_TRUE(ctx["sweep"].is_object());
+    EXPECT_TRUE(ctx["oversubscribed"].is_boolean());
     // Google Benchmark's JSON: one run per measured iteration (4 points x 2 forks x 2), named
     // by the point, manual time, the child's CPU time of that iteration.
     ASSERT_EQ(j["benchmarks"].size(), 16u);
@@ -369,6 +357,7 @@ TEST(DriverRun, ResumeMeasuresOnlyWhatIsMissing) {
     const auto ctx = nlohmann::json::parse(cin);
     EXPECT_NE(ctx.at("coopbench_command").get<std::string>().find("--plan tiny"), std::string::npos) << ctx.dump(2);
     EXPECT_NE(ctx.at("resumed").get<std::string>().find("--resume " + dir.string()), std::string::npos) << ctx.dump(2);
+    EXPECT_EQ(coopbench::context_problems(ctx), std::vector<std::string>{});
     fs::remove_all(dir);
 }
 
@@ -740,6 +729,65 @@ TEST(DriverSchema, CsvHeaderFollowsSchemaJson) {
     for (auto& c : want) expanded.push_back(c == "param.<NAME>" ? "param.N" : c);
     EXPECT_EQ(coopbench::parse_csv_line(header), expanded);
     fs::remove_all(dir);
+}
+
+// docs/results-format.md's context table lists schema.json's context keys, in order, with
+// their types.
+TEST(DriverSchema, ContextDocAgreesWithSchemaJson) {
+    std::ifstream in(fs::path(COOPBENCH_SOURCE_DIR) / "harness" / "schema.json");
+    auto schema = nlohmann::json::parse(in);
+    std::vector<std::string> want;
+    for (auto& c : schema.at("context"))
+        want.push_back(c.at("name").get<std::string>() + " " + c.at("type").get<std::string>() +
+                       (c.contains("null") ? " or null" : ""));
+    std::ifstream doc(fs::path(COOPBENCH_SOURCE_DIR) / "docs" / "results-format.md");
+    ASSERT_TRUE(doc);
+    std::vector<std::string> got;
+    bool in_section = false;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("## ", 0) == 0) in_section = line == "## `context.json` keys";
+        if (!in_section || line.rfind("| `", 0) != 0) continue;
+        const auto cells = line.substr(1);
+        const auto b = cells.find('`') + 1, e = cells.find('`', b);
+        const auto t0 = cells.find('|', e) + 1, t1 = cells.find('|', t0);
+        std::string type = cells.substr(t0, t1 - t0);
+        type.erase(0, type.find_first_not_of(' '));
+        type.erase(type.find_last_not_of(' ') + 1);
+        got.push_back(cells.substr(b, e - b) + " " + type);
+    }
+    EXPECT_EQ(got, want) << "docs/results-format.md's context table and harness/schema.json disagree";
+}
+
+// context_problems (issue 16): each rule of the context schema, seen failing.
+TEST(DriverSchema, ContextProblemsNamesEachDisagreement) {
+    nlohmann::json ok = coopbench::machine_context();
+    const nlohmann::json run = {{"plan", "quick"}, {"sweep", nlohmann::json::object()}, {"points", 3},
+                                {"repetitions", 1}, {"warmup", nullptr}, {"iterations", 5},
+                                {"isolation", "process"}, {"coopbench_command", "coopbench run"},
+                                {"oversubscribed", false}, {"backend.go.go_version", "go1.19.8"}};
+    ok.update(run);
+    ASSERT_EQ(coopbench::context_problems(ok), std::vector<std::string>{});
+    auto with = [&](const char* key, nlohmann::json v) {
+        auto c = ok;
+        c[key] = std::move(v);
+        return coopbench::context_problems(c);
+    };
+    EXPECT_EQ(with("cores_available", "2").size(), 1u);           // a number as a string
+    EXPECT_EQ(with("sweep", "{}").size(), 1u);                     // JSON inside a string
+    EXPECT_EQ(with("mixed_machines", "no").size(), 1u);            // a bool as a string
+    EXPECT_EQ(with("cpu", "x").size(), 1u);                        // a key the schema does not list
+    EXPECT_EQ(with("points", nullptr).size(), 1u);                 // null with no meaning
+    EXPECT_EQ(with("backend.go", "x").size(), 1u);                 // not backend.<NAME>.<KEY>
+    EXPECT_TRUE(with("backend.my.sub.key", "x").empty());          // <KEY> takes the rest
+    auto missing = ok;
+    missing.erase("git_commit");
+    EXPECT_EQ(coopbench::context_problems(missing).size(), 1u);    // a key every run writes
+    // A merged folder: a key the shards disagree on may be null when `differing` lists it.
+    auto merged = ok;
+    merged["cores_available"] = nullptr;
+    EXPECT_EQ(coopbench::context_problems(merged).size(), 1u);
+    merged["differing"] = {{"cores_available", {{"0/2", 2}, {"1/2", 64}}}};
+    EXPECT_EQ(coopbench::context_problems(merged), std::vector<std::string>{});
 }
 
 TEST(DriverSchema, ResultsFormatDocAgreesWithSchemaJson) {

@@ -106,18 +106,25 @@ def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repeti
         for row in _rows(backends, processors, repetitions, scale, warmup, iterations, noisy):
             if workloads is None or row["workload"] in workloads:
                 wr.writerow(row)
-    # The keys the driver writes (harness/machine.cpp, harness/sweep.cpp): strings; sweep a JSON string.
+    # The keys every run writes (harness/schema.json's context, "when": "run"), typed as the
+    # driver writes them (harness/machine.cpp, harness/sweep.cpp). legacy=True: as a driver
+    # before the typed context wrote them (every value a string, the sweep a JSON string).
+    sweep = {"plan": "quick", "backends": list(backends), "workloads": [], "repetitions": repetitions,
+             "processors": list(processors), "isolation": "process", "timeout_seconds": 60}
     context = {
-        "host": "testhost", "cpu_model": "Synthetic CPU @ 2.0GHz", "cores_available": "2",
-        "physical_cores": "2", "logical_cpus": "2", "sockets": "1", "numa_nodes": "1",
+        "host": "testhost", "cpu_model": "Synthetic CPU @ 2.0GHz", "cpu_id": "family 6 model 1",
+        "cpu_mitigations": "none reported", "cores_available": 2,
+        "physical_cores": 2, "logical_cpus": 2, "sockets": 1, "numa_nodes": 1,
         "kernel": "Linux 6.1.0-test x86_64", "compiler": "GNU 12.2.0", "build_type": "Release",
         "build_flags": "-O2 -Wall -Wextra", "git_commit": "0123456789ab",
-        "plan": "quick", "points": str(len(backends) * 24 * len(processors)), "repetitions": str(repetitions),
-        "isolation": "process", "coopbench_command": "coopbench run",
-        "sweep": json.dumps({"plan": "quick", "backends": list(backends), "workloads": [],
-                             "repetitions": repetitions, "processors": list(processors), "isolation": "process",
-                             "timeout_seconds": 60}, indent=2),
+        "plan": "quick", "points": len(backends) * 24 * len(processors), "repetitions": repetitions,
+        "warmup": None, "iterations": None, "isolation": "process", "coopbench_command": "coopbench run",
+        "oversubscribed": False, "sweep": sweep,
     }
+    if legacy:
+        context = {k: (json.dumps(v, indent=2) if isinstance(v, dict) else
+                       "per point" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
+                   for k, v in context.items()}
     (d / "context.json").write_text(json.dumps(context, indent=2))
     return d
 

@@ -360,7 +360,7 @@ class LoadTest(TempDirCase):
             w.writeheader()
             w.writerows(both)
         ctx = json.loads((d / "context.json").read_text())
-        ctx.update(host="small, big", hosts="2", shards="4", mixed_machines="yes",
+        ctx.update(host="small, big", hosts=2, shards=4, mixed_machines=True,
                    machines={"small": "Synthetic CPU, 2 cores", "big": "Other CPU, 64 cores"})
         (d / "context.json").write_text(json.dumps(ctx))
         res = cr.load(d)

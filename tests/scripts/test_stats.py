@@ -17,6 +17,7 @@ when scipy, Debian's python3-scipy, is missing).
 
 import csv
 import io
+import json
 import math
 import os
 import shutil
@@ -255,10 +256,27 @@ class SchemaAndLoadTest(TempDirCase):
         self.assertTrue(all(isinstance(v, str) for v in df["phase"]))
         self.assertTrue(all(isinstance(v, dict) for v in df["counters"]))
         self.assertEqual(int(df["noisy"].sum()), 6)  # fork 0 of one point: 1 warm-up + 5 timed rows
-        # context.json's sweep is written as a JSON string; loaded, it is an object.
+        # context.json is typed as schema.json's "context" says; loaded, it stays so.
         self.assertIsInstance(res.context["sweep"], dict)
         self.assertEqual(res.context["sweep"]["plan"], "quick")
+        for c in schema.CONTEXT:
+            if c["when"] == "run":
+                self.assertIn(c["name"], res.context)
         self.assertTrue(res.has_warm)
+
+    def test_legacy_context_reads_typed(self):
+        # A folder written before the typed context (every value a string, the sweep a JSON
+        # string, "per point", "false") loads into the same values as a typed one.
+        typed = cr.load(synthetic.make_results(self.tmp / "typed")).context
+        legacy_dir = synthetic.make_results(self.tmp / "legacy", legacy=True)
+        raw = json.loads((legacy_dir / "context.json").read_text())
+        self.assertIsInstance(raw["sweep"], str)
+        self.assertEqual(raw["cores_available"], "2")
+        self.assertEqual(cr.load(legacy_dir).context, typed)
+        self.assertIsNone(typed["warmup"])
+        self.assertIs(typed["oversubscribed"], False)
+        self.assertEqual(schema.typed_context({"mixed_machines": "yes", "hosts": "3", "backend.go.GOGC": "100"}),
+                         {"mixed_machines": True, "hosts": 3, "backend.go.GOGC": "100"})
 
     def test_legacy_reference_folders(self):
         folders = sorted(p for p in REFERENCE.iterdir() if (p / "results.csv").is_file())

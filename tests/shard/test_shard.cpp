@@ -225,6 +225,7 @@ TEST_F(Merge, ShardsRecordTheirShardAndTheEnvironmentSelectsTheSame) {
     auto ctx = nlohmann::json::parse(std::ifstream(shard(1) / "context.json"));
     EXPECT_EQ(ctx["shard"], "1/3");
     EXPECT_EQ(ctx["host"], hostname());
+    EXPECT_EQ(context_problems(ctx), std::vector<std::string>{});
     EXPECT_TRUE(fs::exists(root / "env" / "shard-0-of-3" / "results.csv"));
     auto a = lines_of(shard(0) / "results.csv"), b = lines_of(root / "env" / "shard-0-of-3" / "results.csv");
     ASSERT_EQ(a.size(), b.size());
@@ -252,12 +253,46 @@ TEST_F(Merge, EveryMeasurementOnceWithItsHost) {
     }
     EXPECT_EQ(keys.size(), 8u);
     auto ctx = nlohmann::json::parse(std::ifstream(root / "merged" / "context.json"));
-    EXPECT_EQ(ctx["shards"], "3");
-    EXPECT_EQ(ctx["mixed_machines"], "no");
+    EXPECT_EQ(ctx["shards"], 3);
+    EXPECT_EQ(ctx["hosts"], 1);
+    EXPECT_EQ(ctx["mixed_machines"], false);
+    EXPECT_EQ(ctx["points"], 4);
+    EXPECT_TRUE(ctx["sweep"].is_object());
     EXPECT_FALSE(ctx.contains("merge_incomplete"));
+    // Typed as schema.json's context says (issue 16); the shards disagree only on what the
+    // merge writes itself (shard, points, the command), so nothing is `differing`.
+    EXPECT_EQ(context_problems(ctx), std::vector<std::string>{});
+    EXPECT_FALSE(ctx.contains("differing")) << ctx["differing"].dump();
     EXPECT_TRUE(fs::exists(root / "merged" / "shards" / "shard-2-of-3" / "benchmark.json"));
     // Merging into a folder that already holds results is refused.
     EXPECT_THROW(merge_shards(root / "merged", {root / "sweep"}), UsageError);
+}
+
+// Shards from two kinds of machine (issue 16): the merged context stays typed. A number the
+// shards disagree on cannot be two numbers: it is null, and `differing` holds each shard's;
+// a string is joined. A shard written before the typed context ("2" for 2) agrees with 2.
+TEST_F(Merge, ShardsThatDisagreeKeepTheContextTyped) {
+    fs::path big = copy(1, "mixed");
+    auto ctx = nlohmann::json::parse(std::ifstream(big / "context.json"));
+    ctx["host"] = "big";
+    ctx["cpu_model"] = "Other CPU";
+    ctx["cores_available"] = 64;
+    std::ofstream(big / "context.json") << ctx.dump(2);
+    fs::path old = copy(2, "mixed");
+    auto octx = nlohmann::json::parse(std::ifstream(old / "context.json"));
+    octx["numa_nodes"] = std::to_string(octx["numa_nodes"].get<int>());
+    std::ofstream(old / "context.json") << octx.dump(2);
+    merge_shards(root / "mixed-merged", {shard(0), big, old});
+    auto m = nlohmann::json::parse(std::ifstream(root / "mixed-merged" / "context.json"));
+    EXPECT_EQ(context_problems(m), std::vector<std::string>{}) << m.dump(2);
+    EXPECT_EQ(m["mixed_machines"], true);
+    EXPECT_EQ(m["hosts"], 2);
+    EXPECT_TRUE(m["cores_available"].is_null());
+    EXPECT_EQ(m["differing"]["cores_available"]["1/3"], 64);
+    const auto mine = nlohmann::json::parse(std::ifstream(shard(0) / "context.json"));
+    EXPECT_EQ(m["cpu_model"], mine["cpu_model"].get<std::string>() + ", Other CPU");  // shards in order
+    EXPECT_FALSE(m["differing"].contains("numa_nodes"));
+    EXPECT_TRUE(m["numa_nodes"].is_number_integer());
 }
 
 TEST_F(Merge, MoreShardsThanPointsLeavesSomeEmpty) {
@@ -282,6 +317,7 @@ TEST_F(Merge, AMissingShardIsReportedWithTheCommandThatRunsIt) {
     EXPECT_NE(r.missing[0].find("--shard 1/3"), std::string::npos) << r.missing[0];
     auto ctx = nlohmann::json::parse(std::ifstream(root / "partial" / "context.json"));
     EXPECT_TRUE(ctx.contains("merge_incomplete"));
+    EXPECT_EQ(context_problems(ctx), std::vector<std::string>{});
     EXPECT_EQ(merge_main(root / "partial2", {shard(0), shard(2)}, "coopbench merge"), 1);
 }
 

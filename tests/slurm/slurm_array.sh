@@ -176,7 +176,7 @@ assert shards == ["shard-0-of-3", "shard-1-of-3", "shard-2-of-3"], shards
 per_shard = [sum(1 for _ in open(tmp / "results" / "sweep" / s / "results.csv")) - 1 for s in shards]
 assert sum(per_shard) == len(rows) and all(n > 0 for n in per_shard), per_shard
 ctx = json.loads((tmp / "merged" / "context.json").read_text())
-assert ctx["shards"] == "3" and ctx["host"] == node and "merge_incomplete" not in ctx, ctx
+assert ctx["shards"] == 3 and ctx["host"] == node and "merge_incomplete" not in ctx, ctx
 assert (tmp / "merged" / "report.md").is_file() and any((tmp / "merged" / "figures").glob("*.png")), "no figures"
 print(f"slurm ok: {len(expected)} points x 2 repetitions (each W+I iterations) from 3 array tasks ({per_shard} rows) on {node}")
 PY

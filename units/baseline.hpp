@@ -8,10 +8,12 @@
 // scheduler instead of locks and blocked threads); the workloads fib-mutex and ddb-mutex
 // run the same programs as fib and ddb on it, on every backend.
 //
+// Example (compiled: docs/examples/units_baseline_example.cpp, on pthreads):
 //   baseline::System<B> sys;                            // inside B::Runtime::run
 //   baseline::Unit<B, Account> acct;
-//   auto f = sys.send(acct, [](Account& a, long x) { ... }, 5L);
-//   long r = f.wait();                                  // main: mutex + condition wait
+//   auto f = sys.send(acct, [](Account& a, long x) { return a.balance += x; }, 5L);
+//   auto g = sys.send([](baseline::Future<B, long> v) { return v.get() * 2; }, f);  // free op
+//   long r = g.get();                                   // main: mutex + condition wait
 //   sys.join_all();                                     // every message thread
 //
 // Design: send() spawns a B thread that waits (B::CondVar) for every future reachable from

@@ -9,11 +9,14 @@
 // OwnerQueue; its owner runs its messages) and section 10 (the waiter list of a future is an
 // OwnerQueue too, so no wake-up is lost).
 //
-//   units::Scope scope(processors);                        // inside a coop activity
-//   units::Unit<Account> acct;                             // user state + message queue
-//   auto f = units::send(acct, [](Account& a, long x) { a.balance += x; return a.balance; }, 5L);
-//   auto g = units::send([](units::Future<long> v) { return v.get() * 2; }, f);   // free op
-//   long r = units::wait(g);                               // main only: blocks until resolved
+// Example (compiled: docs/examples/units_example.cpp), inside a coop activity; a Unit holds
+// the user's state and its message queue, units::wait is for the main activity only:
+//   units::Scope scope(2);                              // carriers: one per processor
+//   struct Account { long balance = 0; };
+//   units::Unit<Account> acct;
+//   auto f = units::send(acct, [](Account& a, long x) { return a.balance += x; }, 5L);
+//   auto g = units::send([](units::Future<long> v) { return v.get() * 2; }, f);  // free op,
+//   long r = units::wait(g);                            // starts when f is resolved; main waits
 //
 // Design summary
 // - A message (detail::Message) is one allocation: the operation, its arguments, the

@@ -17,6 +17,7 @@
 #include "harness/registry.hpp"
 #include "workloads/all.hpp"
 #include "tests/support/child.hpp"
+#include "tests/support/grid.hpp"
 #include "tests/support/watchdog.hpp"
 
 using coopbench::BoostFiberBackend;
@@ -43,30 +44,6 @@ coopbench::RuntimeOptions options(const std::string& algorithm, unsigned p) {
     return o;
 }
 
-// Point — one (params, processors) of a workload's tiny plan.
-struct Point {
-    coopbench::Params params;
-    unsigned processors = 1;
-};
-
-std::vector<Point> expand(const coopbench::Grid& g) {
-    std::vector<Point> out{Point{}};
-    for (const auto& [key, vals] : g) {
-        std::vector<Point> next;
-        for (const auto& p : out)
-            for (const auto& v : vals) {
-                Point q = p;
-                if (key == "processors")
-                    q.processors = static_cast<unsigned>(std::stoul(v));
-                else
-                    q.params[key] = v;
-                next.push_back(q);
-            }
-        out = std::move(next);
-    }
-    return out;
-}
-
 // TinyCase — one runnable point: workload name, runner, context.
 struct TinyCase {
     std::string name;
@@ -83,15 +60,16 @@ void collect(std::vector<TinyCase>& out, coopbench::TypeList<Ws...>) {
             // Workloads that leave this backend out (supports<B>() false) are not in the registry either.
             if constexpr (coopbench::workload_supports<Ws, B>()) {
                 const auto info = Ws::info(m);
-                for (const auto& grid : info.plans.at("tiny"))
-                    for (const auto& pt : expand(grid)) {
-                        TinyCase c{info.name, &coopbench::run_point<B, Ws>, {}};
-                        c.ctx.params = pt.params;
-                        for (const auto& ps : info.params)
-                            if (!c.ctx.params.count(ps.name)) c.ctx.params[ps.name] = ps.default_value;
-                        c.ctx.options.processors = pt.processors;
-                        out.push_back(c);
-                    }
+                // The tiny plan's points as written (tests/support's one grid expander), P=1
+                // where a grid names no processors; the workload's defaults filled in below.
+                for (const auto& pt : coopbench::test::expand_grids(info.plans.at("tiny"), 1)) {
+                    TinyCase c{info.name, &coopbench::run_point<B, Ws>, {}};
+                    c.ctx.params = pt.params;
+                    for (const auto& ps : info.params)
+                        if (!c.ctx.params.count(ps.name)) c.ctx.params[ps.name] = ps.default_value;
+                    c.ctx.options.processors = pt.processors;
+                    out.push_back(c);
+                }
             }
         }(),
         ...);

@@ -10,36 +10,16 @@
 #include "workloads/all.hpp"
 #include "runtimes/native/native.hpp"
 #include "tests/native/support.hpp"
+#include "tests/support/grid.hpp"
 #include "workloads/micro/all.hpp"
 
 namespace {
-
-// points — the parameter sets of a workload's "tiny" plan (cross product of each grid).
-std::vector<coopbench::Params> tiny_points(const coopbench::WorkloadInfo& info) {
-    std::vector<coopbench::Params> out;
-    for (const auto& grid : info.plans.at("tiny")) {
-        std::vector<coopbench::Params> acc{{}};
-        for (const auto& [key, vals] : grid) {
-            if (key == "processors") continue;
-            std::vector<coopbench::Params> next;
-            for (const auto& p : acc)
-                for (const auto& v : vals) {
-                    auto q = p;
-                    q[key] = v;
-                    next.push_back(q);
-                }
-            acc = next;
-        }
-        out.insert(out.end(), acc.begin(), acc.end());
-    }
-    return out;
-}
 
 template <class W>
 void run_tiny(unsigned processors) {
     coop_test::Watchdog dog("micro workloads", 120);
     const auto info = W::info(coopbench::Machine{processors});
-    for (const auto& params : tiny_points(info)) {
+    for (const auto& params : coopbench::test::expand_plan(info, "tiny")) {  // the one grid expander
         for (bool fault : {false, true}) {
             coopbench::Context ctx;
             ctx.params = params;

@@ -731,30 +731,39 @@ TEST(DriverSchema, CsvHeaderFollowsSchemaJson) {
     fs::remove_all(dir);
 }
 
+// doc_table — the rows of the table under `heading` in docs/results-format.md whose first
+// cell is `code`: each row's cells, trimmed, backquotes removed.
+std::vector<std::vector<std::string>> doc_table(const std::string& heading) {
+    std::ifstream doc(fs::path(COOPBENCH_SOURCE_DIR) / "docs" / "results-format.md");
+    EXPECT_TRUE(doc) << "docs/results-format.md";
+    std::vector<std::vector<std::string>> rows;
+    bool in_section = false;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("## ", 0) == 0) in_section = line == heading;
+        if (!in_section || line.rfind("| `", 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::stringstream ss(line.substr(1));
+        for (std::string cell; std::getline(ss, cell, '|');) {
+            std::erase(cell, '`');
+            cell.erase(0, cell.find_first_not_of(' '));
+            cell.erase(cell.find_last_not_of(' ') + 1);
+            cells.push_back(cell);
+        }
+        rows.push_back(cells);
+    }
+    return rows;
+}
+
 // docs/results-format.md's context table lists schema.json's context keys, in order, with
 // their types.
 TEST(DriverSchema, ContextDocAgreesWithSchemaJson) {
     std::ifstream in(fs::path(COOPBENCH_SOURCE_DIR) / "harness" / "schema.json");
     auto schema = nlohmann::json::parse(in);
-    std::vector<std::string> want;
+    std::vector<std::string> want, got;
     for (auto& c : schema.at("context"))
         want.push_back(c.at("name").get<std::string>() + " " + c.at("type").get<std::string>() +
                        (c.contains("null") ? " or null" : ""));
-    std::ifstream doc(fs::path(COOPBENCH_SOURCE_DIR) / "docs" / "results-format.md");
-    ASSERT_TRUE(doc);
-    std::vector<std::string> got;
-    bool in_section = false;
-    for (std::string line; std::getline(doc, line);) {
-        if (line.rfind("## ", 0) == 0) in_section = line == "## `context.json` keys";
-        if (!in_section || line.rfind("| `", 0) != 0) continue;
-        const auto cells = line.substr(1);
-        const auto b = cells.find('`') + 1, e = cells.find('`', b);
-        const auto t0 = cells.find('|', e) + 1, t1 = cells.find('|', t0);
-        std::string type = cells.substr(t0, t1 - t0);
-        type.erase(0, type.find_first_not_of(' '));
-        type.erase(type.find_last_not_of(' ') + 1);
-        got.push_back(cells.substr(b, e - b) + " " + type);
-    }
+    for (auto& row : doc_table("## `context.json` keys")) got.push_back(row.at(0) + " " + row.at(1));
     EXPECT_EQ(got, want) << "docs/results-format.md's context table and harness/schema.json disagree";
 }
 
@@ -797,15 +806,7 @@ TEST(DriverSchema, ResultsFormatDocAgreesWithSchemaJson) {
     for (auto& c : schema.at("columns")) want.push_back(c.at("name"));
     for (auto& c : schema.at("merged_columns")) want.push_back(c.at("name"));
     // The table after the heading "## `results.csv` columns": its first column, in order.
-    std::ifstream doc(fs::path(COOPBENCH_SOURCE_DIR) / "docs" / "results-format.md");
-    ASSERT_TRUE(doc);
     std::vector<std::string> got;
-    bool in_section = false;
-    for (std::string line; std::getline(doc, line);) {
-        if (line.rfind("## ", 0) == 0) in_section = line == "## `results.csv` columns";
-        if (!in_section || line.rfind("| `", 0) != 0) continue;
-        const auto b = line.find('`') + 1, e = line.find('`', b);
-        got.push_back(line.substr(b, e - b));
-    }
+    for (auto& row : doc_table("## `results.csv` columns")) got.push_back(row.at(0));
     EXPECT_EQ(got, want) << "docs/results-format.md's column table and harness/schema.json disagree";
 }

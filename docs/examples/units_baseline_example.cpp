@@ -11,7 +11,9 @@ namespace baseline = units::baseline;
 struct Account { long balance = 0; };
 
 int main() {
-    B::Runtime rt(coopbench::RuntimeOptions{.processors = 2});
+    coopbench::RuntimeOptions options;
+    options.processors = 2;
+    B::Runtime rt(options);
     rt.run([] {
         baseline::System<B> sys;                            // inside B::Runtime::run
         baseline::Unit<B, Account> acct;

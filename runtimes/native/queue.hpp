@@ -14,6 +14,12 @@
 // - An item carries the node it is enqueued with (QueueItem::node; hazard.hpp acquire()
 //   checks it is not hazardous), and a dequeue hands the retired dummy to the returned item.
 //   No allocation happens in steady state; nodes <= items + queues + 2N (N processors).
+// - Chains (native-ws's overflow): link() threads items' nodes into a private list and
+//   enqueue(Chain&) appends it with the same two CASes as one item; the tail may then lag
+//   by many nodes, which the helping of Michael and Scott's queue already handles (one node
+//   per help; a dequeue that finds the tail on the head moves it first). Cost of the lag: a
+//   concurrent enqueuer may help through it node by node — at most once per node, i.e. no
+//   more than the per-item enqueues the chain replaced.
 // - Protection: enqueue protects the tail with hp1 while it links behind it and swings
 //   `tail_`; dequeue protects the head with hp1 and its successor with hp2. Each hazard is
 //   validated by re-reading the queue pointer it came from *after* the publishing exchange.
@@ -118,47 +124,42 @@ public:
     // enqueue — appends `item` (Fig. 6 ENQUEUE). Precondition: the caller owns `item` (it is
     // in no queue), the thread is bound, no context switch happens during the call.
     void enqueue(T* item) {
-        QueueItem* const qi = item;
-        Node* node = detail::acquire(qi->node);
-        qi->node = nullptr;
-        if (node == nullptr) [[unlikely]]
-            node = detail::allocate_node();
-        // relaxed: both are published by the release CAS that links the node below.
-        node->item.store(qi, std::memory_order_relaxed);
-        node->next.store(nullptr, std::memory_order_relaxed);
+        Node* node = prepare(item);
+        append(node, node);
+    }
 
-        detail::ProcessorSlot& self = detail::slot();
-        Node* tail = protect(tail_, self.hp1);
-        for (;;) {
-            Node* expected = nullptr;
-            // success seq_cst (at least release): publishes node->item/next and the item's
-            // own fields to the dequeuer that reads this link with acquire. Failure acquire:
-            // `expected` (the successor another processor linked) goes into tail_ below and
-            // our own protect() then re-reads it from there and dereferences it; reading our
-            // own store does not synchronise, so this load must acquire the linker's
-            // initialisation of that node (TSan found the race with relaxed).
-            if (tail->next.compare_exchange_strong(expected, node, std::memory_order_seq_cst,
-                                                   std::memory_order_acquire))
-                break;
-            // The tail lags: help it forward (Fig. 6 line 15), then protect the new tail.
-            // seq_cst: a tail CAS is part of the order the hazard validation relies on.
-            tail_.compare_exchange_strong(tail, expected, std::memory_order_seq_cst,
-                                          std::memory_order_relaxed);
-            tail = protect(tail_, self.hp1);
-        }
-        if constexpr (Policy::kClearHp1BeforeTailCas)
-            self.hp1.store(nullptr, std::memory_order_release);  // the printed line 18 (bug)
-        COOP_HOOK(enqueue_before_tail_cas, &tail_, tail);
-        // seq_cst: the tail moving past `tail` must precede (in the seq_cst order) the dequeue
-        // that later unlinks `tail`, which validation in other processors relies on. It may
-        // fail: another processor already helped the tail forward.
-        tail_.compare_exchange_strong(tail, node, std::memory_order_seq_cst,
-                                      std::memory_order_relaxed);
-        if constexpr (!Policy::kClearHp1BeforeTailCas)
-            // release: our reads of `tail` happen-before a reuse of it by the processor that
-            // sees the cleared slot (its seq_cst load acquires). Errata 1: only now, after the
-            // CAS above can no longer act on a recycled `tail`.
-            self.hp1.store(nullptr, std::memory_order_release);
+    // Chain — items linked privately by link() and appended in one step by enqueue(Chain&):
+    // a batch (native-ws's overflow of half a ring) pays one append's 3 locked instructions
+    // instead of 3 per item. Owned by one thread; its nodes are in no queue until appended.
+    struct Chain {
+        Node* first = nullptr;
+        Node* last = nullptr;
+        std::size_t size = 0;
+        bool empty() const noexcept { return first == nullptr; }
+    };
+
+    // link — adds `item` at the end of `chain` (nothing shared is touched: the nodes are
+    // private until enqueue(chain) publishes them). Precondition: as enqueue(item).
+    void link(Chain& chain, T* item) {
+        Node* node = prepare(item);
+        // relaxed: the chain is private; enqueue(chain)'s linking CAS (release) publishes
+        // every node's next and item with it (written before it, by this thread).
+        if (chain.last != nullptr) chain.last->next.store(node, std::memory_order_relaxed);
+        else chain.first = node;
+        chain.last = node;
+        ++chain.size;
+    }
+
+    // enqueue(chain) — appends every item of `chain`, in order, and empties it. One link CAS
+    // and one tail CAS for the whole chain: the tail may then lag by more than one node,
+    // which Michael and Scott's queue tolerates (an enqueuer that finds tail->next set helps
+    // one node at a time; a dequeue moves a tail that sits on the head before unlinking it,
+    // so the tail never falls behind the head). Precondition: the thread is bound, no
+    // context switch during the call.
+    void enqueue(Chain& chain) {
+        if (chain.first == nullptr) return;
+        append(chain.first, chain.last);
+        chain = Chain{};
     }
 
     // dequeue — removes and returns the first item, or nullptr when empty (Fig. 6 DEQUEUE).
@@ -248,6 +249,60 @@ public:
     }
 
 private:
+    // prepare — `item`'s node (hazard.hpp acquire: its own, unless still hazardous) with
+    // item set and next cleared.
+    static Node* prepare(T* item) {
+        QueueItem* const qi = item;
+        Node* node = detail::acquire(qi->node);
+        qi->node = nullptr;
+        if (node == nullptr) [[unlikely]]
+            node = detail::allocate_node();
+        // relaxed: both are published by the release CAS that links the node (append).
+        node->item.store(qi, std::memory_order_relaxed);
+        node->next.store(nullptr, std::memory_order_relaxed);
+        return node;
+    }
+
+    // append — links the private list first..last (last->next == nullptr) behind the last
+    // node (Fig. 6 ENQUEUE lines 8-20, for a list instead of one node).
+    void append(Node* first, Node* last) {
+        detail::ProcessorSlot& self = detail::slot();
+        Node* tail = protect(tail_, self.hp1);
+        for (;;) {
+            Node* expected = nullptr;
+            // success seq_cst (at least release): publishes the nodes' item/next and the
+            // items' own fields to the dequeuer that reads this link with acquire (for a
+            // chain: every node's next was written before this CAS by this thread, so a
+            // dequeuer that acquired this link sees them too). Failure acquire:
+            // `expected` (the successor another processor linked) goes into tail_ below and
+            // our own protect() then re-reads it from there and dereferences it; reading our
+            // own store does not synchronise, so this load must acquire the linker's
+            // initialisation of that node (TSan found the race with relaxed).
+            if (tail->next.compare_exchange_strong(expected, first, std::memory_order_seq_cst,
+                                                   std::memory_order_acquire))
+                break;
+            // The tail lags: help it forward (Fig. 6 line 15), then protect the new tail.
+            // seq_cst: a tail CAS is part of the order the hazard validation relies on.
+            tail_.compare_exchange_strong(tail, expected, std::memory_order_seq_cst,
+                                          std::memory_order_relaxed);
+            tail = protect(tail_, self.hp1);
+        }
+        if constexpr (Policy::kClearHp1BeforeTailCas)
+            self.hp1.store(nullptr, std::memory_order_release);  // the printed line 18 (bug)
+        COOP_HOOK(enqueue_before_tail_cas, &tail_, tail);
+        // seq_cst: the tail moving past `tail` must precede (in the seq_cst order) the dequeue
+        // that later unlinks `tail`, which validation in other processors relies on. It may
+        // fail: another processor already helped the tail forward (for a chain, possibly
+        // only part of the way: the next enqueuer helps it on, one node at a time).
+        tail_.compare_exchange_strong(tail, last, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed);
+        if constexpr (!Policy::kClearHp1BeforeTailCas)
+            // release: our reads of `tail` happen-before a reuse of it by the processor that
+            // sees the cleared slot (its seq_cst load acquires). Errata 1: only now, after the
+            // CAS above can no longer act on a recycled `tail`.
+            self.hp1.store(nullptr, std::memory_order_release);
+    }
+
     // protect — reads `from`, publishes the value in `hp` and returns it once a re-read of
     // `from` confirms it (Fig. 6 lines 9-12 and 23-26).
     static Node* protect(const std::atomic<Node*>& from, std::atomic<Node*>& hp) noexcept {

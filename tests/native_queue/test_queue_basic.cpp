@@ -62,6 +62,31 @@ TEST_F(QueueBasic, FifoOrder) {
     EXPECT_EQ(coop::nodes_live(), base_ + 1);
 }
 
+// A chain (link, then enqueue(Chain&)) keeps FIFO order with single enqueues around it.
+TEST_F(QueueBasic, ChainAppendsInOrder) {
+    coop::Queue<Job> q;
+    std::vector<Job> jobs(10);
+    for (int i = 0; i < 10; ++i) jobs[i].id = i;
+    q.enqueue(&jobs[0]);
+    coop::Queue<Job>::Chain chain;
+    q.enqueue(chain);  // an empty chain appends nothing
+    EXPECT_EQ(q.check_quiescent(), 1);
+    for (int i = 1; i < 9; ++i) q.link(chain, &jobs[i]);
+    EXPECT_EQ(chain.size, 8u);
+    EXPECT_EQ(q.check_quiescent(), 1) << "linked items are private until appended";
+    q.enqueue(chain);
+    EXPECT_TRUE(chain.empty());
+    q.enqueue(&jobs[9]);
+    EXPECT_EQ(q.check_quiescent(), 10);
+    for (int i = 0; i < 10; ++i) {
+        Job* j = q.dequeue();
+        ASSERT_NE(j, nullptr);
+        EXPECT_EQ(j->id, i);
+    }
+    EXPECT_EQ(q.dequeue(), nullptr);
+    for (auto& j : jobs) coop::release(&j);
+}
+
 TEST_F(QueueBasic, InterleavedFifo) {
     coop::Queue<Job> q;
     std::vector<Job> jobs(8);

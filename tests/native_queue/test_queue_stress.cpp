@@ -44,8 +44,10 @@ struct Transfer : coop::QueueItem {
 };
 
 // run_producers_consumers — the ProducersConsumers scenario with `queues` data queues and
-// `total` transfers; returns nothing, reports through gtest.
-void run_producers_consumers(unsigned queues, std::uint64_t total) {
+// `total` transfers; returns nothing, reports through gtest. `chain` > 1: producers append
+// up to `chain` transfers at a time to a data queue as one Chain (queue.hpp enqueue(Chain&)),
+// so tails lag by many nodes and dequeuers and single enqueuers (the return queues) help.
+void run_producers_consumers(unsigned queues, std::uint64_t total, unsigned chain = 1) {
     const unsigned P = processors();
     const unsigned kItemsPerProducer = 128;
     const std::uint64_t per_producer = total / P;
@@ -81,15 +83,27 @@ void run_producers_consumers(unsigned queues, std::uint64_t total) {
     for (unsigned p = 0; p < P; ++p) {
         threads.emplace_back([&, p] {
             coop::bind_processor(p);
+            typename coop::Queue<Transfer>::Chain batch;
+            unsigned batch_queue = 0;
             for (std::uint64_t s = 0; s < per_producer; ++s) {
                 Transfer* t;
-                while ((t = back[p]->dequeue()) == nullptr)
+                while ((t = back[p]->dequeue()) == nullptr) {
+                    data[batch_queue]->enqueue(batch);  // our own items may be all we wait for
                     std::this_thread::yield();
+                }
                 t->producer = p;
                 t->seq = s;
-                t->queue = static_cast<unsigned>((s * 7 + p) % queues);
-                data[t->queue]->enqueue(t);
+                if (chain <= 1) {
+                    t->queue = static_cast<unsigned>((s * 7 + p) % queues);
+                    data[t->queue]->enqueue(t);
+                    continue;
+                }
+                if (batch.empty()) batch_queue = static_cast<unsigned>((s * 7 + p) % queues);
+                t->queue = batch_queue;
+                data[batch_queue]->link(batch, t);
+                if (batch.size >= chain) data[batch_queue]->enqueue(batch);
             }
+            data[batch_queue]->enqueue(batch);
         });
     }
     for (unsigned c = 0; c < P; ++c) {
@@ -163,6 +177,46 @@ void run_producers_consumers(unsigned queues, std::uint64_t total) {
     back.clear();
     coop::drain_pools();
     EXPECT_EQ(coop::nodes_live(), base) << "nodes leaked";
+}
+
+// Chains of up to 64 transfers (native-ws's overflow path): no transfer lost, duplicated or
+// reordered per producer; node bound and quiescent lists as for single enqueues.
+TEST(QueueStress, ProducersConsumersChains) {
+    run_producers_consumers(2, kSanitized ? 300'000 : 3'000'000, 64);
+}
+
+// A chain appended while another processor dequeues up to the chain's first node: the
+// dequeue moves the tail from the old dummy onto that node, so the appender's tail CAS fails
+// and the tail lags by the rest of the chain; the next enqueue must help it forward node by
+// node and every item must still come out once, in order (queue.hpp enqueue(Chain&)).
+coop::Queue<Transfer>* g_chain_queue = nullptr;
+Transfer* g_chain_got = nullptr;
+TEST(QueueChain, TailLaggingBehindAChainIsHelpedForward) {
+    coop::bind_processor(0);
+    coop::Queue<Transfer> q;
+    std::vector<Transfer> items(6);
+    for (unsigned i = 0; i < items.size(); ++i) items[i].seq = i;
+    coop::Queue<Transfer>::Chain chain;
+    for (unsigned i = 0; i < 5; ++i) q.link(chain, &items[i]);
+    EXPECT_EQ(chain.size, 5u);
+    g_chain_queue = &q;
+    coop::test_hooks::enqueue_before_tail_cas = [](const void*, const void*) {
+        coop::test_hooks::enqueue_before_tail_cas = nullptr;  // once
+        std::thread([] {
+            coop::bind_processor(1);
+            g_chain_got = g_chain_queue->dequeue();
+        }).join();
+    };
+    q.enqueue(chain);
+    coop::test_hooks::enqueue_before_tail_cas = nullptr;
+    EXPECT_TRUE(chain.empty());
+    ASSERT_EQ(g_chain_got, &items[0]);
+    EXPECT_EQ(q.check_quiescent(), -1) << "the tail should lag inside the chain";
+    q.enqueue(&items[5]);
+    EXPECT_EQ(q.check_quiescent(), 5);
+    for (unsigned i = 1; i < items.size(); ++i) EXPECT_EQ(q.dequeue(), &items[i]) << i;
+    EXPECT_EQ(q.dequeue(), nullptr);
+    for (auto& t : items) coop::release(&t);
 }
 
 TEST(QueueStress, ProducersConsumersManyQueues) {

@@ -122,6 +122,43 @@ TYPED_TEST(PolicyTest, PingPongCannotStarveYielder) {
     }
 }
 
+// native-ws: a processor whose ring ran empty takes one activity from the global Default
+// queue and moves a batch more into its ring (Go's globrunqget), in the global queue's
+// order. So an activity that becomes ready meanwhile behind the ready ones (a joiner woken
+// by a finishing child, joiner_awakened) runs after the batch, not between every two
+// activities of the global queue: with one-at-a-time takes `j` runs second (fails without
+// WorkStealingPolicyT::refill).
+TEST(WsPolicy, EmptyRingRefillsABatchFromTheGlobalQueue) {
+    coop::bind_processor(0);
+    using Small = coop::ws::WorkStealingPolicyT<8>;
+    static_assert(Small::kGlobalBatch == 4);
+    Small policy(2);
+    auto& self = policy.local(0);
+    constexpr int kN = 20;
+    std::vector<TA> g(kN);
+    for (int i = 0; i < kN; ++i) {
+        g[i].id = i;
+        policy.global(Priority::Default).enqueue(&g[i]);
+    }
+    TA j;
+    j.id = -1;
+    std::vector<int> order;
+    for (int k = 0; k <= kN; ++k) {
+        Activity* x = policy.pick_next(self, Priority::Idle).activity;
+        ASSERT_NE(x, nullptr) << k;
+        order.push_back(static_cast<TA*>(x)->id);
+        if (k == 0) policy.yielded(self, &j);  // becomes ready behind the ready ones
+    }
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, nullptr);
+    // 0 from the global queue, 1..4 refilled into the ring, then j, then the rest in order.
+    std::vector<int> expected{0, 1, 2, 3, 4, -1};
+    for (int i = 5; i < kN; ++i) expected.push_back(i);
+    EXPECT_EQ(order, expected);
+    EXPECT_EQ(static_cast<std::uint64_t>(self.counters.refilled), 16u);  // 4 per global pick
+    EXPECT_EQ(static_cast<std::uint64_t>(self.counters.global_picks), 4u);  // 0, 5, 10, 15
+    for (auto& t : g) coop::release(&t);
+}
+
 // Higher priorities (global queues) first; `min` filters.
 TYPED_TEST(PolicyTest, PrioritiesHighestFirst) {
     coop::bind_processor(0);

@@ -156,6 +156,7 @@ SchedulerStats Scheduler::stats() const {
         s["global_picks"] += c.global_picks;
         s["overflowed"] += c.overflowed;
         s["near_steals"] += c.near_steals;
+        s["refilled"] += c.refilled;
     };
     for (unsigned i = 0; i < processors_; ++i) {
         if (ws_) add(ws_->local(i).counters);

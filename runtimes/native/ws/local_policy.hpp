@@ -63,6 +63,7 @@ struct Counters {
     Counter failed_steals;    // find_work calls that found nothing
     Counter overflowed;       // items moved to the global queue by a full ring
     Counter near_steals;      // steal batches taken in the first, own-cache-group pass
+    Counter refilled;         // items moved from the global Default queue into an empty ring
 };
 
 // kGlobalCheckInterval — every this many picks the global queue is looked at first, so
@@ -126,10 +127,11 @@ class GlobalQueues {
     // schedule): Realtime/High from the global queues; then, for Default, every
     // kGlobalCheckInterval-th pick the global Default queue first (so work overflowed or
     // submitted from outside is not starved by a busy local queue), then `local()` (a Pick,
-    // counted by the caller), then the global Default queue; then Low/Idle. Nothing of
-    // priority below `min`.
-    template <class Local, class LocalPick>
-    Pick pick_around(Local& self, Priority min, LocalPick&& local) {
+    // counted by the caller), then the global Default queue — after taking one from there,
+    // `refill()` may move more of it into the (empty) local queue (native-ws: Go's
+    // globrunqget batch); then Low/Idle. Nothing of priority below `min`.
+    template <class Local, class LocalPick, class Refill>
+    Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
         for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
             if (p < static_cast<int>(min)) return {};
             if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
@@ -145,12 +147,18 @@ class GlobalQueues {
             if (Pick own = local(); own.activity != nullptr) return own;
             if (Activity* g = take(Priority::Default)) {
                 ++self.counters.global_picks;
+                refill();
                 return {g, false};
             }
         }
         for (int p = static_cast<int>(Priority::Low); p >= static_cast<int>(min); --p)
             if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
         return {};
+    }
+
+    template <class Local, class LocalPick>
+    Pick pick_around(Local& self, Priority min, LocalPick&& local) {
+        return pick_around(self, min, local, [] {});
     }
 
   private:

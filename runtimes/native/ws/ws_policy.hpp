@@ -12,7 +12,7 @@
 // victims, runnext only on the last pass, the spinning rule). Learnt from, not copied.
 //
 // Design summary
-// - Default-priority activities live in the processor's LocalQueue<Activity, 256>: a woken
+// - Default-priority activities live in the processor's LocalQueue<Activity, RingCapacity> (the runtime: 4096, scheduler_select.hpp): a woken
 //   or spawned activity goes to runnext (it runs next and inherits the time slice: the
 //   cache-hot hand-off of a producer/consumer pair), a yielded one to the ring's tail
 //   (behind every other ready activity of this processor: round robin). A full ring moves
@@ -22,7 +22,9 @@
 // - pick_next: higher priorities (global) first; every kGlobalCheckInterval-th pick the
 //   global Default queue before the ring (so overflowed or externally submitted work is not
 //   starved by a busy ring); then the ring (runnext bounded by kMaxRunnextStreak); then the
-//   global Default queue; then Low/Idle.
+//   global Default queue, taking one to run and up to kGlobalBatch more into the empty ring
+//   (Go's globrunqget); then Low/Idle. Overflow goes to the global queue as one chain
+//   (queue.hpp enqueue(Chain&)), not activity by activity.
 // - find_work (an idle processor): if may_spin(): up to kStealPasses passes over the other
 //   processors starting at a random one, stealing half a victim's ring; runnext only on the
 //   last pass and only after kRunnextGraceNs (so a busy owner keeps its hand-off, a stuck
@@ -84,7 +86,8 @@ class WorkStealingPolicyT {
             global_[a->priority].enqueue(a);
             return;
         }
-        self.counters.overflowed += self.ring.push_next(a, overflow_to_global());
+        Queue<Activity>::Chain spill;
+        if (std::uint32_t moved = self.ring.push_next(a, overflow_into(spill))) overflow(self, spill, moved);
     }
 
     // yielded — `a` yielded: behind the other ready activities of this processor.
@@ -93,17 +96,21 @@ class WorkStealingPolicyT {
             global_[a->priority].enqueue(a);
             return;
         }
-        self.counters.overflowed += self.ring.push(a, overflow_to_global());
+        Queue<Activity>::Chain spill;
+        if (std::uint32_t moved = self.ring.push(a, overflow_into(spill))) overflow(self, spill, moved);
     }
 
     // pick_next — the next activity of priority >= min for the processor owning `self`: the
     // ring (runnext first, bounded by kMaxRunnextStreak) in GlobalQueues::pick_around's order.
     Pick pick_next(Local& self, Priority min) {
-        return global_.pick_around(self, min, [&]() -> Pick {
-            auto [a, inherits] = self.ring.pick();
-            if (a != nullptr) ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
-            return {a, inherits};
-        });
+        return global_.pick_around(
+            self, min,
+            [&]() -> Pick {
+                auto [a, inherits] = self.ring.pick();
+                if (a != nullptr) ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
+                return {a, inherits};
+            },
+            [&] { refill(self); });
     }
 
     // find_work — an idle processor steals half a victim's ring (runnext on the last pass
@@ -130,9 +137,55 @@ class WorkStealingPolicyT {
     // global — the global queue of a priority (external submissions and overflow go here).
     Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
 
+    // kGlobalBatch — how many more activities a processor whose ring (and runnext) ran empty
+    // moves from the global Default queue into its ring after taking one to run (Go's
+    // globrunqget: at most half its ring). Without it, work that overflowed into the global
+    // queue came back one activity per pick, and any activity woken meanwhile (into
+    // runnext, or behind the ready ones: a joiner) ran between every two of them: a
+    // spawn-all-then-join-all loop of N > the ring's capacity paid two extra switches per
+    // child (callgrind: create at N = 4*10^4 821 instructions per child, 468 below the
+    // capacity; docs/scaling-model.md).
+    static constexpr std::uint32_t kGlobalBatch = RingCapacity / 2 < 128 ? RingCapacity / 2 : 128;
+
   private:
-    auto overflow_to_global() {
-        return [this](Activity* a) { global_[Priority::Default].enqueue(a); };
+    // refill — owner, after pick_around took one activity from the global Default queue
+    // because the ring and runnext were empty: moves up to kGlobalBatch more, oldest first,
+    // to the ring's tail, so the global queue's FIFO order is kept. The ring is empty here
+    // (only its owner — this thread — adds to it; thieves only remove), so try_push cannot
+    // fail; if it did, the activity goes back to the global queue (never lost). Nothing to
+    // notify: an activity moved here was visible to a parker's re-check (has_ready) in the
+    // global queue and is visible in the ring, as with a steal; the ring's release store
+    // of tail_ publishes it to thieves.
+    void refill(Local& self) {
+        std::uint32_t moved = 0;
+        while (moved < kGlobalBatch) {
+            Activity* a = global_.take(Priority::Default);
+            if (a == nullptr) break;
+            if (!self.ring.try_push(a)) {
+                global_[Priority::Default].enqueue(a);
+                break;
+            }
+            ++moved;
+        }
+        self.counters.refilled += moved;
+    }
+
+    // overflow_into — the ring's overflow callable (push_slow hands it half the ring, oldest
+    // first, then the pushed item): links them into `spill`, a private chain of the global
+    // Default queue, which overflow() appends in one step (queue.hpp enqueue(Chain&): 3
+    // locked instructions per batch of RingCapacity/2 + 1, not per activity as Go's
+    // runqputslow under its lock is one lock per batch).
+    auto overflow_into(Queue<Activity>::Chain& spill) {
+        return [this, &spill](Activity* a) { global_[Priority::Default].link(spill, a); };
+    }
+    // overflow — appends `spill` (the activities push_slow moved) to the global Default
+    // queue. The ring gave them up by its head CAS before we link them, so from that CAS
+    // until this append they are in no queue: held by this processor, which is running (a
+    // parker's has_ready may miss them meanwhile; the caller's notify after the push — the
+    // waker's half of park.hpp's pair — comes after this append, as for one enqueue).
+    void overflow(Local& self, Queue<Activity>::Chain& spill, std::uint32_t moved) {
+        global_[Priority::Default].enqueue(spill);
+        self.counters.overflowed += moved;
     }
 
     const unsigned processors_;

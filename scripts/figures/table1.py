@@ -6,7 +6,8 @@ the paper's order), one row per parameter set measured (and per processor count 
 has several); columns: the measured backends, each the median value in ms over the
 timed iterations of all forks ("failed" when no run succeeded), then each backend's ratio
 to pthreads (median / pthreads' median; > 1 is slower) with its bootstrap 95 % interval
-(columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), native / go when both ran
+(columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), each coop backend / go (native,
+native-ws, native-parasail and the other native-* builds) when both ran
 (in table1.md as "0.85× (0.80–0.91)"), then the paper's own
 Native / Linux / Windows numbers and its Native/Linux ratio, read from
 results/paper/table1.csv.
@@ -194,9 +195,10 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
     for b in backends:
         if b != REFERENCE:
             _ratio(row, f"{b} / {REFERENCE}", g[g["backend"] == b], g[g["backend"] == REFERENCE], medians[b], base)
-    if "native" in medians and "go" in medians:
-        _ratio(row, "native / go", g[g["backend"] == "native"], g[g["backend"] == "go"], medians["native"],
-               medians["go"])
+    if "go" in medians:  # every coop scheduling policy against Go (native, native-ws, native-parasail)
+        for b in backends:
+            if b == "native" or b.startswith("native-"):  # coop: native, native-ws, native-parasail, native-clang...
+                _ratio(row, f"{b} / go", g[g["backend"] == b], g[g["backend"] == "go"], medians[b], medians["go"])
     row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
     for col, label in PAPER_COLUMNS:
         row[label] = float(ref[col]) if ref is not None else math.nan
@@ -207,15 +209,20 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
 
 # Columns of the compact Markdown table besides the backends' times (all are in the CSV).
 MD_COLUMNS_BEFORE = ("benchmark", "params", "P", "size")
-MD_COLUMNS_AFTER = ("native / go", "paper Native / Linux", "notes")
+MD_COLUMNS_AFTER = ("paper Native / Linux", "notes")
+
+
+def go_ratio_columns(table: pd.DataFrame) -> list:
+    """go_ratio_columns — the "X / go" columns (one per coop policy that ran beside Go), in table order."""
+    return [c for c in table.columns if c.endswith(" / go")]
 
 
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
-    """to_markdown — the compact table as GitHub Markdown (times per backend, native / go, the paper's
+    """to_markdown — the compact table as GitHub Markdown (times per backend, each coop policy / go, the paper's
     Native/Linux ratio), with a note on units, ratios and the source."""
     times = [c for c in table.columns if c not in MD_COLUMNS_BEFORE + MD_COLUMNS_AFTER and " / " not in c
              and not c.startswith("paper ") and c != "workload"]
-    cols = [c for c in MD_COLUMNS_BEFORE if c in table.columns] + times + \
+    cols = [c for c in MD_COLUMNS_BEFORE if c in table.columns] + times + go_ratio_columns(table) + \
         [c for c in MD_COLUMNS_AFTER if c in table.columns and not (c == "notes" and not table[c].astype(bool).any())]
     lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
              "|" + "|".join("---" if c in ("benchmark", "workload", "params", "size", "paper params", "notes") else "---:"
@@ -239,7 +246,8 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
               f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
-              f"spawn to after the last join); `native / go`: native's median divided by go's (< 1: native is "
+              f"spawn to after the last join); `native / go` (and `native-ws / go`, `native-parasail / go` "
+              f"for coop's other scheduling policies): the policy's median divided by go's (< 1: coop is "
               f"faster), with its bootstrap 95 % interval (both samples resampled); `paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
               f"Every backend's ratio to {REFERENCE} is drawn in table1.png and listed in table1.csv, with the "
               "paper's ms and parameters. "
@@ -351,7 +359,7 @@ def make(res, outdir):
     if figs:
         items.append({"title": f"Table 1 — application benchmarks: time relative to {REFERENCE} "
                                "(the paper's Native/Linux as a star)", "files": [str(p) for p in figs]})
-    items.append({"title": "Table 1 — application benchmarks (median ms; native / go; the paper's Native/Linux; "
+    items.append({"title": "Table 1 — application benchmarks (median ms; each coop policy / go; the paper's Native/Linux; "
                            "every ratio in table1.csv)", "markdown": md})
     return items
 

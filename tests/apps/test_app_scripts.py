@@ -121,6 +121,27 @@ class Table1(unittest.TestCase):
         self.assertIn("native / pthreads", csv_cols)
         self.assertIn("paper Native", csv_cols)
 
+    def test_every_coop_policy_gets_a_go_ratio(self):
+        # native-ws and native-parasail (coop's other policies) each get an "X / go" column, in the CSV and
+        # in the compact Markdown; Boost.Fiber (another family) does not.
+        rows = []
+        for rep, jitter in enumerate((1.1, 1.0, 0.9)):
+            for backend, ms in (("native", 30.0), ("native-ws", 20.0), ("native-parasail", 60.0), ("go", 40.0),
+                                ("boostfiber/work_stealing", 80.0)):
+                rows.append((backend, "tokenring", {"N": 1000, "K": 1000}, 2, rep, ms * jitter))
+        res = cr.load(write_results(self.dir / "r", rows))
+        t = table1.build(res)
+        r = t.iloc[0]
+        self.assertAlmostEqual(r["native / go"], 0.75)
+        self.assertAlmostEqual(r["native-ws / go"], 0.5)
+        self.assertAlmostEqual(r["native-parasail / go"], 1.5)
+        self.assertNotIn("boostfiber/work_stealing / go", t.columns)
+        self.assertLess(r["native-ws / go lo"], 0.5)
+        self.assertGreater(r["native-ws / go hi"], 0.5)
+        md = table1.to_markdown(t, res.context)
+        header = next(l for l in md.splitlines() if l.startswith("| benchmark"))
+        self.assertIn("| native / go | native-ws / go | native-parasail / go | paper Native / Linux |", header)
+
     def test_reduced_sizes_failed_cells_and_processor_sweeps(self):
         rows = [("pthreads", "producer", {"N": 16, "C": 10, "K": 1000}, 2, 0, 10.0),
                 ("native", "producer", {"N": 16, "C": 10, "K": 1000}, 2, 0, None),

@@ -181,6 +181,53 @@ def parse_compare_csv(text):
     return {r["point"]: r for r in csv.DictReader(io.StringIO(text))}
 
 
+class ScalingModelTest(TempDirCase):
+    """scripts/scaling_model.py on a calibration and a switch folder written here: each policy's
+    P=1 figure is its local part, P=2 = max((local + transfers * line) / 2, serial bound)."""
+
+    def write(self, with_ws: bool):
+        cal = self.tmp / "cal.txt"
+        cal.write_text("line_transfer_ns 100\nlocal_cas_ns 5\nring_push_pop_ns 4\nqueue_enqueue_dequeue_ns 30\n")
+        folder = self.tmp / "measured"
+        folder.mkdir(exist_ok=True)
+        rows = ["backend,workload,status,phase,processors,param.T,value"]
+        for p, v in ((1, 50.0), (2, 400.0)):
+            rows.append(f"native,switch,ok,measure,{p},100,{v}")
+            rows.append(f"native,switch,ok,warmup,{p},100,{v * 10}")  # not a timed iteration: ignored
+            if with_ws:
+                rows.append(f"native-ws,switch,ok,measure,{p},100,{40.0 if p == 1 else 21.0}")
+        (folder / "results.csv").write_text("\n".join(rows) + "\n")
+        return cal, folder
+
+    def model(self, with_ws: bool):
+        cal, folder = self.write(with_ws)
+        out = self.tmp / "out"
+        r = run("scaling_model.py", cal, "--measured", folder, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out / "scaling_model.csv") as f:
+            return r, {int(row["P"]): row for row in csv.DictReader(f)}
+
+    def test_measured_local_parts(self):
+        r, rows = self.model(with_ws=True)
+        # native P=2: (50 + (6/2 + 1 + 1) * 100) / 2 = 275, above the serial bound 2 * 100
+        self.assertAlmostEqual(float(rows[2]["native_ns"]), 275.0, places=1)
+        self.assertAlmostEqual(float(rows[1]["ws_ns"]), 40.0, places=1)  # the measured P=1 input
+        self.assertAlmostEqual(float(rows[2]["ws_ns"]), 20.0, places=1)  # nothing shared: half
+        self.assertAlmostEqual(float(rows[64]["ws_per_proc_ns"]), 40.0, places=1)
+        self.assertIn("P=2 check: predicted 20.0 ns/switch (no steals); measured (T>=10): T=100: 21.0", r.stdout)
+
+    def test_estimated_ws_local_part_without_ws_points(self):
+        _, rows = self.model(with_ws=False)
+        self.assertAlmostEqual(float(rows[1]["ws_ns"]), 50.0 - 30.0 + 4.0, places=1)
+
+    def test_folder_without_native_switch_points_is_refused(self):
+        cal, folder = self.write(with_ws=False)
+        (folder / "results.csv").write_text("backend,workload,status,phase,processors,param.T,value\n")
+        r = run("scaling_model.py", cal, "--measured", folder, "--out", self.tmp / "out")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no ok native switch points", r.stderr)
+
+
 class CompareTest(TempDirCase):
     def test_ratios_and_geomeans(self):
         a = synthetic.make_results(self.tmp / "a", scale=1.0)

@@ -18,6 +18,12 @@
  * when ow is seen after setting nw — then Check_Queue without using the resource. Build
  * with -DBUG_TRY_NO_CHECK_QUEUE to give up by clearing nw and freeing the mutex instead:
  * a blocking non-owner queued meanwhile is then never woken (Spin must find it).
+ *
+ * owner_waiting (owt): an owner that saw nw sets it before it blocks on the mutex and clears
+ * it once it holds the mutex; a thief holding the mutex that sees ow after setting nw but
+ * also owt proceeds (the owner is queued behind the mutex it holds, not inside). Build with
+ * -DBUG_OWAIT_EARLY to set owt before the owner's check of nw (so also on the fast path):
+ * a thief may then use the resource while the owner is inside (Spin must find it).
  */
 
 #ifndef NONOWNERS
@@ -38,6 +44,7 @@
 
 bit ow = 0;                 /* owner-wants-resource */
 bit nw = 0;                 /* nonowner-wants-resource */
+bit owt = 0;                /* owner waits for the mutex (owner_lock's slow path) */
 byte mutex = 0;             /* holder's id, 0 = free; id 1 = owner, 2.. = non-owners */
 chan waiting = [NONOWNERS] of { byte };   /* nonowner-waiting queue (FIFO) */
 bit woken[NONOWNERS + 2];
@@ -64,13 +71,21 @@ active proctype Owner() {
     do
     :: n < OWNER_ACCESSES ->
         ow = 1;
+#ifdef BUG_OWAIT_EARLY
+        owt = 1;
+#endif
         if
         :: nw ->
+            owt = 1;
             lock(1);
+            owt = 0;
             use();
             ow = 0;
             check_queue_and_unlock(w)
         :: else ->
+#ifdef BUG_OWAIT_EARLY
+            owt = 0;
+#endif
             use();
             ow = 0;
 #ifndef BUG_NO_RECHECK
@@ -120,7 +135,8 @@ active [THIEVES] proctype Thief() {
             :: atomic { mutex == 0 -> mutex = me } ->   /* try_acquire */
                 nw = 1;
                 if
-                :: ow ->                           /* owner inside after all: give up */
+                :: ow && owt -> use(); check_queue_and_unlock(w)   /* owner waits for our mutex */
+                :: ow && !owt ->                   /* owner inside after all: give up */
 #ifdef BUG_TRY_NO_CHECK_QUEUE
                     nw = 0; mutex = 0
 #else

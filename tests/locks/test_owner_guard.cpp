@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -118,6 +119,50 @@ TYPED_TEST(OwnerGuardTest, TryLockFailsWhileOwnerInsideAndNeverWaits) {
     EXPECT_TRUE(got) << "nobody inside: the try must succeed";
     const bool again = g.owner_lock();
     EXPECT_FALSE(again) << "a thief that left must clear its flag";
+    g.owner_unlock(again);
+}
+
+// A thief that holds the mutex and, after its fence, finds the owner *waiting* for that
+// mutex (the owner saw the thief's flag and blocked) proceeds: the owner is not inside and
+// cannot enter before the thief unlocks. Directed: the hook stops the thief after its fence
+// until the owner is waiting. Without owner_waiting the thief gave up here (it saw
+// owner_wants), which made every try of an idle thief against a busy owner fail
+// (native-parasail's create at P=2).
+std::atomic<bool> g_owner_waiting_seen{false};
+std::function<void()> g_after_fence;
+TYPED_TEST(OwnerGuardTest, TryLockSucceedsWhileOwnerWaitsForTheMutex) {
+    locks_test::Watchdog wd(60s, "TryLockSucceedsWhileOwnerWaits");
+    TypeParam g;
+    std::atomic<int> inside{0};
+    std::thread owner;
+    std::atomic<bool> owner_locked{false};
+    g_after_fence = [&] {
+        owner = std::thread([&] {
+            const bool locked = g.owner_lock();
+            EXPECT_EQ(inside.load(), 0) << "the owner entered while the thief was inside";
+            owner_locked = locked;
+            g.owner_unlock(locked);
+        });
+        while (!g.owner_waiting()) std::this_thread::yield();  // the owner is queued behind our mutex
+    };
+    locks::test_hooks::try_after_fence = [] {
+        locks::test_hooks::try_after_fence = nullptr;  // once
+        g_after_fence();
+    };
+    const bool got = g.nonowner_try_lock();
+    locks::test_hooks::try_after_fence = nullptr;
+    EXPECT_TRUE(got) << "the owner only waits for our mutex: the try must succeed";
+    if (got) {
+        inside = 1;
+        std::this_thread::sleep_for(20ms);  // the owner must stay out meanwhile
+        inside = 0;
+        g.nonowner_unlock();
+    }
+    owner.join();
+    EXPECT_TRUE(owner_locked.load()) << "the owner met the thief, so it must have used the mutex";
+    EXPECT_FALSE(g.owner_waiting());
+    const bool again = g.owner_lock();
+    EXPECT_FALSE(again) << "back to the fast path";
     g.owner_unlock(again);
 }
 

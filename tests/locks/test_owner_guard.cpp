@@ -128,7 +128,6 @@ TYPED_TEST(OwnerGuardTest, TryLockFailsWhileOwnerInsideAndNeverWaits) {
 // until the owner is waiting. Without owner_waiting the thief gave up here (it saw
 // owner_wants), which made every try of an idle thief against a busy owner fail
 // (native-parasail's create at P=2).
-std::atomic<bool> g_owner_waiting_seen{false};
 std::function<void()> g_after_fence;
 TYPED_TEST(OwnerGuardTest, TryLockSucceedsWhileOwnerWaitsForTheMutex) {
     locks_test::Watchdog wd(60s, "TryLockSucceedsWhileOwnerWaits");

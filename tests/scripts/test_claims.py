@@ -1,0 +1,422 @@
+"""test_claims — the papers' claims (results/paper/claims-*.json) and their verdict engine (scripts/coopbench/claims.py).
+
+  * every rule on hand-made result tables: one where it must say holds, one where it must
+    say does not hold, and where it applies one whose interval straddles the threshold
+    (cannot be tested here); plus the cannot-test cases every claim shares (too few cores,
+    no data, only noisy forks, a paper system without a counterpart);
+  * every claims file parses and names only known rules, rule arguments, workloads and
+    compared systems; every erratum names a test or model file that exists (and the test
+    or mutant name inside it);
+  * every claim's quote is in the paper's text (../shared/papers relative to the
+    repository root; skipped with the reason when that folder is absent);
+  * the report renders on a synthetic folder and on a committed reference folder.
+
+Run: /usr/bin/python3 -m unittest -v test_claims (CTest scripts.claims).
+"""
+
+import os
+import re
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import pandas as pd  # noqa: E402
+
+from coopbench import claims as C  # noqa: E402
+from coopbench import load  # noqa: E402
+
+# ../shared/papers relative to the repository root (CI has it); COOPBENCH_PAPERS overrides (a worktree
+# elsewhere than beside shared/).
+PAPERS_DIR = Path(os.environ.get("COOPBENCH_PAPERS") or ROOT.parent / "shared" / "papers")
+
+
+# ----------------------------------------------------------------------------- hand-made tables
+
+def spread(median, n=7, rel=0.01):
+    """spread — n values around `median` (±rel steps): a tight, known sample."""
+    half = n // 2
+    return [median * (1 + rel * (k - half)) for k in range(n)]
+
+
+class Table:
+    """Table — rows of a hand-made results table; .data(cores) gives a claims.Data."""
+
+    def __init__(self):
+        self.rows = []
+
+    def add(self, workload, series_value, values, series="backend", processors=2, status="ok", noisy=False,
+            reason="", unit="ms", backend=None, **params):
+        be = series_value if series == "backend" else (backend or "pthreads")
+        for i, v in enumerate(values):
+            r = {"point": f"{be}/{workload}/{params}/P={processors}", "backend": be, "workload": workload,
+                 "processors": processors, "repetition": i, "iteration": 0, "phase": "measure", "status": status,
+                 "value": v if status == "ok" else float("nan"), "unit": unit, "noisy": noisy, "reason": reason}
+            if series != "backend":
+                r[series] = series_value
+            for k, pv in params.items():
+                r[k if k.startswith("counter.") else "param." + k] = pv
+            self.rows.append(r)
+        return self
+
+    def counters(self, workload, backend, processors, n, **cols):
+        """counters — n ok rows whose counter columns are given as lists per column name (counter_x=...)."""
+        for i in range(n):
+            r = {"point": f"{backend}/{workload}/P={processors}", "backend": backend, "workload": workload,
+                 "processors": processors, "repetition": i, "iteration": 0, "phase": "measure", "status": "ok",
+                 "value": 1.0, "unit": "ms", "noisy": False, "reason": "", "param.work": 0}
+            for k, v in cols.items():
+                r["counter." + k] = v[i] if isinstance(v, list) else v
+            self.rows.append(r)
+        return self
+
+    def data(self, cores=2):
+        return C.Data(df=pd.DataFrame(self.rows), cores=cores)
+
+
+def claim(rule, args, workload="w", better="lower", series="backend", params=None, min_cores=1, metric="value",
+          backend=None):
+    q = {"workload": workload, "metric": metric, "better": better, "series": series, "params": params or {}}
+    if backend:
+        q["backend"] = backend
+    return {"id": "t", "figure": "Fig. T", "quote": "q", "quantity": q, "rule": {"name": rule, "args": args},
+            "needs": {"min_cores": min_cores}}
+
+
+def verdict(c, data, backends=None):
+    return C.evaluate(c, data, backends or {})
+
+
+class Rules(unittest.TestCase):
+    """Each rule: holds where it must, does not hold where it must not, cannot test on a straddle."""
+
+    def check(self, c, data, status, backends=None):
+        v = verdict(c, data, backends)
+        self.assertEqual(v.status, status, f"{c['rule']}: {v.measured} / {v.why}")
+        if status == C.NOT:
+            self.assertTrue(v.why, "a claim that does not hold says why")
+        return v
+
+    def test_faster(self):
+        t = Table().add("w", "a", spread(10)).add("w", "b", spread(30))
+        self.check(claim("faster", {"a": "a", "b": "b"}), t.data(), C.HOLDS)
+        self.check(claim("faster", {"a": "b", "b": "a"}), t.data(), C.NOT)
+        self.check(claim("faster", {"a": "a", "b": "b", "factor": 5}), t.data(), C.NOT)
+        # higher is better: a rate
+        self.check(claim("faster", {"a": "b", "b": "a"}, better="higher"), t.data(), C.HOLDS)
+        # straddle: a wide sample whose median ratio is near 1
+        s = Table().add("w", "a", [5, 9, 10, 11, 20]).add("w", "b", [6, 9.5, 10.5, 12, 19])
+        self.check(claim("faster", {"a": "a", "b": "b"}), s.data(), C.CANNOT)
+
+    def test_faster_over_a_parameter_and_failures(self):
+        t = Table()
+        for n in (10, 100):
+            t.add("create", "native", spread(1), N=n).add("create", "pthreads", spread(100), N=n)
+        t.add("create", "native", spread(1), N=1000)
+        t.add("create", "pthreads", [0, 0, 0], status="failed", reason="EAGAIN", N=1000)
+        self.check(claim("faster", {"a": "native", "b": "pthreads", "over": "N"}, workload="create"), t.data(), C.HOLDS)
+        v = self.check(claim("faster", {"a": "pthreads", "b": "native", "over": "N"}, workload="create"), t.data(), C.NOT)
+        self.assertIn("3 of 3", v.why)
+        # one point of three against the claim is enough to refute "at every N"
+        t.add("create", "native", spread(500), N=10000).add("create", "pthreads", spread(100), N=10000)
+        self.check(claim("faster", {"a": "native", "b": "pthreads", "over": "N"}, workload="create"), t.data(), C.NOT)
+
+    def test_faster_uses_the_largest_common_processor_count(self):
+        t = Table().add("w", "a", spread(10), processors=1).add("w", "b", spread(30), processors=1)
+        t.add("w", "a", spread(50), processors=2).add("w", "b", spread(30), processors=2)
+        v = self.check(claim("faster", {"a": "a", "b": "b"}), t.data(), C.NOT)
+        self.assertIn("P=2", v.measured)
+        self.check(claim("faster", {"a": "a", "b": "b", "at": {"processors": 1}}), t.data(), C.HOLDS)
+
+    def test_comparable(self):
+        t = Table().add("w", "a", spread(10)).add("w", "b", spread(10.5)).add("w", "c", spread(30))
+        self.check(claim("comparable", {"a": "a", "b": "b", "tolerance": 1.25}), t.data(), C.HOLDS)
+        self.check(claim("comparable", {"a": "a", "b": "c", "tolerance": 1.25}), t.data(), C.NOT)
+        s = Table().add("w", "a", spread(10, rel=0.2)).add("w", "b", spread(12.4, rel=0.2))
+        self.check(claim("comparable", {"a": "a", "b": "b", "tolerance": 1.25}), s.data(), C.CANNOT)
+
+    def test_ratio_within(self):
+        t = Table().add("w", "a", spread(30)).add("w", "b", spread(10))
+        self.check(claim("ratio_within", {"a": "a", "b": "b", "paper_ratio": 2.5, "factor": 2}), t.data(), C.HOLDS)
+        self.check(claim("ratio_within", {"a": "a", "b": "b", "paper_ratio": 0.5, "factor": 2}), t.data(), C.NOT)
+        self.check(claim("ratio_within", {"a": "b", "b": "a", "paper_ratio": 3, "factor": 2}), t.data(), C.NOT)
+
+    def test_no_degradation(self):
+        t = Table().add("create", "a", spread(100), N=1000).add("create", "a", spread(150), N=10**7)
+        t.add("create", "b", spread(100), N=1000).add("create", "b", spread(500), N=10**7)
+        args = {"x": "N", "from": 1000, "to": 10**7, "factor": 2}
+        self.check(claim("no_degradation", dict(args, a="a"), workload="create"), t.data(), C.HOLDS)
+        self.check(claim("no_degradation", dict(args, a="b"), workload="create"), t.data(), C.NOT)
+        # a failure at the largest N is a degradation; a missing point cannot be tested
+        t.add("create", "c", spread(100), N=1000).add("create", "c", [0] * 3, status="failed", reason="x", N=10**7)
+        self.check(claim("no_degradation", dict(args, a="c"), workload="create"), t.data(), C.NOT)
+        u = Table().add("create", "a", spread(100), N=1000).add("create", "a", spread(100), N=10**6)
+        v = self.check(claim("no_degradation", dict(args, a="a"), workload="create"), u.data(), C.CANNOT)
+        self.assertIn("largest measured", v.why)
+
+    def test_fails_at(self):
+        t = Table().add("create", "pthreads", [0] * 3, status="failed", reason="EAGAIN", N=100000)
+        t.add("create", "stdthread", spread(10), N=100000)
+        self.check(claim("fails_at", {"a": "pthreads", "x": "N", "at": 100000}, workload="create"), t.data(), C.HOLDS)
+        self.check(claim("fails_at", {"a": "stdthread", "x": "N", "at": 100000}, workload="create"), t.data(), C.NOT)
+        self.check(claim("fails_at", {"a": "stdthread", "x": "N", "at": 10**6}, workload="create"), t.data(), C.CANNOT)
+
+    def test_constant_beyond(self):
+        t = Table()
+        for T, a, b in ((10, 50, 50), (100, 100, 100), (1000, 110, 300), (10000, 105, 900)):
+            t.add("switch", "a", spread(a), T=T).add("switch", "b", spread(b), T=T)
+        args = {"x": "T", "from": 100, "tolerance": 1.5}
+        self.check(claim("constant_beyond", dict(args, a="a"), workload="switch"), t.data(), C.HOLDS)
+        self.check(claim("constant_beyond", dict(args, a="b"), workload="switch"), t.data(), C.NOT)
+
+    def test_trend(self):
+        t = Table()
+        for T, a in ((1, 10), (8, 15), (64, 20)):
+            t.add("lock-global", "a", spread(a), T=T)
+        self.check(claim("trend", {"a": "a", "x": "T", "direction": "up"}, workload="lock-global"), t.data(), C.HOLDS)
+        self.check(claim("trend", {"a": "a", "x": "T", "direction": "down"}, workload="lock-global"), t.data(), C.NOT)
+        s = Table().add("lock-global", "a", spread(10, rel=0.1), T=1).add("lock-global", "a", spread(10.2, rel=0.1), T=2)
+        self.check(claim("trend", {"a": "a", "x": "T", "direction": "up"}, workload="lock-global"), s.data(), C.CANNOT)
+
+    def test_scales_linearly_over_processors(self):
+        t = Table()
+        for p, good, bad in ((1, 100, 100), (2, 52, 90), (4, 27, 80)):
+            t.add("fib", "good", spread(good), processors=p, work=1000).add("fib", "bad", spread(bad), processors=p, work=1000)
+        args = {"x": "processors", "up_to": "cores", "efficiency": 0.8}
+        self.check(claim("scales_linearly", dict(args, a="good"), workload="fib"), t.data(cores=4), C.HOLDS)
+        self.check(claim("scales_linearly", dict(args, a="bad"), workload="fib"), t.data(cores=4), C.NOT)
+        # only P=1 measured: nothing to compare
+        u = Table().add("fib", "good", spread(100), processors=1)
+        self.check(claim("scales_linearly", dict(args, a="good"), workload="fib"), u.data(cores=4), C.CANNOT)
+
+    def test_scales_linearly_over_threads_caps_at_processors(self):
+        t = Table()
+        for m, v in ((1, 100), (2, 51), (4, 50)):  # P=2: 4 threads cannot beat 2x
+            t.add("matrix", "native", spread(v), processors=2, M=m)
+        args = {"a": "native", "x": "M", "up_to": 64, "efficiency": 0.8}
+        self.check(claim("scales_linearly", args, workload="matrix"), t.data(cores=64), C.HOLDS)
+        t.add("matrix", "slow", spread(100), processors=2, M=1).add("matrix", "slow", spread(90), processors=2, M=2)
+        self.check(claim("scales_linearly", dict(args, a="slow"), workload="matrix"), t.data(cores=64), C.NOT)
+
+    def test_scales_as(self):
+        t = Table()
+        for T, cal, ql, tas in ((1, 100, 100, 120), (2, 180, 170, 90)):
+            for name, v in (("cal", cal), ("ql", ql), ("tas", tas)):
+                t.add("abortable-lock", name, spread(v), series="param.lock", T=T)
+        q = dict(workload="abortable-lock", better="higher", series="param.lock")
+        self.check(claim("scales_as", {"a": "cal", "b": "ql", "x": "T", "tolerance": 1.25}, **q), t.data(), C.HOLDS)
+        self.check(claim("scales_as", {"a": "tas", "b": "ql", "x": "T", "tolerance": 1.25}, **q), t.data(), C.NOT)
+
+    def test_value_within(self):
+        t = Table()
+        for T, ql, tas in ((2, 0.5, 28), (16, 80, 30)):
+            t.add("abortable-lock", "ql", spread(ql), series="param.lock", T=T, **{"counter.timeouts_pct": 0})
+            t.add("abortable-lock", "tas", spread(tas), series="param.lock", T=T)
+        q = dict(workload="abortable-lock", series="param.lock")
+        self.check(claim("value_within", {"a": "ql", "at": {"T": "cores"}, "low": 0, "high": 5}, **q), t.data(), C.HOLDS)
+        self.check(claim("value_within", {"a": "ql", "at": {"T": "max"}, "low": 0, "high": 5}, **q), t.data(), C.NOT)
+        self.check(claim("value_within", {"a": "tas", "at": {"T": "cores"}, "low": 15, "high": 35}, **q), t.data(), C.HOLDS)
+        self.check(claim("value_within", {"a": "tas", "at": {"T": "cores"}, "low": 0, "high": 5}, **q), t.data(), C.NOT)
+
+    def test_change(self):
+        t = Table()
+        for T, cal, scott in ((2, 1, 0), (8, 5, 40), (16, 8, 75)):
+            t.add("abortable-lock", "cal", spread(cal), series="param.lock", T=T)
+            t.add("abortable-lock", "scott", spread(scott), series="param.lock", T=T)
+        q = dict(workload="abortable-lock", series="param.lock")
+        base = {"x": "T", "from": "cores", "to": "max"}
+        self.check(claim("change", dict(base, a="cal", at_most=15), **q), t.data(), C.HOLDS)
+        self.check(claim("change", dict(base, a="scott", at_most=15), **q), t.data(), C.NOT)
+        self.check(claim("change", dict(base, a="scott", at_least=30), **q), t.data(), C.HOLDS)
+        self.check(claim("change", dict(base, a="cal", at_least=30), **q), t.data(), C.NOT)
+
+    def test_degrades_suddenly_and_gracefully(self):
+        t = Table()
+        for pat, scott, cal in ((96, 0, 5), (48, 2, 12), (24, 95, 20), (12, 99, 30)):
+            t.add("abortable-lock", "scott", spread(scott + 0.01), series="param.lock", patience_us=pat)
+            t.add("abortable-lock", "cal", spread(cal), series="param.lock", patience_us=pat)
+        q = dict(workload="abortable-lock", series="param.lock")
+        self.check(claim("degrades_suddenly", {"a": "scott", "x": "patience_us", "min_step": 30}, **q), t.data(), C.HOLDS)
+        self.check(claim("degrades_suddenly", {"a": "cal", "x": "patience_us", "min_step": 30}, **q), t.data(), C.NOT)
+        self.check(claim("degrades_gracefully", {"a": "cal", "x": "patience_us", "max_step": 30}, **q), t.data(), C.HOLDS)
+        self.check(claim("degrades_gracefully", {"a": "scott", "x": "patience_us", "max_step": 30}, **q), t.data(), C.NOT)
+
+    def test_shares_match(self):
+        t = Table().counters("ddb", "even", 4, 3, ops_p0=25, ops_p1=25, ops_p2=25, ops_p3=25,
+                             ops_s0=24, ops_s1=26, ops_s2=25, ops_s3=25)
+        t.counters("ddb", "skew", 4, 3, ops_p0=97, ops_p1=1, ops_p2=1, ops_p3=1, ops_s0=25, ops_s1=25, ops_s2=25, ops_s3=25)
+        args = {"per_processor": "counter.ops_p", "per_unit": "counter.ops_s", "tolerance": 0.1}
+        self.check(claim("shares_match", dict(args, a="even"), workload="ddb"), t.data(cores=4), C.HOLDS)
+        self.check(claim("shares_match", dict(args, a="skew"), workload="ddb"), t.data(cores=4), C.NOT)
+
+    def test_anticorrelated(self):
+        t = Table().counters("ddb", "good", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
+                             migrations_s0=50, migrations_s1=40, migrations_s2=30, migrations_s3=5)
+        t.counters("ddb", "bad", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
+                   migrations_s0=5, migrations_s1=10, migrations_s2=30, migrations_s3=50)
+        t.counters("ddb", "none", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, migrations_s0=0, migrations_s1=0, migrations_s2=0)
+        args = {"load": "counter.ops_s", "stolen": "counter.migrations_s"}
+        self.check(claim("anticorrelated", dict(args, a="good"), workload="ddb"), t.data(), C.HOLDS)
+        self.check(claim("anticorrelated", dict(args, a="bad"), workload="ddb"), t.data(), C.NOT)
+        v = self.check(claim("anticorrelated", dict(args, a="none"), workload="ddb"), t.data(), C.CANNOT)
+        self.assertIn("no steals", v.why)
+
+    def test_every_rule_is_tested_here(self):
+        tested = set(re.findall(r'claim\("([a-z_]+)"', Path(__file__).read_text()))
+        self.assertEqual(set(C.RULES) - tested, set(), "a rule without a hand-made table")
+
+
+class CannotTest(unittest.TestCase):
+    """The cases every claim shares: too few cores, no data, only noisy forks, no counterpart, ranges."""
+
+    def test_not_enough_cores(self):
+        t = Table().add("w", "a", spread(10)).add("w", "b", spread(30))
+        v = verdict(claim("faster", {"a": "a", "b": "b"}, min_cores=64), t.data(cores=2))
+        self.assertEqual(v.status, C.CANNOT)
+        self.assertIn("needs 64 cores", v.why)
+        self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b"}, min_cores=64), t.data(cores=64)).status, C.HOLDS)
+
+    def test_missing_workload_and_backend(self):
+        t = Table().add("w", "a", spread(10))
+        self.assertIn("no x points", verdict(claim("faster", {"a": "a", "b": "b"}, workload="x"), t.data()).why)
+        self.assertIn("no b points", verdict(claim("faster", {"a": "a", "b": "b"}), t.data()).why)
+
+    def test_noisy_forks_are_left_out(self):
+        t = Table().add("w", "a", spread(10), noisy=True).add("w", "b", spread(30))
+        v = verdict(claim("faster", {"a": "a", "b": "b"}), t.data())
+        self.assertEqual(v.status, C.CANNOT)
+        self.assertIn("noisy", v.why)
+        # a quiet fork besides the noisy one decides alone: the noisy values (that would refute) do not count
+        t.add("w", "a", spread(10)).add("w", "a", spread(100), noisy=True)
+        self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b"}), t.data()).status, C.HOLDS)
+
+    def test_paper_system_without_counterpart(self):
+        t = Table().add("w", "native", spread(10)).add("w", "pthreads", spread(30))
+        backends = {"Native": "native", "Linux": "pthreads", "Windows": None}
+        self.assertEqual(verdict(claim("faster", {"a": "Native", "b": "Linux"}), t.data(), backends).status, C.HOLDS)
+        v = verdict(claim("faster", {"a": "Native", "b": "Windows"}), t.data(), backends)
+        self.assertEqual(v.status, C.CANNOT)
+        self.assertIn("Windows has no counterpart", v.why)
+
+    def test_parameter_range(self):
+        t = Table()
+        for T, a, b in ((1, 100, 1), (10, 10, 30), (100, 10, 30)):
+            t.add("switch", "a", spread(a), T=T).add("switch", "b", spread(b), T=T)
+        self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b", "over": "T"}, workload="switch"), t.data()).status, C.NOT)
+        c = claim("faster", {"a": "a", "b": "b", "over": "T"}, workload="switch", params={"T": {"min": 10}})
+        self.assertEqual(verdict(c, t.data()).status, C.HOLDS)
+
+
+class ClaimsFiles(unittest.TestCase):
+    """The four claims files: parse, known rules/arguments/workloads/systems, errata evidence exists."""
+
+    def known_series_values(self):
+        backends = set(re.findall(r"^\| `([a-z0-9/_-]+)` \|", (ROOT / "docs" / "backends.md").read_text(), re.M))
+        locks = list((ROOT / "workloads" / "locks").glob("*.hpp")) + list((ROOT / "locks").glob("*.hpp"))
+        choices = set()
+        for f in locks:
+            choices |= set(re.findall(r'"([a-z][a-z0-9-]+)"', f.read_text()))
+        return backends | {"tokio"}, choices
+
+    def test_every_file_parses_and_is_valid(self):
+        backends, choices = self.known_series_values()
+        for p in C.PAPERS:
+            with self.subTest(paper=p):
+                doc = C.load_claims(p)
+                self.assertTrue(doc["claims"])
+                self.assertEqual(C.check(doc), [])
+                ids = [c["id"] for c in doc["claims"]]
+                self.assertEqual(len(ids), len(set(ids)), "claim ids are unique")
+                for c in doc["claims"]:
+                    series = c["quantity"].get("series", "backend")
+                    known = backends if series == "backend" else choices
+                    for key in ("a", "b"):
+                        name = c["rule"]["args"].get(key)
+                        if name is None:
+                            continue
+                        name = doc.get("backends", {}).get(name, name)
+                        if name is None:
+                            continue  # a paper system without a counterpart (Windows)
+                        self.assertIn(name, known, f"{p} {c['id']}: unknown {series} {name}")
+                    self.assertIn(c["figure"], {f["id"] for f in doc["figures"]}, f"{c['id']}: unknown figure")
+                for peer in doc.get("peers", []):
+                    self.assertIn(peer, backends | choices, f"{p}: unknown peer {peer}")
+
+    def test_table1_rows_become_claims(self):
+        doc = C.load_claims("negele")
+        rows = [c for c in doc["claims"] if c["id"].startswith("table1-row")]
+        self.assertEqual(len(rows), 7)
+        self.assertTrue(all(c["rule"]["name"] == "ratio_within" for c in rows))
+
+    def test_errata_evidence_exists(self):
+        expected = {"negele": 5, "quirk": 2, "parasail": 1}
+        for p in C.PAPERS:
+            doc = C.load_claims(p)
+            self.assertEqual(len(doc.get("errata", [])), expected.get(p, 0), p)
+            for e in doc.get("errata", []):
+                self.assertTrue(e["shown_by"], f"{p} {e['id']}: no evidence named")
+                for sb in e["shown_by"]:
+                    self.assertTrue(C.test_exists(sb), f"{p} {e['id']}: {sb} not found")
+
+    def test_check_catches_a_bad_file(self):
+        doc = C.load_claims("parasail")
+        doc["claims"][0] = dict(doc["claims"][0], rule={"name": "nonsense", "args": {}})
+        doc["claims"][1] = dict(doc["claims"][1], quantity=dict(doc["claims"][1]["quantity"], workload="nope"))
+        doc["claims"][2] = dict(doc["claims"][2], rule={"name": "faster", "args": {"a": "x", "b": "y", "speed": 2}})
+        problems = C.check(doc)
+        self.assertEqual(len(problems), 3, problems)
+
+
+@unittest.skipUnless(PAPERS_DIR.is_dir(), f"the papers' text is not at {PAPERS_DIR} (CI has it)")
+class Quotes(unittest.TestCase):
+    def test_every_quote_is_in_the_paper(self):
+        for p in C.PAPERS:
+            doc = C.load_claims(p)
+            text = C.norm_text((PAPERS_DIR / doc["text"]).read_text())
+            for c in doc["claims"]:
+                with self.subTest(paper=p, claim=c["id"]):
+                    self.assertIn(C.norm_text(c["quote"]), text)
+
+    def test_a_changed_quote_is_caught(self):
+        doc = C.load_claims("marathe")
+        doc["claims"] = [dict(doc["claims"][0], quote=doc["claims"][0]["quote"].replace("scalable", "fast"))]
+        self.assertEqual(len(C.check(doc, PAPERS_DIR)), 1)
+
+
+class Report(unittest.TestCase):
+    def test_report_on_a_synthetic_folder(self):
+        import synthetic
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp) / "run"
+            synthetic.make_results(d, backends=("pthreads", "native"), workloads=["create", "switch", "lock-local"])
+            text = C.render_report("negele", [d], d / "REPRODUCTION.md")
+            self.assertTrue((d / "REPRODUCTION.md").is_file())
+            for section in ("## Figures and tables", "## Claims", "## Errata", "## Predictions", "(predicted)",
+                            "no prediction", "needs 64 cores"):
+                self.assertIn(section, text)
+            n = len(C.load_claims("negele")["claims"])
+            m = re.search(r"\*\*Summary:\*\* (\d+) claims: (\d+) hold, (\d+) do not hold, (\d+) cannot", text)
+            self.assertEqual(int(m.group(1)), n)
+            self.assertEqual(sum(int(m.group(i)) for i in (2, 3, 4)), n)
+            # synthetic native creates in 60 ns, pthreads in 9000 ns and fails at 10^5: Fig. 7's claim holds
+            self.assertRegex(text, r"\| fig7-outperforms \|[^\n]*\*\*holds\*\*")
+            self.assertRegex(text, r"\| fig7-linux-fails \|[^\n]*\*\*holds\*\*")
+
+    @unittest.skipUnless((ROOT / "results" / "reference" / "units-quirk" / "results.csv").is_file(), "no reference folder")
+    def test_report_on_a_reference_folder(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "R.md"
+            text = C.render_report("quirk", [ROOT / "results" / "reference" / "units-quirk"], out)
+            self.assertIn("figs8-9-hot-stolen-less", text)
+            self.assertIn("needs 32 cores", text)
+            self.assertIn("BUG_EARLY_DISOWN", text)
+            self.assertNotIn("NOT FOUND", text)
+
+
+if __name__ == "__main__":
+    unittest.main()

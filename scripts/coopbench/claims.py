@@ -216,7 +216,7 @@ class Ctx:
         for k, v in self.fixed.items():
             g = self._fix(g, k, v)
             if g.empty:
-                raise CannotTest(f"missing data: no {m} point with {k}={self.fixed[k]}")
+                raise CannotTest(f"missing data: no {m} point with {_fmt_fixed(k, v)}")
         return g
 
     def _fix(self, g: pd.DataFrame, k: str, v) -> pd.DataFrame:
@@ -298,10 +298,19 @@ def _combine(parts: list, measured: str, claim_id: str) -> Verdict:
     if bad:
         tail = f" ({len(bad)} of {len(parts)} points fail)" if len(parts) > 1 else ""
         return Verdict(claim_id, NOT, measured, bad[0][1] + tail)
+    cannot = [p for p in parts if p[0] == CANNOT]
+    if cannot:
+        return Verdict(claim_id, CANNOT, measured, cannot[0][1])
     und = [p for p in parts if p[0] is None]
     if und:
         return Verdict(claim_id, CANNOT, measured, f"interval straddles the threshold ({und[0][1]}): more repetitions needed")
     return Verdict(claim_id, HOLDS, measured, "")
+
+
+def _fmt_fixed(k: str, v) -> str:
+    if isinstance(v, dict):
+        return " and ".join(f"{k}{'≥' if b == 'min' else '≤'}{fmt_value(x)}" for b, x in v.items())
+    return f"{k}={v}"
 
 
 def _fmt_ci(m, lo, hi) -> str:
@@ -338,7 +347,12 @@ def rule_faster(ctx: Ctx, a, b, over=None, at=None, factor=1.0):
             parts.append((NOT, f"{lab}{ma} failed ({pa['reason'].iloc[0]})"))
             shown.append(f"{lab}{ma} failed")
             continue
-        sa, sb = ctx.sample(pa, f"{ma} {lab}"), ctx.sample(pb, f"{mb} {lab}")
+        try:
+            sa, sb = ctx.sample(pa, f"{ma} {lab}".strip()), ctx.sample(pb, f"{mb} {lab}".strip())
+        except CannotTest as e:  # this point only: the others may still refute the claim
+            parts.append((CANNOT, str(e)))
+            shown.append(f"{lab}–")
+            continue
         r, lo, hi = ratio_ci(sb, sa) if ctx.higher else ratio_ci(sa, sb)
         # r = how many times better a is than b (b's time / a's time, or a's rate / b's rate)
         d = _side(lo, hi, factor, above=True)
@@ -827,9 +841,12 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
              f"`results/paper/claims-{paper}.json` (the paper's text: `{doc['text']}`). Every verdict below is computed "
              "from the results by the rule next to the claim (`scripts/coopbench/claims.py`); none is written by hand.")
     L.append("")
+    plans = ", ".join(dict.fromkeys(str(r.context.get("plan") or "none") for r in results))
+    commits = ", ".join(dict.fromkeys(str(r.context.get("git_commit") or "?") for r in results))
+    noisy = int(data.df["noisy"].astype(bool).sum()) if "noisy" in data.df.columns else 0
     L.append(f"Machine: {ctx.get('cpu_model', '?')}, {data.cores} cores available (the paper: "
-             f"{doc.get('paper_cores') or 'not stated'}); commit {ctx.get('git_commit', '?')}; "
-             f"plan {ctx.get('plan', '?')}. Statistics: {METHOD}; forks the harness marked noisy are left out.")
+             f"{doc.get('paper_cores') or 'not stated'}); commit {commits}; plan {plans}. Statistics: {METHOD}; "
+             f"the {noisy} rows the harness marked noisy (a busy machine) are left out.")
     counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     L += ["", f"**Summary:** {len(verdicts)} claims: {counts[HOLDS]} hold, {counts[NOT]} do not hold, "
               f"{counts[CANNOT]} cannot be tested here.", ""]

@@ -295,6 +295,18 @@ class CannotTest(unittest.TestCase):
         t.add("w", "a", spread(10)).add("w", "a", spread(100), noisy=True)
         self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b"}), t.data()).status, C.HOLDS)
 
+    def test_a_noisy_point_among_several(self):
+        t = Table()
+        for n, a in ((10, 1), (100, 1), (1000, 1)):
+            t.add("create", "a", spread(a), N=n, noisy=(n == 10)).add("create", "b", spread(100), N=n)
+        c = claim("faster", {"a": "a", "b": "b", "over": "N"}, workload="create")
+        v = verdict(c, t.data())
+        self.assertEqual(v.status, C.CANNOT, "one untested point leaves 'at every N' open")
+        self.assertIn("noisy", v.why)
+        # ... but another point against the claim refutes it all the same
+        t.add("create", "a", spread(500), N=10000).add("create", "b", spread(100), N=10000)
+        self.assertEqual(verdict(c, t.data()).status, C.NOT)
+
     def test_paper_system_without_counterpart(self):
         t = Table().add("w", "native", spread(10)).add("w", "pthreads", spread(30))
         backends = {"Native": "native", "Linux": "pthreads", "Windows": None}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# reproduce.sh — reproduce a paper: run its plan(s) on the systems it compares plus our peers
+# (go, Boost.Fiber, native-ws; tokio when `coopbench list` has it), draw the figures
+# (scripts/plot.py) and write REPRODUCTION.md: per figure ours beside the paper's, per claim
+# (results/paper/claims-PAPER.json) the measured value with its interval and a verdict computed
+# from the results (scripts/coopbench/claims.py), the errata, and the P=64 predictions.
+#
+#   scripts/reproduce.sh PAPER|all [--out DIR] [--tiny]
+#       PAPER: negele, marathe, quirk, parasail. Runs into DIR (default
+#       results/reproduce-PAPER-<UTC time>), one sub-folder per run, REPRODUCTION.md on top.
+#       --tiny: every run at the workloads' tiny plan, one repetition (a smoke test of the
+#       machinery in a minute or two; its verdicts mean nothing).
+#   scripts/reproduce.sh --report-only DIR [DIR...] PAPER [--out FILE]
+#       only the report, from existing results folders (a DIR without results.csv stands for
+#       its sub-folders that have one), e.g. the committed results/reference/* folders.
+#       FILE defaults to the first DIR's REPRODUCTION.md.
+#   scripts/reproduce.sh --list      the runs, their commands and planned durations
+#
+# Planned duration of `all` on a 2-core machine: about 50 minutes (negele 22, marathe 14,
+# quirk 10, parasail 5), estimated from the reference runs' durations (scripts/reference.sh
+# --list) scaled by their number of points. Sizes: the paper's where they fit (Table 1's
+# parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
+# the cores here), the quick plan for Figs. 8-9, a 600x600 matrix for Fig. 10 (the paper
+# gives no size), fib k=18 and ddb 300 rounds for Quirk. The processors are this machine's
+# (nproc): the paper's 30-64-core claims are reported as "cannot be tested here".
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+PY=/usr/bin/python3  # Debian's python3 with pandas and matplotlib (scripts/install-deps.sh)
+bin=build/release/harness/coopbench
+
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+papers=(negele marathe quirk parasail)
+is_paper() { local p; for p in "${papers[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+
+cores=$(nproc)
+# The peers beside each paper's own systems; tokio joins when this build has it.
+peers="native-ws,go,boostfiber/work_stealing"
+
+# runs_of PAPER — "name|minutes on 2 cores|coopbench run arguments" lines of the paper's runs.
+runs_of() {
+  local c=$cores
+  case "$1" in
+    negele)
+      local b="native,pthreads,$peers"
+      echo "create|6|-w create -b $b -p N=1,100,1000,10000,100000,1000000,10000000 -P $c -r 3 --timeout 90"
+      echo "micro|5|-w switch,lock-local,lock-global -b $b --plan quick -P $c -r 3 --timeout 60"
+      echo "apps|8|-w city,eratosthenes,mandelbrot,news,producer,tokenring -b $b --plan paper -P $c -r 3 --timeout 120"
+      echo "matrix|3|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 3 --timeout 60"
+      ;;
+    marathe)
+      echo "fig3|2|-w abortable-lock --plan fig3_scalability -r 3"
+      echo "fig4|9|-w abortable-lock --plan fig4_preemption -p T=$c,$((2 * c)),$((4 * c)),$((8 * c)) -r 3"
+      echo "fig5|3|-w abortable-lock --plan fig5_degradation -r 3"
+      ;;
+    quirk)
+      echo "units|10|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads,native-ws -p k=18 -p rounds=300 -p work=0,1000 -P $(seq -s, 1 "$c") -r 3 --timeout 120"
+      ;;
+    parasail)
+      echo "owner|5|-w owner-access --plan owner_access -p share_permille=990,1000 -r 3"
+      ;;
+  esac
+}
+
+with_tokio() {
+  # tokio (another engineer's backend) is added to every -b list when this build lists it.
+  if "$bin" list 2>/dev/null | grep -q '^  tokio\b'; then sed 's/-b \([^ ]*\)/-b \1,tokio/'; else cat; fi
+}
+
+tiny() {
+  # the smoke-test form of a run: the tiny plan, one repetition, no sweeps of our own (-p dropped)
+  sed -e 's/--plan [^ ]*//' -e 's/-p [^ ]*//g' -e 's/-r [0-9]*//' -e 's/$/ --plan tiny -r 1/'
+}
+
+report() {  # report PAPER OUTFILE DIR...
+  local paper=$1 out=$2; shift 2
+  (cd scripts && PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg "$PY" -m coopbench.claims report "$paper" "$@" --out "$out")
+}
+
+abspath() { (cd "$1" && pwd); }
+
+[ $# -eq 0 ] && { usage; exit 2; }
+case "$1" in
+  -h|--help) usage; exit 0 ;;
+  --list)
+    for p in "${papers[@]}"; do
+      runs_of "$p" | while IFS='|' read -r name dur args; do printf '%-9s %-7s %3s min  coopbench run %s\n' "$p" "$name" "$dur" "$args"; done
+    done
+    exit 0 ;;
+  --report-only)
+    shift
+    out=""
+    args=()
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --out) out=$2; shift 2 ;;
+        *) args+=("$1"); shift ;;
+      esac
+    done
+    [ ${#args[@]} -ge 2 ] || { echo "reproduce.sh: --report-only DIR [DIR...] PAPER" >&2; exit 2; }
+    paper=${args[-1]}
+    unset 'args[-1]'
+    is_paper "$paper" || { echo "reproduce.sh: unknown paper '$paper' (${papers[*]})" >&2; exit 2; }
+    dirs=()
+    for d in "${args[@]}"; do
+      [ -d "$d" ] || { echo "reproduce.sh: no folder $d" >&2; exit 2; }
+      if [ -f "$d/results.csv" ]; then dirs+=("$(abspath "$d")")
+      else
+        for s in "$d"/*/; do [ -f "$s/results.csv" ] && dirs+=("$(abspath "$s")"); done
+      fi
+    done
+    [ ${#dirs[@]} -gt 0 ] || { echo "reproduce.sh: no results.csv in ${args[*]}" >&2; exit 2; }
+    [ -n "$out" ] || out="${args[0]}/REPRODUCTION.md"
+    out="$(abspath "$(dirname "$out")")/$(basename "$out")"
+    report "$paper" "$out" "${dirs[@]}"
+    exit 0 ;;
+esac
+
+target=$1; shift
+out=""; size=full
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$2; shift 2 ;;
+    --tiny) size=tiny; shift ;;
+    *) echo "reproduce.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if [ "$target" = all ]; then todo=("${papers[@]}"); else
+  is_paper "$target" || { echo "reproduce.sh: unknown paper '$target' (${papers[*]} or all)" >&2; exit 2; }
+  todo=("$target")
+fi
+
+cmake --preset release >/dev/null
+cmake --build build/release --target coopbench -j "$cores"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+for paper in "${todo[@]}"; do
+  dir=${out:-results/reproduce-$paper-$stamp}
+  [ ${#todo[@]} -gt 1 ] && [ -n "$out" ] && dir="$out/$paper"
+  mkdir -p "$dir"
+  dirs=()
+  while IFS='|' read -r name dur args; do
+    [ "$size" = tiny ] && args=$(echo "$args" | tiny)
+    args=$(echo "$args" | with_tokio)
+    sub="$dir/$name"
+    echo "=== $paper/$name (planned $dur min on 2 cores): coopbench run $args" >&2
+    if [ -f "$sub/sweep.json" ] && [ ! -f "$sub/report.md" ]; then
+      "$bin" run --resume "$sub"   # an interrupted run continues where it stopped
+    elif [ ! -f "$sub/report.md" ]; then
+      # shellcheck disable=SC2086  # args is a list of words by construction
+      "$bin" run $args --out "$sub"
+    fi
+    "$PY" scripts/plot.py "$sub" >/dev/null || echo "reproduce.sh: plot.py $sub reported a problem (see $sub/report.md)" >&2
+    dirs+=("$(abspath "$sub")")
+  done < <(runs_of "$paper")
+  report "$paper" "$(abspath "$dir")/REPRODUCTION.md" "${dirs[@]}"
+  echo "=== $paper: $dir/REPRODUCTION.md" >&2
+done

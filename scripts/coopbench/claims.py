@@ -763,19 +763,29 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
     else:
         where = "over processors"
     xs = sorted(pd.to_numeric(g[xc], errors="coerce").dropna().unique()) if xc in g.columns else [None]
-    header = f"| {x or ''} | " + " | ".join(members) + " |"
-    lines += [header, "|---:|" + "---:|" * len(members)]
+    # "metrics": several columns (counter globs such as counter.ops_s*) of the paper's own system
+    metrics = [metric]
+    if fig.get("metrics"):
+        import fnmatch
+        metrics = [c for pat in fig["metrics"] for c in sorted(g.columns) if fnmatch.fnmatch(c, pat)
+                   and g[c].notna().any()]
+        members = members[:1]
+        unit = "counters"
+    cols = [(m, k) for m in members for k in metrics]
+    names = [m if len(metrics) == 1 else f"{m} {k.replace('counter.', '')}" for m, k in cols]
+    header = f"| {x or ''} | " + " | ".join(names) + " |"
+    lines += [header, "|---:|" + "---:|" * len(cols)]
     for v in xs:
         cells = []
-        for m in members:
+        for m, k in cols:
             sel = g[(g[q["series"]].astype(str) == m)]
             sok = ok[(ok[q["series"]].astype(str) == m)]
             if v is not None:
                 sel, sok = sel[_eq(sel[xc], v)], sok[_eq(sok[xc], v)]
-            if sok.empty:
+            if sok.empty or k not in sok.columns or sok[k].isna().all():
                 cells.append("failed" if len(sel) and (sel["status"] != "ok").all() else "–")
             else:
-                cells.append(_fmt_ci(*median_ci(sok[metric])))
+                cells.append(_fmt_ci(*median_ci(sok[k])))
         lines.append(f"| {fmt_value(v) if v is not None else ''} | " + " | ".join(cells) + " |")
     return f"Ours ({unit}, median (95 % interval), {where}; failed: every run failed; –: not run):\n\n" + "\n".join(lines) + "\n"
 

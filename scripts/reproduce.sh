@@ -16,7 +16,7 @@
 #       FILE defaults to the first DIR's REPRODUCTION.md.
 #   scripts/reproduce.sh --list      the runs, their commands and planned durations
 #
-# Planned duration of `all` on a 2-core machine: about 50 minutes (negele 22, marathe 14,
+# Planned duration of `all` on a 2-core machine: about 55 minutes (negele 25, marathe 14,
 # quirk 10, parasail 5), estimated from the reference runs' durations (scripts/reference.sh
 # --list) scaled by their number of points. Sizes: the paper's where they fit (Table 1's
 # parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
@@ -47,6 +47,8 @@ runs_of() {
       echo "micro|5|-w switch,lock-local,lock-global -b $b --plan quick -P $c -r 3 --timeout 60"
       echo "apps|8|-w city,eratosthenes,mandelbrot,news,producer,tokenring -b $b --plan paper -P $c -r 3 --timeout 120"
       echo "matrix|3|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 3 --timeout 60"
+      # the conclusion's quantum-check overhead: the plugin's checks against the same compiler without them
+      echo "implicit|3|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 3 --timeout 120"
       ;;
     marathe)
       echo "fig3|2|-w abortable-lock --plan fig3_scalability -r 3"

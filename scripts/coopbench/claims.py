@@ -231,6 +231,8 @@ class Ctx:
     def resolve(self, g: pd.DataFrame, k: str, v):
         if v == "cores":
             return self.data.cores
+        if isinstance(v, str) and v.startswith("cores+"):  # e.g. one thread more than processors
+            return self.data.cores + int(v[len("cores+"):])
         if v in ("max", "min"):
             vals = pd.to_numeric(g[_col(k)], errors="coerce").dropna()
             if vals.empty:
@@ -355,6 +357,11 @@ def rule_faster(ctx: Ctx, a, b, over=None, at=None, factor=1.0):
             continue
         r, lo, hi = ratio_ci(sb, sa) if ctx.higher else ratio_ci(sa, sb)
         # r = how many times better a is than b (b's time / a's time, or a's rate / b's rate)
+        if r != r:
+            parts.append((CANNOT, f"{lab}the ratio is undefined (a median is 0: {ma} {fmt_value(sa.median())}, "
+                                  f"{mb} {fmt_value(sb.median())})"))
+            shown.append(f"{lab}{ma} {fmt_value(sa.median())}, {mb} {fmt_value(sb.median())}")
+            continue
         d = _side(lo, hi, factor, above=True)
         shown.append(f"{lab}{fmt_ratio(r, lo, hi)}")
         parts.append((d, f"{lab}{ma} is {fmt_ratio(r, lo, hi)} as good as {mb}, needs > {factor:g}×"))
@@ -371,6 +378,8 @@ def _two(ctx: Ctx, a, b, at=None):
     ma, mb = ctx.member(a), ctx.member(b)
     sa, sb = ctx.sample(ga, ma), ctx.sample(gb, mb)
     r, lo, hi = ratio_ci(sb, sa)  # median(a) / median(b)
+    if r != r:
+        raise CannotTest(f"the ratio is undefined (a median is 0: {ma} {fmt_value(sa.median())}, {mb} {fmt_value(sb.median())})")
     return ma, mb, p, r, lo, hi
 
 

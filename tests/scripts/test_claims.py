@@ -235,6 +235,24 @@ class Rules(unittest.TestCase):
         self.check(claim("change", dict(base, a="scott", at_least=30), **q), t.data(), C.HOLDS)
         self.check(claim("change", dict(base, a="cal", at_least=30), **q), t.data(), C.NOT)
 
+    def test_change_relative_to_the_cores(self):
+        t = Table()
+        for m, v in ((1, 100), (2, 50), (3, 70), (4, 60)):  # Fig. 10's dip just above the cores, then recovery
+            t.add("matrix", "native", spread(v), M=m)
+        q = dict(workload="matrix")
+        self.check(claim("change", {"a": "native", "x": "M", "from": "cores", "to": "cores+1", "at_least": 0}, **q),
+                   t.data(), C.HOLDS)
+        self.check(claim("change", {"a": "native", "x": "M", "from": "cores+1", "to": "max", "at_most": 0}, **q),
+                   t.data(), C.HOLDS)
+        self.check(claim("change", {"a": "native", "x": "M", "from": "cores", "to": "max", "at_most": 0}, **q),
+                   t.data(), C.NOT)
+
+    def test_a_zero_median_gives_no_ratio(self):
+        t = Table().add("w", "a", [0.0] * 5).add("w", "b", [0.0, 0.0, 0.0, 0.1, 0.2])
+        v = self.check(claim("faster", {"a": "a", "b": "b", "factor": 2}), t.data(), C.CANNOT)
+        self.assertIn("undefined", v.why)
+        self.check(claim("comparable", {"a": "a", "b": "b"}), t.data(), C.CANNOT)
+
     def test_degrades_suddenly_and_gracefully(self):
         t = Table()
         for pat, scott, cal in ((96, 0, 5), (48, 2, 12), (24, 95, 20), (12, 99, 30)):

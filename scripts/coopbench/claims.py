@@ -870,6 +870,7 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
     L += ["", f"**Summary:** {len(verdicts)} claims: {counts[HOLDS]} hold, {counts[NOT]} do not hold, "
               f"{counts[CANNOT]} cannot be tested here.", ""]
     L += ["## Figures and tables: ours beside the paper's", ""]
+    shown_files = set()
     for fig in doc.get("figures", []):
         L += [f"### {fig['id']}: {fig['title']}", ""]
         L.append(f"**Paper:** {fig['shape']}" + (f" Numbers: {fig['paper_data']}." if fig.get("paper_data") and fig["paper_data"] != "table1.csv" else ""))
@@ -878,7 +879,9 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             L.append(table1_section(doc, data))
         else:
             L.append(figure_table(doc, fig, data))
-        L += _figure_links(fig, dirs, out.parent) + [""]
+        links = [x for x in _figure_links(fig, dirs, out.parent) if x.split("](")[1] not in shown_files]
+        shown_files |= {x.split("](")[1] for x in links}
+        L += links + [""]
     L += ["## Claims", "",
           "| id | figure (section) | the paper says | rule | ours (95 % interval) | verdict | why |",
           "|---|---|---|---|---|---|---|"]

@@ -367,7 +367,8 @@ def rule_faster(ctx: Ctx, a, b, over=None, at=None, factor=1.0):
         parts.append((d, f"{lab}{ma} is {fmt_ratio(r, lo, hi)} as good as {mb}, needs > {factor:g}×"))
     if not parts:
         raise CannotTest(f"missing data: no point that both {ma} and {mb} ran")
-    where = f" at P={p}" if p is not None else ""
+    fixed = [_xlabel(k, ctx.resolve(ga, k, v)) for k, v in (at or {}).items() if k != "processors"]
+    where = " at " + ", ".join(fixed + ([f"P={p}"] if p is not None else [f"P={at['processors']}"]))
     return _combine(parts, f"{ma} vs {mb}{where}: " + "; ".join(shown), ctx.claim["id"])
 
 

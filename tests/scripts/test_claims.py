@@ -29,7 +29,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import pandas as pd  # noqa: E402
 
 from coopbench import claims as C  # noqa: E402
-from coopbench import load  # noqa: E402
 
 # ../shared/papers relative to the repository root (CI has it); COOPBENCH_PAPERS overrides (a worktree
 # elsewhere than beside shared/).

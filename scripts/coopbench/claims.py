@@ -867,6 +867,10 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
     L.append(f"Machine: {ctx.get('cpu_model', '?')}, {data.cores} cores available (the paper: "
              f"{doc.get('paper_cores') or 'not stated'}); commit {commits}; plan {plans}. Statistics: {METHOD}; "
              f"the {noisy} rows the harness marked noisy (a busy machine) are left out.")
+    L += ["", "Runs (sizes: the paper's where the plan is `paper` or the parameters are given, the quick plan's otherwise):", ""]
+    for r in results:
+        cmd = r.context.get("coopbench_command") or "coopbench run (command not recorded)"
+        L.append(f"- `{Path(r.dir).name}`: {len(r.df['point'].unique())} points, {len(r.df)} rows; `{_md(cmd)}`")
     counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     L += ["", f"**Summary:** {len(verdicts)} claims: {counts[HOLDS]} hold, {counts[NOT]} do not hold, "
               f"{counts[CANNOT]} cannot be tested here.", ""]

@@ -5,6 +5,8 @@
     stats    median_ci, ratio_ci, u_test, point_stats, summarize, ok_rows (bootstrap, U test)
     style    caption, backend_style, compact_number
     figure   save_figure, plot_lines, series_labels, legend_entries, figure_note, add_caption
+    claims   the papers' claims (results/paper/claims-*.json), their verdicts and REPRODUCTION.md
+             (import coopbench.claims; scripts/reproduce.sh, docs/reproducing.md)
 
 Figure modules import `coopbench_results` (scripts/coopbench_results.py), which re-exports
 all of this under the names they have always used.

@@ -152,13 +152,21 @@ def data_from(results_list) -> Data:
     results_list = list(results_list)
     df = pd.concat([r.df for r in results_list], ignore_index=True) if results_list else pd.DataFrame()
     ctx = results_list[0].context if results_list else {}
-    cores = 0
-    for r in results_list:
-        c = r.context
-        cores = max(cores, int(c.get("cores_available") or c.get("logical_cpus") or 0))
-    if not cores and not df.empty:
+    # The processors the runs used (not the machine's cores: a 64-core host running -P 2 tests
+    # nothing that needs 64); the context's core count only when there are no rows.
+    if not df.empty:
         cores = int(df["processors"].max())
+    else:
+        cores = max([int(r.context.get("cores_available") or r.context.get("logical_cpus") or 0)
+                     for r in results_list] + [0])
     return Data(df=df, cores=cores, context=ctx)
+
+
+def _noisy(df: pd.DataFrame) -> pd.Series:
+    """_noisy — the harness's noisy mark per row (False where a folder has none)."""
+    if "noisy" not in df.columns:
+        return pd.Series(False, index=df.index)
+    return df["noisy"].fillna(False).astype(bool)
 
 
 def _num(v):
@@ -263,7 +271,7 @@ class Ctx:
         if self.metric not in g.columns:
             raise CannotTest(f"missing data: no {self.metric} in {what}")
         ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & g[self.metric].notna()]
-        clean = ok[~ok["noisy"].astype(bool)]
+        clean = ok[~_noisy(ok)]
         if clean.empty:
             if not ok.empty:
                 raise CannotTest(f"noisy points: {what} measured only by forks on a busy machine")
@@ -585,7 +593,7 @@ def rule_degrades_gracefully(ctx: Ctx, a, x, max_step, at=None):
 def _counter_medians(ctx: Ctx, g: pd.DataFrame, prefix: str) -> list:
     cols = sorted((c for c in g.columns if re.fullmatch(re.escape(prefix) + r"[0-9]+", c)),
                   key=lambda c: int(c[len(prefix):]))
-    ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~g["noisy"].astype(bool)]
+    ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~_noisy(g)]
     if not cols or ok.empty:
         raise CannotTest(f"missing data: no {prefix}N counters")
     return [float(ok[c].median()) if ok[c].notna().any() else 0.0 for c in cols]
@@ -652,7 +660,7 @@ def evaluate(claim: dict, data: Data, backends: dict | None = None) -> Verdict:
     cid = claim["id"]
     need = int((claim.get("needs") or {}).get("min_cores") or 1)
     if data.cores < need:
-        return Verdict(cid, CANNOT, "", f"needs {need} cores; this run had {data.cores}")
+        return Verdict(cid, CANNOT, "", f"needs {need} cores; this run used at most {data.cores}")
     rule = claim["rule"]
     fn = RULES[rule["name"]]
     try:
@@ -660,6 +668,10 @@ def evaluate(claim: dict, data: Data, backends: dict | None = None) -> Verdict:
         return fn(ctx, **rule.get("args", {}))
     except CannotTest as e:
         return Verdict(cid, CANNOT, "", str(e))
+    except (KeyError, ValueError, TypeError, ZeroDivisionError) as e:
+        # data the rule cannot read (a column of another type, an empty group): one claim
+        # untested, the report still written; the rules' own tests keep this path rare.
+        return Verdict(cid, CANNOT, "", f"the rule could not read the data ({type(e).__name__}: {e})")
 
 
 def evaluate_all(doc: dict, data: Data) -> list[Verdict]:
@@ -763,7 +775,7 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
     if not members:
         return "_none of the paper's systems or the peers in these results_\n"
     lines, header = [], None
-    ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~g["noisy"].astype(bool)]
+    ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~_noisy(g)]
     metric = q["metric"]
     unit = (ok["unit"].iloc[0] if len(ok) and metric == "value" else metric.replace("counter.", ""))
     if x != "processors":
@@ -863,7 +875,7 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
     L.append("")
     plans = ", ".join(dict.fromkeys(str(r.context.get("plan") or "none") for r in results))
     commits = ", ".join(dict.fromkeys(str(r.context.get("git_commit") or "?") for r in results))
-    noisy = int(data.df["noisy"].astype(bool).sum()) if "noisy" in data.df.columns else 0
+    noisy = int(_noisy(data.df).sum()) if not data.df.empty else 0
     L.append(f"Machine: {ctx.get('cpu_model', '?')}, {data.cores} cores available (the paper: "
              f"{doc.get('paper_cores') or 'not stated'}); commit {commits}; plan {plans}. Statistics: {METHOD}; "
              f"the {noisy} rows the harness marked noisy (a busy machine) are left out.")

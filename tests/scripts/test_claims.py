@@ -332,6 +332,20 @@ class CannotTest(unittest.TestCase):
         self.assertEqual(v.status, C.CANNOT)
         self.assertIn("Windows has no counterpart", v.why)
 
+    def test_unreadable_data_is_one_untested_claim(self):
+        t = Table().add("w", "a", ["fast", "slow"]).add("w", "b", spread(30))
+        v = verdict(claim("faster", {"a": "a", "b": "b"}), t.data())
+        self.assertEqual(v.status, C.CANNOT)
+        self.assertIn("could not read", v.why)
+
+    def test_cores_are_the_processors_the_run_used(self):
+        import synthetic
+        from coopbench import load
+        with tempfile.TemporaryDirectory() as tmp:
+            synthetic.make_results(Path(tmp) / "r", backends=("native",), processors=(1, 2), workloads=["create"])
+            data = C.data_from([load(Path(tmp) / "r")])
+        self.assertEqual(data.cores, 2)
+
     def test_parameter_range(self):
         t = Table()
         for T, a, b in ((1, 100, 1), (10, 10, 30), (100, 10, 30)):

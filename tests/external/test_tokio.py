@@ -42,11 +42,27 @@ class Tokio(unittest.TestCase):
         for r in got:
             c = json.loads(r["counters"])
             self.assertEqual(c["worker_threads"], float(r["processors"]), r["point"])  # worker_threads = P
-        ctx = json.loads(open(out + "/context.json").read())
+        with open(out + "/context.json") as f:
+            ctx = json.load(f)
         self.assertTrue(ctx["backend.tokio.tokio_version"].startswith("1."), ctx["backend.tokio.tokio_version"])
         self.assertIn("rt-multi-thread", ctx["backend.tokio.tokio_features"])
         self.assertEqual(ctx["backend.tokio.mutex"], "tokio::sync::Mutex")
         self.assertEqual(ctx["backend.tokio-std-mutex.mutex"], "std::sync::Mutex")
+
+    def test_the_channel_variant_passes_and_catches_a_fault(self):
+        # --backend-opt buffers=channel: the apps on mpsc/broadcast/oneshot (src/channels.rs).
+        apps = ["city", "eratosthenes", "news", "producer", "tokenring"]
+        out = run("-b", "tokio", "--backend-opt", "buffers=channel", "-w", ",".join(apps), "--plan", "tiny",
+                  "-P", "1,2")
+        got = rows(out)
+        self.assertEqual({r["workload"] for r in got}, set(apps))
+        self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [])
+        with open(out + "/points.jsonl") as f:
+            self.assertEqual({json.loads(line)["backend_options"]["buffers"] for line in f}, {"channel"})
+        got = rows(run("-b", "tokio", "--backend-opt", "buffers=channel", "-w", ",".join(apps), "--plan", "tiny",
+                       "-P", "1,2", "--inject-fault"))
+        missed = [r["point"] for r in got if r["status"] != "failed" or "self-check failed" not in r["reason"]]
+        self.assertEqual(missed, [])
 
     def test_warmup_and_iterations_run_in_one_process(self):
         # --list declares "iterations", so a fork is W warm-up + I timed runs in one runtime.
@@ -74,12 +90,12 @@ class Tokio(unittest.TestCase):
         # the sieve's chain of capacity-1 buffers, a board with many waiting readers, on two
         # workers and on more workers than cores, repeated: a lost wake-up hangs a point until
         # the driver's timeout fails it.
-        for backend in ("tokio", "tokio-std-mutex"):
+        for backend, opts in (("tokio", []), ("tokio-std-mutex", []), ("tokio", ["--backend-opt", "buffers=channel"])):
             for w, params in (("producer", ["N=16", "C=1", "K=2000"]), ("eratosthenes", ["N=3000", "C=1"]),
                               ("news", ["N=200", "M=8", "K=50"]), ("city", ["N=100", "K=50", "C=1"])):
                 d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
                 args = [BIN, "run", "-b", backend, "-w", w, "-P", "2,4", "-r", "2", "-W", "0", "-I", "5",
-                        "--timeout", "20", "-o", d + "/run", "-q"]
+                        "--timeout", "20", "-o", d + "/run", "-q", *opts]
                 for p in params:
                     args += ["--param", p]
                 subprocess.run(args, check=True, capture_output=True, text=True, timeout=900)

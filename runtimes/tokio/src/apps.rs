@@ -72,7 +72,7 @@ pub async fn city(c: Ctx) -> Result<Outcome, String> {
 }
 
 /// sequential_primes — the primes in 2..=n by the sequential sieve (the reference).
-fn sequential_primes(n: i64) -> Vec<i64> {
+pub fn sequential_primes(n: i64) -> Vec<i64> {
     let mut primes = Vec::new();
     if n < 2 {
         return primes;
@@ -308,7 +308,7 @@ pub async fn matrix(c: Ctx) -> Result<Outcome, String> {
 }
 
 /// digest — the splitmix64 finaliser (news.hpp, producer.hpp).
-fn digest(msg: i64) -> u64 {
+pub fn digest(msg: i64) -> u64 {
     let mut x = msg as u64;
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);

@@ -16,6 +16,7 @@
 // `--mutex=std` (the manifest backend-std-mutex.json) makes every workload's mutex a
 // std::sync::Mutex instead of tokio::sync::Mutex.
 mod apps;
+mod channels;
 mod micro;
 mod sync;
 
@@ -34,6 +35,8 @@ struct Request {
     params: BTreeMap<String, String>,
     #[serde(default)]
     processors: i64,
+    #[serde(default)]
+    options: BTreeMap<String, String>,
     #[serde(default)]
     inject_fault: bool,
     #[serde(default)]
@@ -60,6 +63,8 @@ pub struct Ctx {
     params: BTreeMap<String, String>,
     pub inject_fault: bool,
     pub mutex: MutexKind,
+    /// The apps' buffers: monitors (apps.rs, the default) or tokio's channels (channels.rs).
+    pub channels: bool,
 }
 
 impl Ctx {
@@ -121,6 +126,11 @@ async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
         "switch" => micro::switch(c).await,
         "lock-local" => micro::lock(c, false).await,
         "lock-global" => micro::lock(c, true).await,
+        "city" if c.channels => channels::city(c).await,
+        "eratosthenes" if c.channels => channels::eratosthenes(c).await,
+        "news" if c.channels => channels::news(c).await,
+        "producer" if c.channels => channels::producer(c).await,
+        "tokenring" if c.channels => channels::tokenring(c).await,
         "city" => apps::city(c).await,
         "eratosthenes" => apps::eratosthenes(c).await,
         "mandelbrot" => apps::mandelbrot(c).await,
@@ -218,7 +228,16 @@ fn main() {
             return;
         }
     };
-    let ctx = Ctx { params: req.params.clone(), inject_fault: req.inject_fault, mutex };
+    // `--backend-opt buffers=monitor|channel` (backend.json): the apps' buffers.
+    let channels = match req.options.get("buffers").map(String::as_str) {
+        None | Some("monitor") => false,
+        Some("channel") => true,
+        Some(other) => {
+            emit(&failed(format!("option buffers: {other:?} is not monitor or channel")));
+            return;
+        }
+    };
+    let ctx = Ctx { params: req.params.clone(), inject_fault: req.inject_fault, mutex, channels };
     let run_once = |i: Option<i64>| -> Reply {
         let c = ctx.clone();
         let name = req.workload.clone();

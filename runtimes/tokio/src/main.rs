@@ -15,6 +15,8 @@
 //
 // `--mutex=std` (the manifest backend-std-mutex.json) makes every workload's mutex a
 // std::sync::Mutex instead of tokio::sync::Mutex.
+// The request's option `buffers` (backend.json: monitor | channel) picks the apps'
+// buffers: the C++ monitor programs (apps.rs) or tokio's channels (channels.rs).
 mod apps;
 mod channels;
 mod micro;

@@ -13,6 +13,7 @@ packages=(
   spin
   clang-14 llvm-14-dev
   golang-go
+  cargo librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev  # runtimes/tokio: Debian's rustc 1.63 + crates, built offline
   libpth-dev  # docs/examples/pth: the worked example of docs/adding-a-backend.md (tests/docs)
   slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
 )

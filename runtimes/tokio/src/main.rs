@@ -1,0 +1,285 @@
+// coopbench-tokio — the `tokio` and `tokio-std-mutex` backends of coopbench: the Negele et
+// al. 2017 workloads written as async Rust on tokio's multi-threaded scheduler (tasks,
+// tokio::sync::{Mutex, Notify, Semaphore}, tokio::task::yield_now), run by the harness as
+// an external backend (docs/adding-a-backend.md, "A backend in another language";
+// docs/tokio-backend.md).
+//
+// Protocol (version 1), as runtimes/go/main.go:
+//
+//   coopbench-tokio [--mutex=std] --list   prints {"protocol":1,"iterations":true,"workloads":[...],"context":{...}}
+//   coopbench-tokio [--mutex=std] < request
+//     reads one JSON request line on stdin and runs the workload warmup + iterations times
+//     in one tokio runtime with worker_threads = the request's processors (fresh tasks each
+//     time, iteration 0 the cold one); prints one JSON line {"runs":[reply, ...]}, stopping
+//     after the first run that failed. A request without "iterations" gets one bare reply.
+//
+// `--mutex=std` (the manifest backend-std-mutex.json) makes every workload's mutex a
+// std::sync::Mutex instead of tokio::sync::Mutex.
+// The request's option `buffers` (backend.json: monitor | channel) picks the apps'
+// buffers: the C++ monitor programs (apps.rs) or tokio's channels (channels.rs).
+mod apps;
+mod channels;
+mod micro;
+mod sync;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sync::MutexKind;
+
+#[derive(Deserialize)]
+struct Request {
+    #[serde(default)]
+    workload: String,
+    #[serde(default)]
+    params: BTreeMap<String, String>,
+    #[serde(default)]
+    processors: i64,
+    #[serde(default)]
+    options: BTreeMap<String, String>,
+    #[serde(default)]
+    inject_fault: bool,
+    #[serde(default)]
+    warmup: i64,
+    #[serde(default)]
+    iterations: Option<i64>, // None: an older harness, one bare reply
+}
+
+#[derive(Serialize, Default)]
+struct Reply {
+    status: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    reason: String,
+    seconds: f64,
+    value: f64,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    check: String,
+    counters: BTreeMap<String, f64>,
+}
+
+/// Ctx — what a workload gets: its parameters, whether to perturb its answer, the mutex.
+#[derive(Clone)]
+pub struct Ctx {
+    params: BTreeMap<String, String>,
+    pub inject_fault: bool,
+    pub mutex: MutexKind,
+    /// The apps' buffers: monitors (apps.rs, the default) or tokio's channels (channels.rs).
+    pub channels: bool,
+}
+
+impl Ctx {
+    /// i64 — an integer parameter (the harness has validated it).
+    pub fn i64(&self, name: &str) -> Result<i64, String> {
+        let v = self.params.get(name).map(String::as_str).unwrap_or("");
+        v.parse::<i64>().map_err(|_| format!("parameter {name}: {v:?} is not an integer"))
+    }
+    /// size — a non-negative integer parameter, as a count.
+    pub fn size(&self, name: &str) -> Result<usize, String> {
+        let v = self.i64(name)?;
+        usize::try_from(v).map_err(|_| format!("parameter {name}: {v} is negative"))
+    }
+}
+
+/// Outcome — a workload's result: the timed interval, the value in the workload's unit,
+/// the self-check's verdict (empty = passed) and counters.
+#[derive(Default)]
+pub struct Outcome {
+    pub seconds: f64,
+    pub value: f64,
+    pub check: String,
+    pub counters: BTreeMap<String, f64>,
+}
+
+/// expect — a self-check: "" when got == want, else the C++ workloads' wording.
+pub fn expect<T: PartialEq + std::fmt::Display>(what: &str, got: T, want: T) -> String {
+    if got == want {
+        String::new()
+    } else {
+        format!("self-check failed: {what} = {got}, expected {want}")
+    }
+}
+
+/// first_failure — the first non-empty verdict.
+pub fn first_failure(checks: &[String]) -> String {
+    checks.iter().find(|c| !c.is_empty()).cloned().unwrap_or_default()
+}
+
+/// The workloads and which mutex variant lists them: `tokio-std-mutex` lists only those
+/// that lock a mutex (the others would repeat `tokio`'s rows).
+const WORKLOADS: &[(&str, bool)] = &[
+    ("city", true),
+    ("create", false),
+    ("eratosthenes", true),
+    ("lock-global", true),
+    ("lock-local", true),
+    ("mandelbrot", false),
+    ("matrix", false),
+    ("news", true),
+    ("producer", true),
+    ("switch", false),
+    ("tokenring", false),
+];
+
+async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
+    match name {
+        "create" => micro::create(c).await,
+        "switch" => micro::switch(c).await,
+        "lock-local" => micro::lock(c, false).await,
+        "lock-global" => micro::lock(c, true).await,
+        "city" if c.channels => channels::city(c).await,
+        "eratosthenes" if c.channels => channels::eratosthenes(c).await,
+        "news" if c.channels => channels::news(c).await,
+        "producer" if c.channels => channels::producer(c).await,
+        "tokenring" if c.channels => channels::tokenring(c).await,
+        "city" => apps::city(c).await,
+        "eratosthenes" => apps::eratosthenes(c).await,
+        "mandelbrot" => apps::mandelbrot(c).await,
+        "matrix" => apps::matrix(c).await,
+        "news" => apps::news(c).await,
+        "producer" => apps::producer(c).await,
+        "tokenring" => apps::tokenring(c).await,
+        _ => Err(format!("coopbench-tokio does not implement workload {name}")),
+    }
+}
+
+fn context(mutex: MutexKind) -> BTreeMap<&'static str, String> {
+    let mut m = BTreeMap::new();
+    m.insert("tokio_version", env!("COOPBENCH_TOKIO_VERSION").to_string());
+    m.insert("tokio_features", env!("COOPBENCH_TOKIO_FEATURES").to_string());
+    m.insert("rustc", env!("COOPBENCH_RUSTC_VERSION").to_string());
+    m.insert("runtime", "tokio::runtime::Builder::new_multi_thread (LIFO slot on)".to_string());
+    m.insert("worker_threads", "the point's processors".to_string());
+    m.insert(
+        "mutex",
+        match mutex {
+            MutexKind::Tokio => "tokio::sync::Mutex",
+            MutexKind::Std => "std::sync::Mutex",
+        }
+        .to_string(),
+    );
+    m
+}
+
+fn emit<T: Serialize>(v: &T) {
+    let line = serde_json::to_string(v).expect("a reply always encodes");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn failed(reason: String) -> Reply {
+    Reply { status: "failed".into(), reason, ..Default::default() }
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut mutex = MutexKind::Tokio;
+    if let Some(pos) = args.iter().position(|a| a.starts_with("--mutex=")) {
+        mutex = match args[pos].as_str() {
+            "--mutex=tokio" => MutexKind::Tokio,
+            "--mutex=std" => MutexKind::Std,
+            other => {
+                eprintln!("coopbench-tokio: unknown {other} (tokio or std)");
+                std::process::exit(2);
+            }
+        };
+        args.remove(pos);
+    }
+    if args == ["--list"] {
+        let names: Vec<&str> = WORKLOADS
+            .iter()
+            .filter(|(_, locks)| mutex == MutexKind::Tokio || *locks)
+            .map(|(n, _)| *n)
+            .collect();
+        emit(&serde_json::json!({"protocol": 1, "iterations": true, "workloads": names, "context": context(mutex)}));
+        return;
+    }
+    if !args.is_empty() {
+        eprintln!("usage: coopbench-tokio [--mutex=std] --list | coopbench-tokio [--mutex=std] < request.json (see main.rs)");
+        std::process::exit(2);
+    }
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).map(|n| n == 0).unwrap_or(true) {
+        emit(&failed("no request on stdin".into()));
+        return;
+    }
+    let req: Request = match serde_json::from_str(&line) {
+        Ok(r) => r,
+        Err(e) => {
+            emit(&failed(format!("unreadable request: {e}")));
+            return;
+        }
+    };
+    if !WORKLOADS.iter().any(|(n, locks)| *n == req.workload && (mutex == MutexKind::Tokio || *locks)) {
+        emit(&Reply {
+            status: "unsupported".into(),
+            reason: format!("coopbench-tokio does not implement workload {}", req.workload),
+            ..Default::default()
+        });
+        return;
+    }
+    let workers = usize::try_from(req.processors.max(1)).unwrap_or(1);
+    // worker_threads = P: tokio's counterpart of GOMAXPROCS. The runtime lives for the whole
+    // request, so warm-up and timed runs share its workers (and their queues and caches).
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            emit(&failed(format!("cannot start the tokio runtime: {e}")));
+            return;
+        }
+    };
+    // `--backend-opt buffers=monitor|channel` (backend.json): the apps' buffers.
+    let channels = match req.options.get("buffers").map(String::as_str) {
+        None | Some("monitor") => false,
+        Some("channel") => true,
+        Some(other) => {
+            emit(&failed(format!("option buffers: {other:?} is not monitor or channel")));
+            return;
+        }
+    };
+    let ctx = Ctx { params: req.params.clone(), inject_fault: req.inject_fault, mutex, channels };
+    let run_once = |i: Option<i64>| -> Reply {
+        let c = ctx.clone();
+        let name = req.workload.clone();
+        // The workload's main function runs as a task on a worker, as the C++ workloads'
+        // run() runs on the backend (and Go's main on a P): a task it spawns goes to that
+        // worker's local queue, not to the injection queue of a spawn from outside.
+        let res = rt.block_on(async move { tokio::spawn(async move { run_workload(&name, c).await }).await });
+        let out = match res {
+            Ok(Ok(o)) => o,
+            Ok(Err(reason)) => return failed(reason),
+            Err(e) => return failed(format!("the workload's task failed: {e}")),
+        };
+        let mut counters = out.counters;
+        counters.insert("worker_threads".into(), workers as f64);
+        if let Some(i) = i {
+            counters.insert("process_run".into(), i as f64); // which run of this process (0 = cold)
+        }
+        let check = if out.check.is_empty() { "passed".to_string() } else { out.check };
+        Reply { status: "ok".into(), reason: String::new(), seconds: out.seconds, value: out.value, check, counters }
+    };
+    let iterations = match req.iterations {
+        Some(i) => i,
+        None => {
+            emit(&run_once(None));
+            return;
+        }
+    };
+    let n = req.warmup + iterations;
+    if n < 1 || req.warmup < 0 {
+        emit(&failed(format!("bad request: warmup {}, iterations {}", req.warmup, iterations)));
+        return;
+    }
+    let mut runs = Vec::new();
+    for i in 0..n {
+        let r = run_once(Some(i));
+        let stop = r.status != "ok" || r.check != "passed";
+        runs.push(r);
+        if stop {
+            break; // the harness records the runs before it and this failure
+        }
+    }
+    emit(&serde_json::json!({ "runs": runs }));
+}

@@ -1,0 +1,115 @@
+"""test_tokio.py COOPBENCH — the `tokio` and `tokio-std-mutex` backends (runtimes/tokio)
+through the real binary: every workload at its tiny plan with its self-check passing, at 1
+and 2 processors (worker_threads = P), warm-up and timed runs in one process,
+--inject-fault caught by every workload's self-check, and stress points for the monitors'
+wake-ups (capacity-1 buffers, many waiters; the driver's --timeout turns a lost wake-up, a
+hang, into a failed point). Exits 77 (CTest: skipped) with one line saying why when the
+tokio backend is absent."""
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
+             "news", "producer", "tokenring"}
+# tokio-std-mutex lists only the workloads that lock a mutex (runtimes/tokio/src/main.rs).
+STD_MUTEX_WORKLOADS = {"lock-local", "lock-global", "city", "eratosthenes", "news", "producer"}
+
+
+def rows(folder):
+    with open(f"{folder}/results.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def run(*args):
+    d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
+    subprocess.run([BIN, "run", "--timeout", "120", "-o", d + "/run", "-q", *args],
+                   check=True, capture_output=True, text=True, timeout=900)
+    return d + "/run"
+
+
+class Tokio(unittest.TestCase):
+    def test_every_workload_at_tiny_passes_its_self_check(self):
+        out = run("-b", "tokio,tokio-std-mutex", "--plan", "tiny", "-P", "1,2")
+        got = rows(out)
+        self.assertEqual({r["workload"] for r in got if r["backend"] == "tokio"}, WORKLOADS)
+        self.assertEqual({r["workload"] for r in got if r["backend"] == "tokio-std-mutex"}, STD_MUTEX_WORKLOADS)
+        bad = [(r["backend"], r["point"], r["reason"]) for r in got if r["status"] != "ok"]
+        self.assertEqual(bad, [])
+        for r in got:
+            c = json.loads(r["counters"])
+            self.assertEqual(c["worker_threads"], float(r["processors"]), r["point"])  # worker_threads = P
+        with open(out + "/context.json") as f:
+            ctx = json.load(f)
+        self.assertTrue(ctx["backend.tokio.tokio_version"].startswith("1."), ctx["backend.tokio.tokio_version"])
+        self.assertIn("rt-multi-thread", ctx["backend.tokio.tokio_features"])
+        self.assertEqual(ctx["backend.tokio.mutex"], "tokio::sync::Mutex")
+        self.assertEqual(ctx["backend.tokio-std-mutex.mutex"], "std::sync::Mutex")
+
+    def test_the_channel_variant_passes_and_catches_a_fault(self):
+        # --backend-opt buffers=channel: the apps on mpsc/broadcast/oneshot (src/channels.rs).
+        apps = ["city", "eratosthenes", "news", "producer", "tokenring"]
+        out = run("-b", "tokio", "--backend-opt", "buffers=channel", "-w", ",".join(apps), "--plan", "tiny",
+                  "-P", "1,2")
+        got = rows(out)
+        self.assertEqual({r["workload"] for r in got}, set(apps))
+        self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [])
+        with open(out + "/points.jsonl") as f:
+            self.assertEqual({json.loads(line)["backend_options"]["buffers"] for line in f}, {"channel"})
+        got = rows(run("-b", "tokio", "--backend-opt", "buffers=channel", "-w", ",".join(apps), "--plan", "tiny",
+                       "-P", "1,2", "--inject-fault"))
+        missed = [r["point"] for r in got if r["status"] != "failed" or "self-check failed" not in r["reason"]]
+        self.assertEqual(missed, [])
+
+    def test_warmup_and_iterations_run_in_one_process(self):
+        # --list declares "iterations", so a fork is W warm-up + I timed runs in one runtime.
+        got = rows(run("-b", "tokio", "-w", "create,tokenring", "--plan", "tiny", "-P", "1", "-r", "2",
+                       "-W", "2", "-I", "3"))
+        forks = {}
+        for r in got:
+            self.assertEqual(r["status"], "ok", (r["point"], r["reason"]))
+            forks.setdefault((r["point"], r["repetition"]), []).append(r)
+        self.assertEqual(len(forks), 2 * len({r["point"] for r in got}))
+        for key, runs in forks.items():
+            self.assertEqual([int(r["iteration"]) for r in runs], [0, 1, 2, 3, 4], key)
+            self.assertEqual([r["phase"] for r in runs], ["warmup"] * 2 + ["measure"] * 3, key)
+            self.assertEqual([json.loads(r["counters"])["process_run"] for r in runs], [0, 1, 2, 3, 4], key)
+
+    def test_an_injected_fault_is_caught_by_every_workload(self):
+        got = rows(run("-b", "tokio,tokio-std-mutex", "--plan", "tiny", "-P", "1,2", "--inject-fault"))
+        self.assertEqual({r["workload"] for r in got}, WORKLOADS)
+        missed = [(r["backend"], r["point"]) for r in got
+                  if r["status"] != "failed" or "self-check failed" not in r["reason"]]
+        self.assertEqual(missed, [])
+
+    def test_monitors_lose_no_wake_up_under_stress(self):
+        # Capacity-1 buffers with many producers and consumers (every put and take waits),
+        # the sieve's chain of capacity-1 buffers, a board with many waiting readers, on two
+        # workers and on more workers than cores, repeated: a lost wake-up hangs a point until
+        # the driver's timeout fails it.
+        for backend, opts in (("tokio", []), ("tokio-std-mutex", []), ("tokio", ["--backend-opt", "buffers=channel"])):
+            for w, params in (("producer", ["N=16", "C=1", "K=2000"]), ("eratosthenes", ["N=3000", "C=1"]),
+                              ("news", ["N=200", "M=8", "K=50"]), ("city", ["N=100", "K=50", "C=1"])):
+                d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
+                args = [BIN, "run", "-b", backend, "-w", w, "-P", "2,4", "-r", "2", "-W", "0", "-I", "5",
+                        "--timeout", "20", "-o", d + "/run", "-q", *opts]
+                for p in params:
+                    args += ["--param", p]
+                subprocess.run(args, check=True, capture_output=True, text=True, timeout=900)
+                got = rows(d + "/run")
+                self.assertEqual(len(got), 2 * 2 * 5, (backend, w))
+                bad = [(r["point"], r["reason"]) for r in got if r["status"] != "ok"]
+                self.assertEqual(bad, [], (backend, w))
+
+
+if __name__ == "__main__":
+    BIN = sys.argv[1]
+    listing = json.loads(subprocess.run([BIN, "list", "--json"], capture_output=True, text=True, check=True).stdout)
+    if "tokio" not in {b["name"] for b in listing["backends"]}:
+        print("SKIPPED: the tokio backend is absent (no Debian cargo/rustc >= 1.63 or no librust-tokio-dev at "
+              "configure time; apt-get install cargo librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev)")
+        sys.exit(77)
+    unittest.main(argv=[sys.argv[0], "-v"])

@@ -96,6 +96,9 @@ cl::opt<unsigned> UnrollMax("coop-quantum-unroll", cl::init(8),
 cl::opt<bool> Stats("coop-quantum-stats", cl::init(false), cl::desc("print the checks inserted per module"));
 
 constexpr const char* kUncoopAttr = "coop-uncooperative";
+// kNeverSwitch — a function that must not switch, nor anything it calls in this module
+// (signal handlers, the exported plain copies of checked weak_odr functions).
+constexpr const char* kNeverSwitch = "coop-never-switch";
 constexpr const char* kQuantum = "coop_quantum_left";
 constexpr const char* kExpired = "coop_quantum_expired";
 
@@ -209,10 +212,35 @@ std::set<Function*> signal_handlers(Module& M) {
     return out;
 }
 
+// has_cycle — whether F's control-flow graph has a cycle (DFS colouring).
+bool has_cycle(Function& F) {
+    std::map<const BasicBlock*, int> colour;  // 1: on the stack, 2: done
+    std::vector<std::pair<const BasicBlock*, unsigned>> stack{{&F.getEntryBlock(), 0}};
+    colour[&F.getEntryBlock()] = 1;
+    while (!stack.empty()) {
+        auto& [BB, i] = stack.back();
+        const Instruction* T = BB->getTerminator();
+        if (T != nullptr && i < T->getNumSuccessors()) {
+            const BasicBlock* S = T->getSuccessor(i++);
+            int& c = colour[S];
+            if (c == 1) return true;
+            if (c == 0) {
+                c = 1;
+                stack.push_back({S, 0});
+            }
+        } else {
+            colour[BB] = 2;
+            stack.pop_back();
+        }
+    }
+    return false;
+}
+
 // never_checked — functions the pass leaves alone whatever their body.
 bool never_checked(const Function& F) {
     return F.isDeclaration() || F.hasAvailableExternallyLinkage() || F.hasFnAttribute(Attribute::Naked) ||
-           F.hasFnAttribute(kUncoopAttr) || named_uncooperative(F) || runtime(F.getName()) ||
+           F.hasFnAttribute(kUncoopAttr) || F.hasFnAttribute(kNeverSwitch) || named_uncooperative(F) ||
+           runtime(F.getName()) ||
            abi_machinery(F.getName());
 }
 
@@ -350,6 +378,17 @@ struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
             F->addFnAttr(Attribute::NoInline);
             changed = true;
         }
+        for (Function* h : signal_handlers(M))
+            if (!h->isDeclaration()) h->addFnAttr(kNeverSwitch);
+        // coop's and the ABI's functions with a loop are not inlined into code that gets
+        // checks: the loop's latch would be checked there, in the middle of the runtime's
+        // operation (a CAS retry loop, a spin).
+        for (Function& F : M)
+            if (!F.isDeclaration() && (runtime(F.getName()) || abi_machinery(F.getName())) && has_cycle(F)) {
+                F.removeFnAttr(Attribute::AlwaysInline);
+                F.addFnAttr(Attribute::NoInline);
+                changed = true;
+            }
         changed |= thread_identity_calls(M);
         for (Function& F : M)
             if (!F.isDeclaration()) changed |= opaque_tls(F);
@@ -411,6 +450,51 @@ unsigned hook_os_locks(Module& M, Function& F) {
     return found.size();
 }
 
+// localise — `G` becomes this object file's own definition.
+void localise(GlobalValue& G) {
+    G.setLinkage(GlobalValue::InternalLinkage);
+    G.setVisibility(GlobalValue::DefaultVisibility);
+    G.setDLLStorageClass(GlobalValue::DefaultStorageClass);
+    if (auto* GO = dyn_cast<GlobalObject>(&G)) GO->setComdat(nullptr);
+}
+
+// plain_callees — what a function that must not switch calls in this module must not switch
+// either (coop's inline functions call std:: templates, which at -O0 stay calls): each call
+// from `work` (transitively) to a function that would get checks goes to a plain internal
+// clone of it (one per function, named <name>.coop.plain). Returns the clones made.
+template <class Skip>
+unsigned plain_callees(std::vector<Function*> work, std::map<Function*, Function*>& clones, Skip skip) {
+    unsigned n = 0;
+    std::set<Function*> done;
+    while (!work.empty()) {
+        Function* R = work.back();
+        work.pop_back();
+        if (!done.insert(R).second) continue;
+        for (BasicBlock& BB : *R)
+            for (Instruction& I : BB) {
+                auto* CB = dyn_cast<CallBase>(&I);
+                Function* G = CB != nullptr ? CB->getCalledFunction() : nullptr;
+                if (G == nullptr || G->isDeclaration()) continue;
+                if (skip(*G)) {
+                    work.push_back(G);  // skipped itself, but its callees are reached from R
+                    continue;
+                }
+                Function*& P = clones[G];
+                if (P == nullptr) {
+                    ValueToValueMapTy VM;
+                    P = CloneFunction(G, VM);
+                    P->setName(G->getName() + ".coop.plain");
+                    localise(*P);
+                    P->addFnAttr(kNeverSwitch);
+                    ++n;
+                    work.push_back(P);
+                }
+                CB->setCalledFunction(P);
+            }
+    }
+    return n;
+}
+
 struct Site {
     Site(Instruction* b, unsigned cost) : before(b), k(cost) {}
     Site(BasicBlock* h, unsigned cost, unsigned c) : k(cost), chunk(c), header(h) {}
@@ -421,14 +505,6 @@ struct Site {
     BasicBlock* header = nullptr;
     SmallVector<BasicBlock*, 2> latches;
 };
-
-// localise — `G` becomes this object file's own definition.
-void localise(GlobalValue& G) {
-    G.setLinkage(GlobalValue::InternalLinkage);
-    G.setVisibility(GlobalValue::DefaultVisibility);
-    G.setDLLStorageClass(GlobalValue::DefaultStorageClass);
-    if (auto* GO = dyn_cast<GlobalObject>(&G)) GO->setComdat(nullptr);
-}
 
 // refers — whether constant `C` mentions a global of `set` (through casts, GEPs, arrays,
 // structs: a vtable's slots).
@@ -512,6 +588,15 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
         const std::set<Function*> marked = annotated(M);
         const std::set<const Function*> ctors = static_ctors_dtors(M);
         auto skip = [&](Function& F) { return never_checked(F) || marked.count(&F) != 0 || ctors.count(&F) != 0; };
+        // What coop's code, the ABI's code, static initialisers and signal handlers call
+        // gets no checks either (plain clones).
+        std::map<Function*, Function*> clones;
+        std::vector<Function*> roots;
+        for (Function& F : M)
+            if (!F.isDeclaration() && (runtime(F.getName()) || abi_machinery(F.getName()) || ctors.count(&F) != 0 ||
+                                       F.hasFnAttribute(kNeverSwitch)))
+                roots.push_back(&F);
+        const unsigned n_plain = plain_callees(roots, clones, skip);
         unsigned n_lock_hooks = 0;
         for (Function& F : M)
             if (!skip(F)) n_lock_hooks += hook_os_locks(M, F);
@@ -675,10 +760,15 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             plain->setLinkage(F->getLinkage());
             plain->setVisibility(F->getVisibility());
             plain->setComdat(F->getComdat());
-            plain->addFnAttr(kUncoopAttr);
+            plain->addFnAttr(kNeverSwitch);
             localise(*F);
             plain_of[F] = plain;
         }
+        std::vector<Function*> plains;
+        for (auto& [F, plain] : plain_of) plains.push_back(plain);
+        const unsigned n_plain_late = plain_callees(plains, clones, [&](Function& G) {
+            return skip(G) || sites.count(&G) == 0 || sites[&G].empty();
+        });
 
         // Phase 3: insert.
         LLVMContext& C = M.getContext();
@@ -743,7 +833,8 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
                    << " latch, " << n_chunked << " chunked-loop, " << n_irreducible
                    << " irreducible-edge checks; " << n_skipped_calls << " loops left to their callees; " << n_unrolled
-                   << " short loops unrolled; " << n_local << " shared definitions made local; " << n_lock_hooks
+                   << " short loops unrolled; " << n_local << " shared definitions made local; " << n_plain + n_plain_late
+                   << " plain clones for code that must not switch; " << n_lock_hooks
                    << " OS lock calls hooked\n";
         return any ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }

@@ -18,6 +18,7 @@ ap.add_argument("--source-dir", required=True)
 ap.add_argument("--binary", action="append", default=[],
                 help="a linked program: no check in coop's or the ABI's functions")
 ap.add_argument("--opt", help="opt-14, for --irreducible")
+ap.add_argument("--o0-source", help="a coop program compiled at -O0 and -O2: nothing coop's code calls is checked")
 ap.add_argument("--irreducible", help="IR whose every cycle must pass a quantum decrement")
 a = ap.parse_args()
 failures = []
@@ -105,6 +106,51 @@ expect(bad == [], "coop's functions in instrumented code contain no check (%s)" 
 bodies = [f for f in per_fn if "ClosureI" in f and "Mandelbrot" in f]
 expect(bodies != [] and all(per_fn[f] > 0 for f in bodies),
        "the instrumented activity bodies of mandelbrot contain checks (%d bodies)" % len(bodies))
+
+# 3b. What coop's code calls: at -O0 coop's inline functions call std:: templates (lock_guard,
+# atomic, vector) that stay calls; none of what they reach (direct calls, transitively,
+# within the object) may contain a check.
+def reached_checks(obj):
+    out = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", obj], check=True, capture_output=True,
+                         text=True).stdout
+    fns, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            cur = m.group(1)
+            fns[cur] = [0, set()]
+            continue
+        if cur is None:
+            continue
+        if "coop_quantum_expired" in line:
+            fns[cur][0] += 1
+        m = re.search(r"R_X86_64_PLT32\s+(\S+?)(-0x4)?$", line)
+        if m:
+            fns[cur][1].add(m.group(1))
+        m = re.search(r"\s(call|jmp)\s+[0-9a-f]+ <([^+>]+)>", line)
+        if m:
+            fns[cur][1].add(m.group(2))
+    roots = [f for f in fns if re.match(r"_ZN?K?4coop|_ZZN?K?4coop", f) and "E3runEPNS0_8ActivityE" not in f]
+    bad, seen, work = set(), set(), [(r, r) for r in roots]
+    while work:
+        f, root = work.pop()
+        if f in seen or f not in fns:
+            continue
+        seen.add(f)
+        if fns[f][0] > 0 and f != root:
+            bad.add("%s (from %s)" % (f, root))
+        work.extend((g, root) for g in fns[f][1])
+    return len(roots), sorted(bad)
+
+
+if a.o0_source:
+    for level in ("-O0", "-O2"):
+        with tempfile.NamedTemporaryFile(suffix=".o") as obj:
+            subprocess.run([a.clang, level, "-std=c++20", "-fPIC", "-fpass-plugin=" + a.plugin, "-I", a.source_dir,
+                            "-c", a.o0_source, "-o", obj.name], check=True)
+            n_roots, bad = reached_checks(obj.name)
+        expect(n_roots > 0 and bad == [],
+               "%s %s: nothing coop's %d functions call is checked (%s)" % (a.o0_source, level, n_roots, bad[:6]))
 
 # 4. Linked programs: no function of coop (but the activity body Closure<F>::run), of the
 # C++ ABI machinery (thread-local wrappers and initialisers, guard variables, static

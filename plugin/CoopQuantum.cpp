@@ -71,6 +71,7 @@
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/UnrollLoop.h"
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -101,6 +102,7 @@ constexpr const char* kUncoopAttr = "coop-uncooperative";
 constexpr const char* kNeverSwitch = "coop-never-switch";
 constexpr const char* kQuantum = "coop_quantum_left";
 constexpr const char* kExpired = "coop_quantum_expired";
+constexpr std::uint64_t kBulkBytes = 256;  // memory intrinsics shorter than this are charged as one instruction
 
 // annotated — functions with __attribute__((annotate("coop_uncooperative"))).
 std::set<Function*> annotated(Module& M) {
@@ -502,6 +504,7 @@ struct Site {
     unsigned k;                     // quantum units it charges
     unsigned chunk = 0;             // > 0: a chunked loop (header, latches below)
     bool branch = true;             // false: charge only (a checked callee switches)
+    Value* bytes = nullptr;         // a memory intrinsic's length: also charges bytes / 16
     BasicBlock* header = nullptr;
     SmallVector<BasicBlock*, 2> latches;
 };
@@ -656,7 +659,7 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
 
         // Phase 2: the sites of every function (decided before any CFG change).
         std::map<Function*, std::vector<Site>> sites;
-        unsigned n_entry = 0, n_latch = 0, n_chunked = 0, n_skipped_calls = 0, n_irreducible = 0;
+        unsigned n_entry = 0, n_latch = 0, n_chunked = 0, n_skipped_calls = 0, n_irreducible = 0, n_bulk = 0;
         for (Function& F : M) {
             if (skip(F)) continue;
             LoopInfo& LI = FAM.getResult<LoopAnalysis>(F);
@@ -714,6 +717,19 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                     ++n_latch;
                 }
             }
+            // Memory intrinsics (memset, memcpy, memmove: often a loop the optimiser turned
+            // into one call) of a length unknown or >= kBulkBytes: a check after the call
+            // charging 1 + length / 16 units (about what a vectorised loop over those bytes
+            // costs in instructions), so that a loop that became a memset is still charged.
+            for (BasicBlock& BB : F)
+                for (Instruction& I : BB)
+                    if (auto* MI = dyn_cast<MemIntrinsic>(&I)) {
+                        auto* len = dyn_cast<ConstantInt>(MI->getLength());
+                        if (len != nullptr && len->getZExtValue() < kBulkBytes) continue;
+                        out.emplace_back(MI->getNextNode(), 1u);
+                        out.back().bytes = MI->getLength();
+                        ++n_bulk;
+                    }
             // Cycles without a natural loop (irreducible): a check at each DFS back edge
             // that is not a natural loop's own back edge (its source inside a loop headed
             // by its target: that latch is checked above). A loop header can also be the
@@ -790,10 +806,18 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
             }
             MDNode* unlikely = MDBuilder(C).createBranchWeights(1, 1 << 20);
-            auto emit = [&](Instruction* before, unsigned k, bool branch = true) {
+            auto emit = [&](Instruction* before, unsigned k, bool branch = true, Value* bytes = nullptr) {
                 IRBuilder<> B(before);
                 LoadInst* q = B.CreateLoad(I32, Q, "coop.q");
-                Value* n = B.CreateSub(q, ConstantInt::get(I32, k), "coop.q.left");
+                Value* charge = ConstantInt::get(I32, k);
+                if (bytes != nullptr) {
+                    // k + min(bytes / 16, 2^30): never wraps the counter.
+                    Value* units = B.CreateLShr(bytes, 4, "coop.bulk");
+                    Constant* cap = ConstantInt::get(bytes->getType(), 1u << 30);
+                    units = B.CreateSelect(B.CreateICmpULT(units, cap), units, cap);
+                    charge = B.CreateAdd(charge, B.CreateTrunc(units, I32));
+                }
+                Value* n = B.CreateSub(q, charge, "coop.q.left");
                 B.CreateStore(n, Q);
                 if (!branch) return;
                 Value* neg = B.CreateICmpSLT(n, ConstantInt::get(I32, 0), "coop.q.expired");
@@ -804,7 +828,7 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             };
             for (Site& s : list) {
                 if (s.chunk == 0) {
-                    emit(s.before, s.k, s.branch);
+                    emit(s.before, s.k, s.branch, s.bytes);
                     continue;
                 }
                 // A counter of iterations left in the chunk: C at loop entry, then down to 1;
@@ -831,7 +855,7 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
         const unsigned n_local = keep_copies_apart(M, sites, plain_of);
         if (Stats)
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
-                   << " latch, " << n_chunked << " chunked-loop, " << n_irreducible
+                   << " latch, " << n_chunked << " chunked-loop, " << n_bulk << " bulk-memory, " << n_irreducible
                    << " irreducible-edge checks; " << n_skipped_calls << " loops left to their callees; " << n_unrolled
                    << " short loops unrolled; " << n_local << " shared definitions made local; " << n_plain + n_plain_late
                    << " plain clones for code that must not switch; " << n_lock_hooks

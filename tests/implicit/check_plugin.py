@@ -75,6 +75,8 @@ expect(rt and all(checks(n) == 0 for n in rt), "coop:: functions: no check")
 inl = [n for n in functions if "inline_checked" in n]
 expect(inl and checks(inl[0]) >= 1 and "internal" in functions[inl[0]][0],
        "instrumented inline function: checked and internal")
+expect("llvm.memset" in body("zero_fill") and checks("zero_fill") == 1 and "coop.bulk" in body("zero_fill"),
+       "a loop turned into llvm.memset: a check after it charging its bytes")
 expect("@coop_quantum_left = external thread_local(initialexec) global i32" in ir,
        "the counter is initial-exec TLS")
 

@@ -95,6 +95,9 @@ cl::opt<unsigned> UnrollMax("coop-quantum-unroll", cl::init(8),
                             cl::desc("short innermost loops are unrolled up to this factor (exits kept) so that one "
                                      "check serves several iterations; 1 = never"));
 cl::opt<bool> Stats("coop-quantum-stats", cl::init(false), cl::desc("print the checks inserted per module"));
+cl::opt<bool> UnrollOnly("coop-quantum-unroll-only", cl::init(false),
+                         cl::desc("only the short-loop unrolling, no check and no other change: the baseline that "
+                                  "separates the checks' cost from the unrolling's"));
 
 constexpr const char* kUncoopAttr = "coop-uncooperative";
 // kNeverSwitch — a function that must not switch, nor anything it calls in this module
@@ -368,6 +371,7 @@ bool calls(const Function& F) {
 // the thread-local wrappers are inlined into instrumented code later.
 struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
     PreservedAnalyses run(Module& M, ModuleAnalysisManager&) {
+        if (UnrollOnly) return PreservedAnalyses::all();
         bool changed = false;
         std::set<Function*> marked = annotated(M);
         for (Function* h : signal_handlers(M)) marked.insert(h);
@@ -403,7 +407,7 @@ struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
 // uses that inlining or constant folding exposed in functions that will be checked.
 struct OpaqueTls : PassInfoMixin<OpaqueTls> {
     PreservedAnalyses run(Function& F, FunctionAnalysisManager&) {
-        if (never_checked(F) || !opaque_tls(F)) return PreservedAnalyses::all();
+        if (UnrollOnly || never_checked(F) || !opaque_tls(F)) return PreservedAnalyses::all();
         return PreservedAnalyses::none();
     }
     static bool isRequired() { return true; }
@@ -599,10 +603,10 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             if (!F.isDeclaration() && (runtime(F.getName()) || abi_machinery(F.getName()) || ctors.count(&F) != 0 ||
                                        F.hasFnAttribute(kNeverSwitch)))
                 roots.push_back(&F);
-        const unsigned n_plain = plain_callees(roots, clones, skip);
+        const unsigned n_plain = UnrollOnly ? 0 : plain_callees(roots, clones, skip);
         unsigned n_lock_hooks = 0;
         for (Function& F : M)
-            if (!skip(F)) n_lock_hooks += hook_os_locks(M, F);
+            if (!UnrollOnly && !skip(F)) n_lock_hooks += hook_os_locks(M, F);
         // Phase 0: short innermost loops (< -coop-quantum-unroll-below IR instructions) are
         // unrolled (every copy keeps its exits, so any trip count is fine) towards
         // -coop-quantum-unroll-target instructions, at most -coop-quantum-unroll times, so
@@ -620,7 +624,12 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                     if (!L->isInnermost()) continue;
                     unsigned k = 0;
                     for (BasicBlock* BB : L->blocks()) k += cost(*BB);
-                    if (k < UnrollBelow && L->getLoopLatch() && L->isSafeToClone())
+                    // Not loops the source or an earlier pass said not to unroll
+                    // (#pragma clang loop unroll(disable), a vectoriser's remainder loop),
+                    // nor loops of optnone functions.
+                    if (k < UnrollBelow && L->getLoopLatch() && L->isSafeToClone() && !F.hasOptNone() &&
+                        !getBooleanLoopAttribute(L, "llvm.loop.unroll.disable") &&
+                        !getBooleanLoopAttribute(L, "llvm.loop.unroll.runtime.disable"))
                         shorts.push_back(L);
                 }
                 if (shorts.empty()) continue;
@@ -651,6 +660,8 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
                 if (changed) FAM.invalidate(F, PreservedAnalyses::none());
             }
+
+        if (UnrollOnly) return n_unrolled > 0 ? PreservedAnalyses::none() : PreservedAnalyses::all();
 
         // Phase 1: which functions get an entry check (the loop rule below needs it).
         std::set<const Function*> entry_checked;

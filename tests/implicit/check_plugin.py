@@ -58,8 +58,11 @@ def checks(name, fns=None):
 
 expect("leaf" in functions and checks("leaf") == 0, "leaf function without loops: no check")
 short_loads = body("short_loop").count("load i32, i32*")
-expect(checks("short_loop") >= 1 and "coop.chunk" not in body("short_loop") and short_loads >= 4,
+expect(checks("short_loop") >= 1 and short_loads >= 4,
        "short loop: unrolled (%d loads of a[i]), one check per unrolled body" % short_loads)
+pragma_loads = body("pragma_no_unroll").count("load i32, i32* %")
+expect("coop.chunk" in body("pragma_no_unroll") and pragma_loads == 1,
+       "#pragma clang loop unroll(disable): not unrolled (%d loads), chunked check" % pragma_loads)
 expect(checks("short_loop", no_unroll) >= 1 and "coop.chunk" in body("short_loop", no_unroll),
        "short loop that is not unrolled (-coop-quantum-unroll=1): chunked check")
 expect(checks("long_loop") >= 1 and "coop.chunk" not in body("long_loop"), "long loop: a check per iteration")

@@ -68,3 +68,12 @@ extern "C" long use_all(long n) { return inline_checked(n) + coop::runtime_like(
 extern "C" void zero_fill(int* a, long n) {
     for (long i = 0; i < n; ++i) a[i] = 0;
 }
+
+// pragma_no_unroll: the short loop of short_loop, which the source says not to unroll -> not
+// unrolled by the plugin either; checked once per chunk.
+extern "C" long pragma_no_unroll(const int* a, long n) {
+    long s = 0;
+#pragma clang loop unroll(disable)
+    for (long i = 0; i < n; ++i) s += a[i] ^ (s >> 3);
+    return s;
+}

@@ -17,9 +17,9 @@ extern "C" long coop_vtable_ext(long);  // test_implicit.cpp: opaque to both sid
 struct VtShape {
     virtual ~VtShape() = default;
     virtual long area(long n) {
-        long s = 0;
-        for (long i = 0; i < n; ++i) s += coop_vtable_ext(i) ^ (s >> 3);
-        return s;
+        unsigned long s = 0;  // unsigned: wraps, no overflow (UBSan)
+        for (long i = 0; i < n; ++i) s += static_cast<unsigned long>(coop_vtable_ext(i)) ^ (s >> 3);
+        return static_cast<long>(s >> 1);
     }
 };
 

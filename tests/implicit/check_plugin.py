@@ -73,6 +73,8 @@ expect(body("loop_calls_checked").count("store i32 %coop.q.left") == 2,
        "loop always calling a checked function: its own instructions charged at the latch (decrement, no branch)")
 expect("annotated_uncooperative" in functions and checks("annotated_uncooperative") == 0,
        "annotate(\"coop_uncooperative\"): no check")
+expect("on_signal" in functions and checks("on_signal") == 0 and "on_sigaction" in functions and
+       checks("on_sigaction") == 0, "signal handlers (signal(), sigaction()): no check")
 rt = [n for n in functions if n.startswith("_ZN4coop")]
 expect(rt and all(checks(n) == 0 for n in rt), "coop:: functions: no check")
 inl = [n for n in functions if "inline_checked" in n]

@@ -1,5 +1,8 @@
 // sample.cpp — one function per placement rule of the CoopQuantum plugin; check_plugin.py
 // compiles it with the plugin and checks the IR (the expectation is in each comment).
+#include <signal.h>
+
+#include <csignal>
 #include <cstdint>
 
 extern "C" int ext(int);
@@ -76,4 +79,20 @@ extern "C" long pragma_no_unroll(const int* a, long n) {
 #pragma clang loop unroll(disable)
     for (long i = 0; i < n; ++i) s += a[i] ^ (s >> 3);
     return s;
+}
+
+// on_signal / on_sigaction: signal handlers (installed with signal() and sigaction()) ->
+// never checked, although they loop and call.
+extern "C" void on_signal(int sig) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+extern "C" void on_sigaction(int sig, siginfo_t*, void*) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+extern "C" void install_handlers() {
+    std::signal(SIGUSR1, &on_signal);
+    struct sigaction sa {};
+    sa.sa_sigaction = &on_sigaction;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR2, &sa, nullptr);
 }

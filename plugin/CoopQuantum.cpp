@@ -64,11 +64,14 @@
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/UnrollLoop.h"
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -92,10 +95,17 @@ cl::opt<unsigned> UnrollMax("coop-quantum-unroll", cl::init(8),
                             cl::desc("short innermost loops are unrolled up to this factor (exits kept) so that one "
                                      "check serves several iterations; 1 = never"));
 cl::opt<bool> Stats("coop-quantum-stats", cl::init(false), cl::desc("print the checks inserted per module"));
+cl::opt<bool> UnrollOnly("coop-quantum-unroll-only", cl::init(false),
+                         cl::desc("only the short-loop unrolling, no check and no other change: the baseline that "
+                                  "separates the checks' cost from the unrolling's"));
 
 constexpr const char* kUncoopAttr = "coop-uncooperative";
+// kNeverSwitch — a function that must not switch, nor anything it calls in this module
+// (signal handlers, the exported plain copies of checked weak_odr functions).
+constexpr const char* kNeverSwitch = "coop-never-switch";
 constexpr const char* kQuantum = "coop_quantum_left";
 constexpr const char* kExpired = "coop_quantum_expired";
+constexpr std::uint64_t kBulkBytes = 256;  // memory intrinsics shorter than this are charged as one instruction
 
 // annotated — functions with __attribute__((annotate("coop_uncooperative"))).
 std::set<Function*> annotated(Module& M) {
@@ -128,14 +138,204 @@ bool named_uncooperative(const Function& F) {
 }
 
 // runtime — coop's own code: never instrumented (Sect. 3.1: the runtime is compiled
-// uncooperatively). Closure<F>::run is the activity's body (the user's function inlined).
-bool runtime(const Function& F) {
-    StringRef n = F.getName();
+// uncooperatively). Only Closure<F>::run, the activity's body (the user's function inlined),
+// is user code; the closure's other members (constructor, destructor) are coop's.
+bool runtime(StringRef n) {
     if (n.startswith("coop_")) return true;
     if (!(n.startswith("_ZN4coop") || n.startswith("_ZNK4coop") || n.startswith("_ZZN4coop") ||
           n.startswith("_ZZNK4coop")))
         return false;
-    return !n.startswith("_ZN4coop8internal7ClosureI");
+    return !(n.startswith("_ZN4coop8internal7ClosureI") && n.endswith("E3runEPNS0_8ActivityE"));
+}
+
+// abi_machinery — code the compiler generates for the C++ ABI, the C runtime or a
+// sanitizer, not code the user wrote: thread-local wrappers and initialisers (_ZTW, _ZTH,
+// __tls_init), guard variables and reference temporaries (_ZGV, _ZGR), virtual-call thunks
+// (_ZTh, _ZTv, _ZTc), static initialisers and destructors (_GLOBAL__sub_I_..., 
+// __cxx_global_var_init..., __cxx_global_array_dtor, __dtor_...), the ABI library
+// (__cxa_*, __cxxabiv1, __clang_call_terminate) and sanitizer hooks. Such code runs where
+// no switch is expected: inside a TLS access, a static initialisation holding its guard
+// (which another activity would then wait on in the OS), at program start before main.
+bool abi_machinery(StringRef n) {
+    static const char* const kPrefixes[] = {
+        "_ZTW", "_ZTH", "_ZGV", "_ZGR", "_ZTh", "_ZTv", "_ZTc", "__tls_init", "__tls_guard", "_GLOBAL__",
+        "__cxx_global_var_init", "__cxx_global_array_dtor", "__dtor_", "__cxa_", "_ZN10__cxxabiv1",
+        "_ZNK10__cxxabiv1", "__clang_call_terminate", "__gxx_", "__asan", "__tsan", "__ubsan", "__msan",
+        "__sanitizer", "__sancov", "__llvm", "__cfi", "asan.", "tsan.", "msan.", "sancov.", "__hwasan"};
+    for (const char* p : kPrefixes)
+        if (n.startswith(p)) return true;
+    return false;
+}
+
+// static_ctors_dtors — the functions in llvm.global_ctors / llvm.global_dtors (static
+// initialisers and destructors, whatever their names).
+std::set<const Function*> static_ctors_dtors(Module& M) {
+    std::set<const Function*> out;
+    for (const char* name : {"llvm.global_ctors", "llvm.global_dtors"}) {
+        GlobalVariable* GV = M.getNamedGlobal(name);
+        if (GV == nullptr || !GV->hasInitializer()) continue;
+        auto* CA = dyn_cast<ConstantArray>(GV->getInitializer());
+        if (CA == nullptr) continue;
+        for (Value* Op : CA->operands())
+            if (auto* CS = dyn_cast<ConstantStruct>(Op); CS != nullptr && CS->getNumOperands() >= 2)
+                if (auto* F = dyn_cast<Function>(CS->getOperand(1)->stripPointerCasts())) out.insert(F);
+    }
+    return out;
+}
+
+// signal_handlers — functions installed as signal handlers: passed to signal() (or its
+// variants), or stored to memory by a function that calls sigaction() (sa_handler /
+// sa_sigaction). A handler interrupts whatever ran on the thread, perhaps the runtime
+// itself in the middle of a switch: it must never switch. Looked for before optimisation,
+// where the store and the call are still in the installing function.
+std::set<Function*> signal_handlers(Module& M) {
+    std::set<Function*> out;
+    auto is = [](const Function* f, std::initializer_list<const char*> names) {
+        if (f == nullptr) return false;
+        for (const char* n : names)
+            if (f->getName() == n) return true;
+        return false;
+    };
+    for (Function& F : M) {
+        if (F.isDeclaration()) continue;
+        bool calls_sigaction = false;
+        for (BasicBlock& BB : F)
+            for (Instruction& I : BB)
+                if (auto* CB = dyn_cast<CallBase>(&I)) {
+                    const Function* callee = CB->getCalledFunction();
+                    if (is(callee, {"sigaction", "__sigaction"})) calls_sigaction = true;
+                    if (is(callee, {"signal", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal"}))
+                        for (Value* arg : CB->args())
+                            if (auto* h = dyn_cast<Function>(arg->stripPointerCasts())) out.insert(h);
+                }
+        if (!calls_sigaction) continue;
+        for (BasicBlock& BB : F)
+            for (Instruction& I : BB)
+                if (auto* S = dyn_cast<StoreInst>(&I))
+                    if (auto* h = dyn_cast<Function>(S->getValueOperand()->stripPointerCasts())) out.insert(h);
+    }
+    return out;
+}
+
+// has_cycle — whether F's control-flow graph has a cycle (DFS colouring).
+bool has_cycle(Function& F) {
+    std::map<const BasicBlock*, int> colour;  // 1: on the stack, 2: done
+    std::vector<std::pair<const BasicBlock*, unsigned>> stack{{&F.getEntryBlock(), 0}};
+    colour[&F.getEntryBlock()] = 1;
+    while (!stack.empty()) {
+        auto& [BB, i] = stack.back();
+        const Instruction* T = BB->getTerminator();
+        if (T != nullptr && i < T->getNumSuccessors()) {
+            const BasicBlock* S = T->getSuccessor(i++);
+            int& c = colour[S];
+            if (c == 1) return true;
+            if (c == 0) {
+                c = 1;
+                stack.push_back({S, 0});
+            }
+        } else {
+            colour[BB] = 2;
+            stack.pop_back();
+        }
+    }
+    return false;
+}
+
+// never_checked — functions the pass leaves alone whatever their body.
+bool never_checked(const Function& F) {
+    return F.isDeclaration() || F.hasAvailableExternallyLinkage() || F.hasFnAttribute(Attribute::Naked) ||
+           F.hasFnAttribute(kUncoopAttr) || F.hasFnAttribute(kNeverSwitch) || named_uncooperative(F) ||
+           runtime(F.getName()) ||
+           abi_machinery(F.getName());
+}
+
+// Thread-locals in instrumented code (docs/implicit.md, "Thread-locals"). LLVM 14 treats a
+// thread-local's address as a constant, so the optimiser may compute it (or an address
+// derived from it, or __errno_location()'s result, declared const) once before a loop, and
+// keep a thread-local's value in a register across the loop (load before, store after).
+// Across a check that switches, the activity may resume on another worker (the address
+// is then the old thread's) or another activity on the same worker may use the variable
+// (its update is then lost). So before the optimiser runs, every use of a thread-local's
+// address in an instruction goes through an opaque copy made right there
+// (`asm sideeffect "", "=r,0"(@tls)`): it cannot be hoisted, merged with another copy or
+// kept across anything, so each access computes the address of the thread it runs on, and
+// no access is forwarded from or promoted across another (they are not known to be the
+// same address). The asm call is marked inaccessiblememonly: it clobbers no user memory, so
+// it blocks no other optimisation of the loop (it does keep the loop from being vectorised).
+// coop_quantum_left is exempt: it belongs to whatever runs on the thread, by design.
+constexpr const char* kTlsCopyMD = "coop.tls.copy";
+
+bool tls_global(const Value* V) {
+    const auto* GV = dyn_cast<GlobalVariable>(V);
+    return GV != nullptr && GV->isThreadLocal() && GV->getName() != kQuantum;
+}
+
+bool mentions_tls(const Value* V, unsigned depth = 0) {
+    if (tls_global(V)) return true;
+    const auto* CE = dyn_cast<ConstantExpr>(V);
+    if (CE == nullptr || depth > 8) return false;
+    for (const Value* Op : CE->operands())
+        if (mentions_tls(Op, depth + 1)) return true;
+    return false;
+}
+
+Value* opaque_copy(Value* V, Instruction* before) {
+    if (auto* GV = dyn_cast<GlobalVariable>(V); GV != nullptr && tls_global(GV)) {
+        LLVMContext& C = GV->getContext();
+        auto* FT = FunctionType::get(GV->getType(), {GV->getType()}, false);
+        InlineAsm* IA = InlineAsm::get(FT, "", "=r,0", /*hasSideEffects=*/true);
+        CallInst* call = CallInst::Create(FT, IA, {GV}, GV->getName() + ".here", before);
+        call->addFnAttr(Attribute::NoUnwind);
+        call->addFnAttr(Attribute::InaccessibleMemOnly);
+        call->addFnAttr(Attribute::WillReturn);
+        call->setMetadata(kTlsCopyMD, MDNode::get(C, {}));
+        return call;
+    }
+    auto* CE = dyn_cast<ConstantExpr>(V);
+    if (CE == nullptr || !mentions_tls(CE)) return V;
+    Instruction* I = CE->getAsInstruction();
+    for (unsigned i = 0; i < I->getNumOperands(); ++i) I->setOperand(i, opaque_copy(I->getOperand(i), before));
+    I->insertBefore(before);
+    return I;
+}
+
+bool opaque_tls(Function& F) {
+    SmallVector<std::pair<Instruction*, unsigned>, 8> uses;
+    for (BasicBlock& BB : F)
+        for (Instruction& I : BB) {
+            if (I.getMetadata(kTlsCopyMD) != nullptr) continue;
+            for (unsigned i = 0; i < I.getNumOperands(); ++i)
+                if (mentions_tls(I.getOperand(i))) uses.emplace_back(&I, i);
+        }
+    for (auto& [I, i] : uses) {
+        Instruction* at = I;
+        if (auto* P = dyn_cast<PHINode>(I)) at = P->getIncomingBlock(i)->getTerminator();
+        I->setOperand(i, opaque_copy(I->getOperand(i), at));
+    }
+    return !uses.empty();
+}
+
+// thread_identity_calls — functions whose result depends on the calling OS thread but that
+// are declared const (errno's and h_errno's address, pthread_self): their calls become
+// "may write inaccessible memory" so that none is hoisted or merged with another; an
+// access to errno then uses the errno of the thread it runs on.
+bool thread_identity_calls(Module& M) {
+    bool changed = false;
+    for (const char* name : {"__errno_location", "__h_errno_location", "pthread_self", "__res_state"}) {
+        Function* F = M.getFunction(name);
+        if (F == nullptr) continue;
+        for (Attribute::AttrKind k : {Attribute::ReadNone, Attribute::ReadOnly, Attribute::Speculatable})
+            F->removeFnAttr(k);
+        F->addFnAttr(Attribute::InaccessibleMemOnly);
+        for (User* U : F->users())
+            if (auto* CB = dyn_cast<CallBase>(U); CB != nullptr && CB->getCalledOperand() == F) {
+                for (Attribute::AttrKind k : {Attribute::ReadNone, Attribute::ReadOnly, Attribute::Speculatable})
+                    CB->removeFnAttr(k);
+                CB->addFnAttr(Attribute::InaccessibleMemOnly);
+            }
+        changed = true;
+    }
+    return changed;
 }
 
 // cost — the IR instructions of a block that become code (no phis, debug info, markers).
@@ -164,24 +364,142 @@ bool calls(const Function& F) {
     return false;
 }
 
-// PrepareUncooperative — at the pipeline's start: annotated and named functions get the
-// attribute the instrumenting pass honours and are kept from being inlined.
+// PrepareUncooperative — at the pipeline's start: annotated and named functions and signal
+// handlers get the attribute the instrumenting pass honours and are kept from being
+// inlined; thread-local addresses become opaque at every use and the thread-identity
+// functions lose `const` (see opaque_tls), in every function: coop's inline functions and
+// the thread-local wrappers are inlined into instrumented code later.
 struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
     PreservedAnalyses run(Module& M, ModuleAnalysisManager&) {
+        if (UnrollOnly) return PreservedAnalyses::all();
         bool changed = false;
         std::set<Function*> marked = annotated(M);
+        for (Function* h : signal_handlers(M)) marked.insert(h);
         for (Function& F : M)
             if (!F.isDeclaration() && named_uncooperative(F)) marked.insert(&F);
         for (Function* F : marked) {
+            if (F->isDeclaration()) continue;
             F->addFnAttr(kUncoopAttr);
             F->removeFnAttr(Attribute::AlwaysInline);
             F->addFnAttr(Attribute::NoInline);
             changed = true;
         }
+        for (Function* h : signal_handlers(M))
+            if (!h->isDeclaration()) h->addFnAttr(kNeverSwitch);
+        // coop's and the ABI's functions with a loop are not inlined into code that gets
+        // checks: the loop's latch would be checked there, in the middle of the runtime's
+        // operation (a CAS retry loop, a spin).
+        for (Function& F : M)
+            if (!F.isDeclaration() && (runtime(F.getName()) || abi_machinery(F.getName())) && has_cycle(F)) {
+                F.removeFnAttr(Attribute::AlwaysInline);
+                F.addFnAttr(Attribute::NoInline);
+                changed = true;
+            }
+        changed |= thread_identity_calls(M);
+        for (Function& F : M)
+            if (!F.isDeclaration()) changed |= opaque_tls(F);
         return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }
 };
+
+// OpaqueTls — after each early instruction combining (before LICM and GVN): thread-local
+// uses that inlining or constant folding exposed in functions that will be checked.
+struct OpaqueTls : PassInfoMixin<OpaqueTls> {
+    PreservedAnalyses run(Function& F, FunctionAnalysisManager&) {
+        if (UnrollOnly || never_checked(F) || !opaque_tls(F)) return PreservedAnalyses::all();
+        return PreservedAnalyses::none();
+    }
+    static bool isRequired() { return true; }
+};
+
+// OS locks (docs/implicit.md, "OS locks"): a check that switches while the activity holds a
+// pthread mutex, rwlock or spin lock lets the next activity on the worker block the worker
+// in that lock: with one worker, forever. In checked functions, each successful lock call
+// is followed by coop_os_lock_taken(rc) and each unlock by coop_os_lock_released(rc)
+// (quantum.cpp): while the count is positive the activity is uncooperative (checks only
+// mark the quantum as used up); the last unlock switches if the quantum ran out meanwhile.
+constexpr const char* kLockTaken = "coop_os_lock_taken";
+constexpr const char* kLockReleased = "coop_os_lock_released";
+
+int lock_kind(const Function* f) {
+    if (f == nullptr) return 0;
+    static const char* const kTake[] = {
+        "pthread_mutex_lock",      "pthread_mutex_trylock",      "pthread_mutex_timedlock", "pthread_mutex_clocklock",
+        "pthread_rwlock_rdlock",   "pthread_rwlock_wrlock",      "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock",
+        "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", "pthread_rwlock_clockrdlock",
+        "pthread_rwlock_clockwrlock", "pthread_spin_lock",     "pthread_spin_trylock"};
+    static const char* const kRelease[] = {"pthread_mutex_unlock", "pthread_rwlock_unlock", "pthread_spin_unlock"};
+    const StringRef n = f->getName();
+    for (const char* t : kTake)
+        if (n == t) return 1;
+    for (const char* r : kRelease)
+        if (n == r) return -1;
+    return 0;
+}
+
+unsigned hook_os_locks(Module& M, Function& F) {
+    SmallVector<std::pair<CallInst*, int>, 4> found;
+    for (BasicBlock& BB : F)
+        for (Instruction& I : BB)
+            if (auto* CI = dyn_cast<CallInst>(&I))
+                if (int k = lock_kind(CI->getCalledFunction()); k != 0 && CI->getType()->isIntegerTy(32))
+                    found.emplace_back(CI, k);
+    LLVMContext& C = M.getContext();
+    auto* FT = FunctionType::get(Type::getVoidTy(C), {Type::getInt32Ty(C)}, false);
+    for (auto& [CI, k] : found) {
+        FunctionCallee hook = M.getOrInsertFunction(k > 0 ? kLockTaken : kLockReleased, FT);
+        if (auto* HF = dyn_cast<Function>(hook.getCallee())) HF->addFnAttr(Attribute::NoUnwind);
+        CallInst* call = CallInst::Create(hook, {CI}, "", CI->getNextNode());
+        call->setDebugLoc(CI->getDebugLoc());
+    }
+    return found.size();
+}
+
+// localise — `G` becomes this object file's own definition.
+void localise(GlobalValue& G) {
+    G.setLinkage(GlobalValue::InternalLinkage);
+    G.setVisibility(GlobalValue::DefaultVisibility);
+    G.setDLLStorageClass(GlobalValue::DefaultStorageClass);
+    if (auto* GO = dyn_cast<GlobalObject>(&G)) GO->setComdat(nullptr);
+}
+
+// plain_callees — what a function that must not switch calls in this module must not switch
+// either (coop's inline functions call std:: templates, which at -O0 stay calls): each call
+// from `work` (transitively) to a function that would get checks goes to a plain internal
+// clone of it (one per function, named <name>.coop.plain). Returns the clones made.
+template <class Skip>
+unsigned plain_callees(std::vector<Function*> work, std::map<Function*, Function*>& clones, Skip skip) {
+    unsigned n = 0;
+    std::set<Function*> done;
+    while (!work.empty()) {
+        Function* R = work.back();
+        work.pop_back();
+        if (!done.insert(R).second) continue;
+        for (BasicBlock& BB : *R)
+            for (Instruction& I : BB) {
+                auto* CB = dyn_cast<CallBase>(&I);
+                Function* G = CB != nullptr ? CB->getCalledFunction() : nullptr;
+                if (G == nullptr || G->isDeclaration()) continue;
+                if (skip(*G)) {
+                    work.push_back(G);  // skipped itself, but its callees are reached from R
+                    continue;
+                }
+                Function*& P = clones[G];
+                if (P == nullptr) {
+                    ValueToValueMapTy VM;
+                    P = CloneFunction(G, VM);
+                    P->setName(G->getName() + ".coop.plain");
+                    localise(*P);
+                    P->addFnAttr(kNeverSwitch);
+                    ++n;
+                    work.push_back(P);
+                }
+                CB->setCalledFunction(P);
+            }
+    }
+    return n;
+}
 
 struct Site {
     Site(Instruction* b, unsigned cost) : before(b), k(cost) {}
@@ -189,18 +507,106 @@ struct Site {
     Instruction* before = nullptr;  // insert the check before this instruction
     unsigned k;                     // quantum units it charges
     unsigned chunk = 0;             // > 0: a chunked loop (header, latches below)
+    bool branch = true;             // false: charge only (a checked callee switches)
+    Value* bytes = nullptr;         // a memory intrinsic's length: also charges bytes / 16
     BasicBlock* header = nullptr;
     SmallVector<BasicBlock*, 2> latches;
 };
+
+// refers — whether constant `C` mentions a global of `set` (through casts, GEPs, arrays,
+// structs: a vtable's slots).
+bool refers(const Constant* C, const std::set<const GlobalValue*>& set, std::set<const Constant*>& seen) {
+    if (const auto* G = dyn_cast<GlobalValue>(C)) return set.count(G) != 0;
+    if (!seen.insert(C).second) return false;
+    for (const Value* Op : C->operands())
+        if (const auto* OC = dyn_cast<Constant>(Op); OC != nullptr && refers(OC, set, seen)) return true;
+    return false;
+}
+
+bool body_refers(const Function& F, const std::set<const GlobalValue*>& set) {
+    std::set<const Constant*> seen;
+    for (const BasicBlock& BB : F)
+        for (const Instruction& I : BB)
+            for (const Value* Op : I.operands())
+                if (const auto* C = dyn_cast<Constant>(Op); C != nullptr && refers(C, set, seen)) return true;
+    return false;
+}
+
+bool is_vtable(const GlobalVariable& V) {
+    const StringRef n = V.getName();
+    return n.startswith("_ZTV") || n.startswith("_ZTT") || n.startswith("_ZTC");
+}
+
+// keep_copies_apart — the linker keeps one definition of each shared (linkonce/weak) symbol
+// from whichever object comes first: an instrumented copy must never stand in for a plain
+// one nor the other way round. Checked linkonce functions become internal (every object
+// that uses one has its own copy); checked weak_odr ones were split above into an exported
+// plain copy and an internal checked one. Then, to a fixed point, what refers to a local
+// checked definition becomes local too: linkonce aliases (C1 constructors aliasing C2),
+// linkonce vtables (an inline virtual function: otherwise the vtable the linker keeps
+// decides whether objects built here run the checked or the plain copy), and linkonce
+// functions that store such a vtable (constructors). weak_odr aliases of a split function
+// point to its plain copy (their in-module uses to the checked one). Type information and
+// static locals stay shared (nothing checked is reachable through them that way).
+unsigned keep_copies_apart(Module& M, const std::map<Function*, std::vector<Site>>& sites,
+                           const std::map<Function*, Function*>& plain_of) {
+    std::set<const GlobalValue*> local;
+    unsigned n = 0;
+    for (auto& [F, list] : sites) {
+        if (list.empty()) continue;
+        if (F->hasLinkOnceLinkage()) {
+            localise(*F);
+            ++n;
+        }
+        if (F->hasLocalLinkage()) local.insert(F);
+    }
+    for (GlobalAlias& A : M.aliases()) {
+        auto* target = dyn_cast<Function>(A.getAliasee()->stripPointerCasts());
+        auto it = target != nullptr ? plain_of.find(target) : plain_of.end();
+        if (it == plain_of.end() || !A.hasWeakODRLinkage()) continue;
+        A.replaceUsesWithIf(ConstantExpr::getBitCast(target, A.getType()),
+                            [](Use& U) { return isa<Instruction>(U.getUser()); });
+        A.setAliasee(ConstantExpr::getBitCast(it->second, A.getType()));
+    }
+    for (bool grew = true; grew;) {
+        grew = false;
+        auto add = [&](GlobalValue& G) {
+            localise(G);
+            local.insert(&G);
+            ++n;
+            grew = true;
+        };
+        std::set<const Constant*> seen;
+        for (GlobalAlias& A : M.aliases())
+            if (A.hasLinkOnceLinkage() && refers(A.getAliasee(), local, seen)) add(A);
+        for (GlobalVariable& V : M.globals())
+            if (V.hasLinkOnceLinkage() && V.hasInitializer() && is_vtable(V) && refers(V.getInitializer(), local, seen))
+                add(V);
+        for (Function& F : M)
+            if (F.hasLinkOnceLinkage() && !F.isDeclaration() && body_refers(F, local)) add(F);
+    }
+    return n;
+}
+
 
 struct CoopQuantum : PassInfoMixin<CoopQuantum> {
     PreservedAnalyses run(Module& M, ModuleAnalysisManager& MAM) {
         FunctionAnalysisManager& FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
         const std::set<Function*> marked = annotated(M);
-        auto skip = [&](Function& F) {
-            return F.isDeclaration() || F.hasAvailableExternallyLinkage() || F.hasFnAttribute(Attribute::Naked) ||
-                   F.hasFnAttribute(kUncoopAttr) || marked.count(&F) != 0 || named_uncooperative(F) || runtime(F);
-        };
+        const std::set<const Function*> ctors = static_ctors_dtors(M);
+        auto skip = [&](Function& F) { return never_checked(F) || marked.count(&F) != 0 || ctors.count(&F) != 0; };
+        // What coop's code, the ABI's code, static initialisers and signal handlers call
+        // gets no checks either (plain clones).
+        std::map<Function*, Function*> clones;
+        std::vector<Function*> roots;
+        for (Function& F : M)
+            if (!F.isDeclaration() && (runtime(F.getName()) || abi_machinery(F.getName()) || ctors.count(&F) != 0 ||
+                                       F.hasFnAttribute(kNeverSwitch)))
+                roots.push_back(&F);
+        const unsigned n_plain = UnrollOnly ? 0 : plain_callees(roots, clones, skip);
+        unsigned n_lock_hooks = 0;
+        for (Function& F : M)
+            if (!UnrollOnly && !skip(F)) n_lock_hooks += hook_os_locks(M, F);
         // Phase 0: short innermost loops (< -coop-quantum-unroll-below IR instructions) are
         // unrolled (every copy keeps its exits, so any trip count is fine) towards
         // -coop-quantum-unroll-target instructions, at most -coop-quantum-unroll times, so
@@ -218,7 +624,12 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                     if (!L->isInnermost()) continue;
                     unsigned k = 0;
                     for (BasicBlock* BB : L->blocks()) k += cost(*BB);
-                    if (k < UnrollBelow && L->getLoopLatch() && L->isSafeToClone())
+                    // Not loops the source or an earlier pass said not to unroll
+                    // (#pragma clang loop unroll(disable), a vectoriser's remainder loop),
+                    // nor loops of optnone functions.
+                    if (k < UnrollBelow && L->getLoopLatch() && L->isSafeToClone() && !F.hasOptNone() &&
+                        !getBooleanLoopAttribute(L, "llvm.loop.unroll.disable") &&
+                        !getBooleanLoopAttribute(L, "llvm.loop.unroll.runtime.disable"))
                         shorts.push_back(L);
                 }
                 if (shorts.empty()) continue;
@@ -250,6 +661,8 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 if (changed) FAM.invalidate(F, PreservedAnalyses::none());
             }
 
+        if (UnrollOnly) return n_unrolled > 0 ? PreservedAnalyses::none() : PreservedAnalyses::all();
+
         // Phase 1: which functions get an entry check (the loop rule below needs it).
         std::set<const Function*> entry_checked;
         for (Function& F : M)
@@ -257,7 +670,7 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
 
         // Phase 2: the sites of every function (decided before any CFG change).
         std::map<Function*, std::vector<Site>> sites;
-        unsigned n_entry = 0, n_latch = 0, n_chunked = 0, n_skipped_calls = 0, n_irreducible = 0;
+        unsigned n_entry = 0, n_latch = 0, n_chunked = 0, n_skipped_calls = 0, n_irreducible = 0, n_bulk = 0;
         for (Function& F : M) {
             if (skip(F)) continue;
             LoopInfo& LI = FAM.getResult<LoopAnalysis>(F);
@@ -293,6 +706,12 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                                 call_checked = true;
                 }
                 if (call_checked) {
+                    // The callee's entry check switches, but it charges only its own
+                    // instructions: the loop's own are charged here, without a branch.
+                    for (BasicBlock* Lt : latches) {
+                        out.emplace_back(Lt->getTerminator(), k);
+                        out.back().branch = false;
+                    }
                     ++n_skipped_calls;
                     continue;
                 }
@@ -309,8 +728,24 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                     ++n_latch;
                 }
             }
+            // Memory intrinsics (memset, memcpy, memmove: often a loop the optimiser turned
+            // into one call) of a length unknown or >= kBulkBytes: a check after the call
+            // charging 1 + length / 16 units (about what a vectorised loop over those bytes
+            // costs in instructions), so that a loop that became a memset is still charged.
+            for (BasicBlock& BB : F)
+                for (Instruction& I : BB)
+                    if (auto* MI = dyn_cast<MemIntrinsic>(&I)) {
+                        auto* len = dyn_cast<ConstantInt>(MI->getLength());
+                        if (len != nullptr && len->getZExtValue() < kBulkBytes) continue;
+                        out.emplace_back(MI->getNextNode(), 1u);
+                        out.back().bytes = MI->getLength();
+                        ++n_bulk;
+                    }
             // Cycles without a natural loop (irreducible): a check at each DFS back edge
-            // whose target is no loop header.
+            // that is not a natural loop's own back edge (its source inside a loop headed
+            // by its target: that latch is checked above). A loop header can also be the
+            // target of an irreducible back edge from outside its loop (entry -> {H, A},
+            // A -> H, H -> {L, A}, L -> H: the cycle H -> A -> H never passes L).
             std::set<BasicBlock*> on_stack, done;
             std::vector<std::pair<BasicBlock*, unsigned>> stack{{&F.getEntryBlock(), 0}};
             on_stack.insert(&F.getEntryBlock());
@@ -320,7 +755,8 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 if (T != nullptr && i < T->getNumSuccessors()) {
                     BasicBlock* S = T->getSuccessor(i++);
                     if (on_stack.count(S) != 0) {
-                        if (!LI.isLoopHeader(S)) {
+                        const Loop* HL = LI.isLoopHeader(S) ? LI.getLoopFor(S) : nullptr;
+                        if (HL == nullptr || !HL->contains(BB)) {
                             out.emplace_back(T, cost(*BB) == 0 ? 1u : cost(*BB));
                             ++n_irreducible;
                         }
@@ -335,6 +771,31 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
             }
         }
+
+        // Phase 3a: a weak_odr function (an explicit template instantiation) that gets
+        // checks keeps its exported symbol as a plain copy (other objects may link to it,
+        // and the runtime must not run checked code); this module's own uses get the
+        // checked copy, internal and renamed.
+        std::map<Function*, Function*> plain_of;
+        for (auto& [F, list] : sites) {
+            if (list.empty() || !F->hasWeakODRLinkage()) continue;
+            ValueToValueMapTy VM;
+            Function* plain = CloneFunction(F, VM);
+            const std::string name = F->getName().str();
+            F->setName(name + ".coop.checked");
+            plain->setName(name);
+            plain->setLinkage(F->getLinkage());
+            plain->setVisibility(F->getVisibility());
+            plain->setComdat(F->getComdat());
+            plain->addFnAttr(kNeverSwitch);
+            localise(*F);
+            plain_of[F] = plain;
+        }
+        std::vector<Function*> plains;
+        for (auto& [F, plain] : plain_of) plains.push_back(plain);
+        const unsigned n_plain_late = plain_callees(plains, clones, [&](Function& G) {
+            return skip(G) || sites.count(&G) == 0 || sites[&G].empty();
+        });
 
         // Phase 3: insert.
         LLVMContext& C = M.getContext();
@@ -356,11 +817,20 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
             }
             MDNode* unlikely = MDBuilder(C).createBranchWeights(1, 1 << 20);
-            auto emit = [&](Instruction* before, unsigned k) {
+            auto emit = [&](Instruction* before, unsigned k, bool branch = true, Value* bytes = nullptr) {
                 IRBuilder<> B(before);
                 LoadInst* q = B.CreateLoad(I32, Q, "coop.q");
-                Value* n = B.CreateSub(q, ConstantInt::get(I32, k), "coop.q.left");
+                Value* charge = ConstantInt::get(I32, k);
+                if (bytes != nullptr) {
+                    // k + min(bytes / 16, 2^30): never wraps the counter.
+                    Value* units = B.CreateLShr(bytes, 4, "coop.bulk");
+                    Constant* cap = ConstantInt::get(bytes->getType(), 1u << 30);
+                    units = B.CreateSelect(B.CreateICmpULT(units, cap), units, cap);
+                    charge = B.CreateAdd(charge, B.CreateTrunc(units, I32));
+                }
+                Value* n = B.CreateSub(q, charge, "coop.q.left");
                 B.CreateStore(n, Q);
+                if (!branch) return;
                 Value* neg = B.CreateICmpSLT(n, ConstantInt::get(I32, 0), "coop.q.expired");
                 Instruction* then = SplitBlockAndInsertIfThen(neg, before, false, unlikely);
                 IRBuilder<> T(then);
@@ -369,7 +839,7 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             };
             for (Site& s : list) {
                 if (s.chunk == 0) {
-                    emit(s.before, s.k);
+                    emit(s.before, s.k, s.branch, s.bytes);
                     continue;
                 }
                 // A counter of iterations left in the chunk: C at loop entry, then down to 1;
@@ -392,18 +862,15 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                     emit(then, s.k * s.chunk);
                 }
             }
-            // Never let the linker pick this copy for uninstrumented code, nor theirs here.
-            if (F->hasLinkOnceODRLinkage()) {
-                F->setLinkage(GlobalValue::InternalLinkage);
-                F->setComdat(nullptr);
-                F->setVisibility(GlobalValue::DefaultVisibility);
-            }
         }
+        const unsigned n_local = keep_copies_apart(M, sites, plain_of);
         if (Stats)
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
-                   << " latch, " << n_chunked << " chunked-loop, " << n_irreducible
+                   << " latch, " << n_chunked << " chunked-loop, " << n_bulk << " bulk-memory, " << n_irreducible
                    << " irreducible-edge checks; " << n_skipped_calls << " loops left to their callees; " << n_unrolled
-                   << " short loops unrolled\n";
+                   << " short loops unrolled; " << n_local << " shared definitions made local; " << n_plain + n_plain_late
+                   << " plain clones for code that must not switch; " << n_lock_hooks
+                   << " OS lock calls hooked\n";
         return any ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }
@@ -415,6 +882,8 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
     return {LLVM_PLUGIN_API_VERSION, "CoopQuantum", "1", [](PassBuilder& PB) {
                 PB.registerPipelineStartEPCallback(
                     [](ModulePassManager& MPM, OptimizationLevel) { MPM.addPass(PrepareUncooperative()); });
+                PB.registerPeepholeEPCallback(
+                    [](FunctionPassManager& FPM, OptimizationLevel) { FPM.addPass(OpaqueTls()); });
                 PB.registerOptimizerLastEPCallback(
                     [](ModulePassManager& MPM, OptimizationLevel) { MPM.addPass(CoopQuantum()); });
                 // opt -load-pass-plugin=... -passes=coop-quantum (tests)

@@ -43,3 +43,18 @@ extern "C" void coop_quantum_expired() noexcept {
     }
     coop::yield();  // the switch-in (or a yield with nobody else ready) resets the counter
 }
+
+extern "C" void coop_os_lock_taken(int rc) noexcept {
+    if (rc != 0) return;
+    coop::internal::Activity* a = coop::internal::current();
+    // Saturates rather than wrap (255 nested OS locks: the activity stays uncooperative).
+    if (a != nullptr && a->uncooperative != UINT8_MAX) ++a->uncooperative;
+}
+
+extern "C" void coop_os_lock_released(int rc) noexcept {
+    if (rc != 0) return;
+    coop::internal::Activity* a = coop::internal::current();
+    // A lock taken in code without the plugin and released here was never counted.
+    if (a == nullptr || a->uncooperative == 0) return;
+    if (--a->uncooperative == 0 && coop_quantum_left <= 0) coop::yield();
+}

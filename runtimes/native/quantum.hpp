@@ -39,6 +39,15 @@ extern std::int32_t coop_quantum_default;
 
 // coop_quantum_expired — the check's slow path (see the file comment).
 [[gnu::noinline, gnu::cold]] void coop_quantum_expired() noexcept;
+
+// coop_os_lock_taken / coop_os_lock_released — called by instrumented code (plugin/) after
+// each pthread mutex, rwlock or spin lock call with its result: while the running activity
+// holds an OS lock taken in instrumented code it is uncooperative (a check does not switch:
+// the next activity on the worker could block the worker in that lock, with one worker
+// forever); the last release switches if the quantum ran out meanwhile, as the end of a
+// coop::uncooperative scope does. Outside an activity, or on failure (rc != 0), nothing.
+void coop_os_lock_taken(int rc) noexcept;
+void coop_os_lock_released(int rc) noexcept;
 }
 
 namespace coop::internal {

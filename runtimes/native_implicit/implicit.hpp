@@ -17,8 +17,8 @@ struct NativeImplicitBackend : NativeBackend {
 };
 
 // NativeClangBackend — `native-clang`: the same translation unit compiled by the same clang++
-// without the plugin: the baseline that separates the checks' cost from the compiler's
-// (g++ builds `native`).
+// with the plugin's short-loop unrolling and no check: the baseline that separates the
+// checks' cost from the compiler's and the unrolling's (g++ builds `native`).
 struct NativeClangBackend : NativeBackend {
     static constexpr std::string_view name = "native-clang";
 };

@@ -15,6 +15,11 @@ ap.add_argument("--sample", required=True)
 ap.add_argument("--libcoop", required=True)
 ap.add_argument("--instrumented", required=True)
 ap.add_argument("--source-dir", required=True)
+ap.add_argument("--binary", action="append", default=[],
+                help="a linked program: no check in coop's or the ABI's functions")
+ap.add_argument("--opt", help="opt-14, for --irreducible")
+ap.add_argument("--o0-source", help="a coop program compiled at -O0 and -O2: nothing coop's code calls is checked")
+ap.add_argument("--irreducible", help="IR whose every cycle must pass a quantum decrement")
 a = ap.parse_args()
 failures = []
 
@@ -53,21 +58,30 @@ def checks(name, fns=None):
 
 expect("leaf" in functions and checks("leaf") == 0, "leaf function without loops: no check")
 short_loads = body("short_loop").count("load i32, i32*")
-expect(checks("short_loop") >= 1 and "coop.chunk" not in body("short_loop") and short_loads >= 4,
+expect(checks("short_loop") >= 1 and short_loads >= 4,
        "short loop: unrolled (%d loads of a[i]), one check per unrolled body" % short_loads)
+pragma_loads = body("pragma_no_unroll").count("load i32, i32* %")
+expect("coop.chunk" in body("pragma_no_unroll") and pragma_loads == 1,
+       "#pragma clang loop unroll(disable): not unrolled (%d loads), chunked check" % pragma_loads)
 expect(checks("short_loop", no_unroll) >= 1 and "coop.chunk" in body("short_loop", no_unroll),
        "short loop that is not unrolled (-coop-quantum-unroll=1): chunked check")
 expect(checks("long_loop") >= 1 and "coop.chunk" not in body("long_loop"), "long loop: a check per iteration")
 expect(checks("caller") == 1, "non-leaf function: entry check")
 expect(checks("callee_checked") == 1, "callee: entry check")
 expect(checks("loop_calls_checked") == 1, "loop always calling a checked function: no latch check, entry only")
+expect(body("loop_calls_checked").count("store i32 %coop.q.left") == 2,
+       "loop always calling a checked function: its own instructions charged at the latch (decrement, no branch)")
 expect("annotated_uncooperative" in functions and checks("annotated_uncooperative") == 0,
        "annotate(\"coop_uncooperative\"): no check")
+expect("on_signal" in functions and checks("on_signal") == 0 and "on_sigaction" in functions and
+       checks("on_sigaction") == 0, "signal handlers (signal(), sigaction()): no check")
 rt = [n for n in functions if n.startswith("_ZN4coop")]
 expect(rt and all(checks(n) == 0 for n in rt), "coop:: functions: no check")
 inl = [n for n in functions if "inline_checked" in n]
 expect(inl and checks(inl[0]) >= 1 and "internal" in functions[inl[0]][0],
        "instrumented inline function: checked and internal")
+expect("llvm.memset" in body("zero_fill") and checks("zero_fill") == 1 and "coop.bulk" in body("zero_fill"),
+       "a loop turned into llvm.memset: a check after it charging its bytes")
 expect("@coop_quantum_left = external thread_local(initialexec) global i32" in ir,
        "the counter is initial-exec TLS")
 
@@ -99,6 +113,129 @@ expect(bad == [], "coop's functions in instrumented code contain no check (%s)" 
 bodies = [f for f in per_fn if "ClosureI" in f and "Mandelbrot" in f]
 expect(bodies != [] and all(per_fn[f] > 0 for f in bodies),
        "the instrumented activity bodies of mandelbrot contain checks (%d bodies)" % len(bodies))
+
+# 3b. What coop's code calls: at -O0 coop's inline functions call std:: templates (lock_guard,
+# atomic, vector) that stay calls; none of what they reach (direct calls, transitively,
+# within the object) may contain a check.
+def reached_checks(obj):
+    out = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", obj], check=True, capture_output=True,
+                         text=True).stdout
+    fns, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            cur = m.group(1)
+            fns[cur] = [0, set()]
+            continue
+        if cur is None:
+            continue
+        if "coop_quantum_expired" in line:
+            fns[cur][0] += 1
+        m = re.search(r"R_X86_64_PLT32\s+(\S+?)(-0x4)?$", line)
+        if m:
+            fns[cur][1].add(m.group(1))
+        m = re.search(r"\s(call|jmp)\s+[0-9a-f]+ <([^+>]+)>", line)
+        if m:
+            fns[cur][1].add(m.group(2))
+    roots = [f for f in fns if re.match(r"_ZN?K?4coop|_ZZN?K?4coop", f) and "E3runEPNS0_8ActivityE" not in f]
+    bad, seen, work = set(), set(), [(r, r) for r in roots]
+    while work:
+        f, root = work.pop()
+        if f in seen or f not in fns:
+            continue
+        seen.add(f)
+        if fns[f][0] > 0 and f != root:
+            bad.add("%s (from %s)" % (f, root))
+        work.extend((g, root) for g in fns[f][1])
+    return len(roots), sorted(bad)
+
+
+if a.o0_source:
+    for level in ("-O0", "-O2"):
+        with tempfile.NamedTemporaryFile(suffix=".o") as obj:
+            subprocess.run([a.clang, level, "-std=c++20", "-fPIC", "-fpass-plugin=" + a.plugin, "-I", a.source_dir,
+                            "-c", a.o0_source, "-o", obj.name], check=True)
+            n_roots, bad = reached_checks(obj.name)
+        expect(n_roots > 0 and bad == [],
+               "%s %s: nothing coop's %d functions call is checked (%s)" % (a.o0_source, level, n_roots, bad[:6]))
+
+# 4. Linked programs: no function of coop (but the activity body Closure<F>::run), of the
+# C++ ABI machinery (thread-local wrappers and initialisers, guard variables, static
+# initialisers and destructors) or of the ABI library touches the quantum (a check's call
+# or a decrement of coop_quantum_left).
+NEVER = re.compile(r"^(_ZN?K?4coop|_ZZN?K?4coop|coop_|_ZTW|_ZTH|_ZGV|_ZGR|_ZTh|_ZTv|_ZTc|__tls_init|_GLOBAL__|"
+                   r"__cxx_global_var_init|__cxx_global_array_dtor|__dtor_|__cxa_|_ZN10__cxxabiv1|_ZNK10__cxxabiv1|"
+                   r"__clang_call_terminate)")
+ALLOWED = re.compile(r"^_ZN4coop8internal7ClosureI.*E3runEPNS0_8ActivityE")
+ALLOWED_C = {"coop_quantum_expired", "coop_os_lock_taken", "coop_os_lock_released"}  # the runtime's side
+
+
+def quantum_users(path):
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], check=True, capture_output=True,
+                         text=True).stdout
+    users, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            cur = m.group(1)
+        elif cur and ("<coop_quantum_expired" in line or "coop_quantum_left" in line):
+            users.setdefault(cur, set()).add("call" if "coop_quantum_expired" in line else "counter")
+    return users
+
+
+for binary in a.binary:
+    users = quantum_users(binary)
+    # In a linked executable the counter is %fs-relative with a constant offset (no symbol
+    # name): count the check calls, which name the slow path.
+    callers = {f for f, kinds in users.items() if "call" in kinds}
+    bad = sorted(f for f in callers if NEVER.match(f) and not ALLOWED.match(f) and f not in ALLOWED_C)
+    expect(callers != set(), "%s: instrumented code is linked in (%d functions call the slow path)"
+           % (binary, len(callers)))
+    expect(bad == [], "%s: no check in coop's or the ABI's functions (%s)" % (binary, bad))
+
+# 5. Irreducible control flow: after the pass, every cycle passes through a decrement
+# (blocks with a decrement removed, the rest of each function's CFG is acyclic).
+if a.irreducible and a.opt:
+    out = subprocess.run([a.opt, "-load", a.plugin, "-load-pass-plugin", a.plugin, "-passes=coop-quantum",
+                          "-coop-quantum-unroll=1", "-coop-quantum-short-loop=0", "-S", a.irreducible, "-o", "-"],
+                         check=True, capture_output=True, text=True).stdout
+    for m in re.finditer(r"^define [^@]*@([\w.]+)\(.*?^}", out, re.S | re.M):
+        name, text = m.group(1), m.group(0)
+        blocks, order, cur = {}, [], None
+        for line in text.splitlines()[1:]:
+            lm = re.match(r"^([\w.]+):", line)
+            if lm:
+                cur = lm.group(1)
+                blocks[cur] = ""
+                order.append(cur)
+            elif cur is None and line.strip() and not line.startswith("}"):
+                cur = "%entry"
+                blocks[cur] = ""
+                order.append(cur)
+            if cur is not None:
+                blocks[cur] += line + "\n"
+        succ = {b: set(re.findall(r"label %([\w.]+)", blocks[b].split("br ")[-1])) if "br " in blocks[b] else set()
+                for b in blocks}
+        charged = {b for b in blocks if "store i32 %coop.q.left" in blocks[b]}
+        # Is there a cycle among the uncharged blocks? (DFS colouring)
+        state, cyc = {}, []
+
+        def dfs(b):
+            state[b] = 1
+            for s2 in succ.get(b, ()):
+                if s2 in charged or s2 not in blocks:
+                    continue
+                if state.get(s2) == 1:
+                    cyc.append((b, s2))
+                elif s2 not in state:
+                    dfs(s2)
+            state[b] = 2
+
+        for b in order:
+            if b not in charged and b not in state:
+                dfs(b)
+        expect(charged != set() and cyc == [],
+               "%s: every cycle passes a quantum decrement (uncharged cycle edges: %s)" % (name, cyc))
 
 if failures:
     print("%d expectation(s) failed" % len(failures))

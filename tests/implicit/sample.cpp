@@ -1,5 +1,8 @@
 // sample.cpp — one function per placement rule of the CoopQuantum plugin; check_plugin.py
 // compiles it with the plugin and checks the IR (the expectation is in each comment).
+#include <signal.h>
+
+#include <csignal>
 #include <cstdint>
 
 extern "C" int ext(int);
@@ -62,3 +65,34 @@ namespace coop {
 }
 
 extern "C" long use_all(long n) { return inline_checked(n) + coop::runtime_like(n); }
+
+// zero_fill: a loop the optimiser turns into llvm.memset -> a check after it, charging the
+// bytes (a leaf without a loop otherwise).
+extern "C" void zero_fill(int* a, long n) {
+    for (long i = 0; i < n; ++i) a[i] = 0;
+}
+
+// pragma_no_unroll: the short loop of short_loop, which the source says not to unroll -> not
+// unrolled by the plugin either; checked once per chunk.
+extern "C" long pragma_no_unroll(const int* a, long n) {
+    long s = 0;
+#pragma clang loop unroll(disable)
+    for (long i = 0; i < n; ++i) s += a[i] ^ (s >> 3);
+    return s;
+}
+
+// on_signal / on_sigaction: signal handlers (installed with signal() and sigaction()) ->
+// never checked, although they loop and call.
+extern "C" void on_signal(int sig) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+extern "C" void on_sigaction(int sig, siginfo_t*, void*) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+extern "C" void install_handlers() {
+    std::signal(SIGUSR1, &on_signal);
+    struct sigaction sa {};
+    sa.sa_sigaction = &on_sigaction;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR2, &sa, nullptr);
+}

@@ -34,10 +34,12 @@
 //   the ready queue (a coop::Queue, the paper's "main runqueue" of section 10) in FIFO order,
 //   a coop::Semaphore counting the tasks (so a carrier sleeps, as a blocked activity, only
 //   when there is nothing to do, and no wake-up is lost: one permit per task). A unit task
-//   drains its OwnerQueue: begin_deq(), run the operation, end_deq_and_is_empty(), until
-//   empty; ownership (and with it the right to run the unit's operations) ends only after
-//   the last operation finished: unit exclusion (see owner_queue.hpp on why the paper's
-//   deq_and_is_empty alone is not enough for it).
+//   drains its OwnerQueue: begin_deq(), run the operation, end_deq_and_is_empty(), publish
+//   the operation's result, until empty; ownership (and with it the right to run the unit's
+//   operations) ends only after the last operation finished: unit exclusion (see
+//   owner_queue.hpp on why the paper's deq_and_is_empty alone is not enough for it). The
+//   result is published after the carrier's last access to the unit, so a program that saw
+//   it may destroy the unit (UnitBase::drain).
 // - Futures: the waiter list is an OwnerQueue constructed owned by the producer (the
 //   message or Promise). resolve(): store the value, set the flag, give the token back and,
 //   if waiters were counted meanwhile, drain them (wake each). A waiter that enters the list

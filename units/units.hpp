@@ -101,6 +101,7 @@
 #include <vector>
 
 #include "runtimes/native/coop.hpp"
+#include "runtimes/native/slab.hpp"
 #include "units/owner_queue.hpp"
 
 // UNITS_TEST_HOOK(name, ...) — calls units::test_hooks::name if a test set it (only where
@@ -288,68 +289,84 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// Block pool — 64-byte-aligned blocks in size classes of 64 bytes (up to 1 KiB), cached per
-// OS thread (at most kPoolCap per class; the surplus goes back to malloc). A block freed on
-// another thread than it was allocated on simply joins that thread's cache. Fresh blocks
-// are malloc'ed with room to align them by hand (the raw pointer is kept just below the
-// block). Under ASan/TSan every block goes to malloc/free, so misuse is still reported.
+// Block pool — messages and future states come from coop's slab allocator
+// (runtimes/native/slab.hpp, the one behind queue nodes and activity descriptors): 64-byte
+// aligned blocks in size classes of 64 bytes (up to 1 KiB), a cache per OS thread and size
+// class (a free list and a bump slab; beyond kCacheMax blocks the surplus goes to the class's
+// shared list), slabs never returned to the OS. A block freed on another thread than it was
+// allocated on joins that thread's cache. Larger or more aligned blocks go to operator new.
+// Under ASan/TSan every block goes to operator new/delete instead, so a use after free of a
+// message is reported however soon its memory would be reused.
 // The functions are not inlined on purpose: an activity may continue on another OS thread
 // after a switch, and the thread_local's address must be taken inside each call.
 inline constexpr std::size_t kPoolClass = 64;
 inline constexpr std::size_t kPoolClasses = 16;
-inline constexpr std::size_t kPoolCap = 4096;
 
-inline void* raw_aligned(std::size_t n, std::size_t al) {
-    void* raw = std::malloc(n + al);
-    if (raw == nullptr) throw std::bad_alloc();
-    // malloc's result is 16-aligned and al >= 16, so the aligned block starts at least 16
-    // bytes after it: room for the raw pointer.
-    const std::uintptr_t p = (reinterpret_cast<std::uintptr_t>(raw) + al) & ~(std::uintptr_t{al} - 1);
-    reinterpret_cast<void**>(p)[-1] = raw;
-    return reinterpret_cast<void*>(p);
-}
-inline void raw_free(void* p) noexcept { std::free(static_cast<void**>(p)[-1]); }
-
-struct PoolLocal {
-    void* head[kPoolClasses] = {};
-    std::size_t count[kPoolClasses] = {};
-    ~PoolLocal() {
-        for (auto& h : head)
-            while (h != nullptr) {
-                void* next = *static_cast<void**>(h);
-                raw_free(h);
-                h = next;
-            }
+template <std::size_t C>
+struct PoolTraits {
+    static constexpr std::size_t kBlock = (C + 1) * kPoolClass;
+    static constexpr std::size_t kLinkOffset = 0;  // a free block's first word links it
+    static constexpr std::size_t kKeep = sizeof(void*);
+    static constexpr std::size_t kSlabFirst = std::size_t{64} << 10;
+    static constexpr std::size_t kSlabMax = std::size_t{1} << 20;
+    static constexpr std::size_t kCacheMax = 4096;  // per thread and class
+    static constexpr std::size_t kBatch = 256;
+    static coop::internal::SlabShared& shared() {
+        static auto* s = new coop::internal::SlabShared;  // outlives every thread (exit flushes use it)
+        return *s;
     }
 };
-inline thread_local PoolLocal t_pool;
+
+template <class Seq>
+struct PoolCachesOf;
+template <std::size_t... C>
+struct PoolCachesOf<std::index_sequence<C...>> {
+    using type = std::tuple<coop::internal::BlockCache<PoolTraits<C>>...>;
+};
+
+// PoolCaches — one thread's caches, one per class; its free blocks go to the shared lists
+// at thread exit.
+struct PoolCaches {
+    typename PoolCachesOf<std::make_index_sequence<kPoolClasses>>::type caches;
+    ~PoolCaches() {
+        std::apply([](auto&... c) { (c.flush(0), ...); }, caches);
+    }
+};
+inline thread_local PoolCaches t_pool;
+
+inline constexpr bool kPoolBypass = COOP_ASAN || COOP_TSAN;
+
+// pool_allocate<C> / pool_free<C> — class C of this thread's caches; called through the
+// tables below (never switch; each takes t_pool's address itself).
+template <std::size_t C>
+void* pool_allocate() {
+    return std::get<C>(t_pool.caches).allocate();
+}
+template <std::size_t C>
+void pool_free(void* p) noexcept {
+    std::get<C>(t_pool.caches).free(p);
+}
+inline constexpr auto kPoolAllocate = []<std::size_t... C>(std::index_sequence<C...>) {
+    return std::array<void* (*)(), kPoolClasses>{&pool_allocate<C>...};
+}(std::make_index_sequence<kPoolClasses>{});
+inline constexpr auto kPoolFree = []<std::size_t... C>(std::index_sequence<C...>) {
+    return std::array<void (*)(void*) noexcept, kPoolClasses>{&pool_free<C>...};
+}(std::make_index_sequence<kPoolClasses>{});
 
 [[gnu::noinline]] inline void* block_allocate(std::size_t n, std::align_val_t a) {
-    const std::size_t al = static_cast<std::size_t>(a);
     const std::size_t cls = (n + kPoolClass - 1) / kPoolClass - 1;
-    if (COOP_ASAN || COOP_TSAN || al > kPoolClass || cls >= kPoolClasses) return raw_aligned(n, al);
-    PoolLocal& l = t_pool;
-    if (void* b = l.head[cls]) {
-        l.head[cls] = *static_cast<void**>(b);
-        --l.count[cls];
-        return b;
-    }
-    return raw_aligned((cls + 1) * kPoolClass, kPoolClass);
+    if (kPoolBypass || static_cast<std::size_t>(a) > kPoolClass || cls >= kPoolClasses) return ::operator new(n, a);
+    return kPoolAllocate[cls]();
 }
 [[gnu::noinline]] inline void block_free(void* p, std::size_t n, std::align_val_t a) noexcept {
-    const std::size_t al = static_cast<std::size_t>(a);
     const std::size_t cls = (n + kPoolClass - 1) / kPoolClass - 1;
-    if (COOP_ASAN || COOP_TSAN || al > kPoolClass || cls >= kPoolClasses) return raw_free(p);
-    PoolLocal& l = t_pool;
-    if (l.count[cls] >= kPoolCap) return raw_free(p);
-    *static_cast<void**>(p) = l.head[cls];
-    l.head[cls] = p;
-    ++l.count[cls];
+    if (kPoolBypass || static_cast<std::size_t>(a) > kPoolClass || cls >= kPoolClasses) return ::operator delete(p, a);  // unsized: clang 14 lacks -fsized-deallocation
+    kPoolFree[cls](p);
 }
 
 // StateBase — a future's state without the value.
 struct StateBase : Task {
-    // Messages and future states come from per-thread pools (pool.hpp-like, below): they
+    // Messages and future states come from per-thread slab caches (block_allocate): they
     // are over-aligned (the waiter list's coop::Queue keeps head and tail on lines of their
     // own), and glibc's memalign bypasses its per-thread cache, while its cache holds only
     // 7 blocks per size; callgrind showed malloc/free as the largest cost of a send.

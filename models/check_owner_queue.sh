@@ -1,9 +1,10 @@
 #!/bin/sh
 # check_owner_queue.sh — verify models/owner_queue.pml with Spin: the OwnerQueue as units use
-# it and as a future's waiter list must pass (Theorems 2 and 3, unit exclusion, every item
-# dequeued / every waiter woken exactly once, nothing left behind), and every mutant must be
-# rejected (so the checks can fail). Exit 77 (CTest: skipped) when spin or a C compiler is
-# missing.
+# it, as a future's waiter list, and the unit's lifetime with the hand-off to carriers must
+# pass (Theorems 2 and 3, unit exclusion, every item dequeued / every waiter woken exactly
+# once, nothing left behind, no access to the unit after the program saw its last result),
+# and every mutant must be rejected (so the checks can fail). Exit 77 (CTest: skipped) when
+# spin or a C compiler is missing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 spin=$(command -v spin) || { echo "spin not installed: skipped"; exit 77; }
@@ -37,8 +38,11 @@ must_fail() {
 
 must_pass "owner queue, units (3 senders x 2 messages)" ""
 must_pass "owner queue, future waiter list (resolver + 3 waiters)" "-DFUTURE"
+must_pass "unit lifetime, hand-off to 2 carriers (2 senders x 2 messages)" "-DLIFETIME -DTHREADS=2"
+must_pass "unit lifetime, hand-off to 2 carriers (3 senders x 1 message)" "-DLIFETIME -DTHREADS=3 -DITEMS=1"
 must_fail "mutant: count before enqueue (Theorem 3)" "-DBUG_COUNT_FIRST"
 must_fail "mutant: deq_and_is_empty before the operation runs (unit exclusion)" "-DBUG_EARLY_DISOWN"
 must_fail "mutant: enq_and_was_empty tests c <= 1 (Theorem 2)" "-DBUG_OWNER_TEST"
 must_fail "mutant: waiter list without the producer's token (early wake-up)" "-DFUTURE -DBUG_NO_TOKEN"
+must_fail "mutant: result published before end_deq_and_is_empty (unit written after its last result)" "-DLIFETIME -DTHREADS=2 -DBUG_RESOLVE_BEFORE_END"
 echo "PASS"

@@ -34,10 +34,12 @@
 //   the ready queue (a coop::Queue, the paper's "main runqueue" of section 10) in FIFO order,
 //   a coop::Semaphore counting the tasks (so a carrier sleeps, as a blocked activity, only
 //   when there is nothing to do, and no wake-up is lost: one permit per task). A unit task
-//   drains its OwnerQueue: begin_deq(), run the operation, end_deq_and_is_empty(), until
-//   empty; ownership (and with it the right to run the unit's operations) ends only after
-//   the last operation finished: unit exclusion (see owner_queue.hpp on why the paper's
-//   deq_and_is_empty alone is not enough for it).
+//   drains its OwnerQueue: begin_deq(), run the operation, end_deq_and_is_empty(), publish
+//   the operation's result, until empty; ownership (and with it the right to run the unit's
+//   operations) ends only after the last operation finished: unit exclusion (see
+//   owner_queue.hpp on why the paper's deq_and_is_empty alone is not enough for it). The
+//   result is published after the carrier's last access to the unit, so a program that saw
+//   it may destroy the unit (UnitBase::drain).
 // - Futures: the waiter list is an OwnerQueue constructed owned by the producer (the
 //   message or Promise). resolve(): store the value, set the flag, give the token back and,
 //   if waiters were counted meanwhile, drain them (wake each). A waiter that enters the list
@@ -58,8 +60,24 @@
 //   carrier draining the unit) while running it. Its memory is freed when the last Future
 //   handle and its own "pending" reference (dropped after it resolved and drained its
 //   waiters) are gone.
-// - A unit belongs to the program; it must outlive every message sent to it (destroy it after
-//   the results were awaited, or after the Scope ended).
+// - A unit belongs to the program; it must outlive every message sent to it: destroy it
+//   after the results of all its messages were seen (wait(), ready(), or an operation that
+//   received the future), or after the Scope ended. Seeing the unit's last result is enough:
+//   the carrier publishes a unit message's result only after its last access to the unit
+//   (UnitBase::drain), so `Scope scope(n); Unit<S> u; ... wait(f);` may destroy u right away.
+//
+// Misuse that is reported (units: ... on stderr, then abort), never undefined behaviour:
+// - Promise::resolve twice, also by two activities at once ("resolved twice": the first
+//   call claims the state with an exchange; the second aborts before touching it).
+// - A message whose dependency resolves after the Scope it was sent in stopped (or inside a
+//   later Scope): it could never run ("resolved after its units::Scope stopped"). A message
+//   still waiting when its Scope stops never runs; its future is never resolved.
+// - An activity that is not an operation (the program's main, a helper activity) sending,
+//   or resolving a Promise a message waits for, while the Scope stops ("while its
+//   units::Scope was stopping"). A send already in progress when stop() begins completes
+//   and its message runs (stop() waits for it); one that begins later aborts; one after
+//   the Scope ended aborts too ("send outside a units::Scope"). So join such activities
+//   before the Scope ends.
 // - Operations must not block (no coop::Mutex, no wait()) and must not yield: they run to
 //   completion on their carrier (section 3: tasks do not block once started).
 #pragma once
@@ -83,7 +101,31 @@
 #include <vector>
 
 #include "runtimes/native/coop.hpp"
+#include "runtimes/native/slab.hpp"
 #include "units/owner_queue.hpp"
+
+// UNITS_TEST_HOOK(name, ...) — calls units::test_hooks::name if a test set it (only where
+// UNITS_TEST_HOOKS is defined: tests/units/test_units_lifetime.cpp stops a carrier or a
+// sender inside a window); elsewhere it compiles to nothing.
+#if defined(UNITS_TEST_HOOKS)
+namespace units::test_hooks {
+// drain(): the operation of `message` ran (its result is kept, not yet published), before
+// the unit's end_deq_and_is_empty().
+inline void (*drain_before_end_deq)(const void* message) = nullptr;
+// Promise::resolve: this call won the claim, before it stores the value.
+inline void (*promise_resolve_claimed)() = nullptr;
+// submit() from outside a carrier: past the Scope check, before the ready queue's enqueue.
+inline void (*submit_outside)() = nullptr;
+}  // namespace units::test_hooks
+#define UNITS_TEST_HOOK(name, ...)                                                          \
+    do {                                                                                    \
+        if (::units::test_hooks::name != nullptr) ::units::test_hooks::name(__VA_ARGS__);  \
+    } while (0)
+#else
+#define UNITS_TEST_HOOK(name, ...) \
+    do {                           \
+    } while (0)
+#endif
 
 namespace units {
 
@@ -100,10 +142,13 @@ namespace detail {
 }
 
 // Task — anything a carrier or a waiter list handles: `run` when taken from the ready queue
-// or a unit's queue, `wake` when a future it waits on resolved.
+// or a unit's queue, `wake` when a future it waits on resolved. A unit's message runs in
+// two steps: `run` is its operation only (the result is kept in the message), `publish`
+// makes the result visible after the unit was counted out (UnitBase::drain).
 struct Task : coop::QueueItem {
     void (*run)(Task*) = nullptr;
     void (*wake)(Task*) = nullptr;
+    void (*publish)(Task*) = nullptr;
     bool free_operation = false;  // counted as an operation when a carrier runs it
 };
 
@@ -122,6 +167,21 @@ inline thread_local bool t_in_operation = false;
     return t_in_operation;
 }
 
+// t_in_task — set while a carrier (or Scope::stop()'s leftover loop) runs a task taken from
+// the ready queue: sends made then cannot outlive the Scope (carriers are joined, and the
+// leftover loop is stop() itself). A task never switches, so the flag belongs to the OS
+// thread for exactly that time; the carrier does switch between tasks, hence the
+// non-inlined accessors (see above).
+inline thread_local bool t_in_task = false;
+[[gnu::noinline]] inline bool in_task() noexcept {
+    asm volatile("");
+    return t_in_task;
+}
+[[gnu::noinline]] inline void set_in_task(bool v) noexcept {
+    asm volatile("");
+    t_in_task = v;
+}
+
 // Scheduler — the ready queue, the task semaphore and the statistics of one Scope.
 struct alignas(coop::kCacheLine) Scheduler {
     Scheduler() = default;
@@ -130,6 +190,7 @@ struct alignas(coop::kCacheLine) Scheduler {
     coop::Queue<Task> ready;
     coop::Semaphore work{0};
     unsigned carriers = 0;
+    std::uint32_t epoch = 0;  // this Scope's number (g_epoch), for messages sent in it
     // Per processor (coop::processor_index()): operations run; written only by that
     // processor (relaxed load + store, no locked instruction), read after the carriers ended.
     struct alignas(coop::kCacheLine) PerProcessor {
@@ -149,7 +210,18 @@ struct alignas(coop::kCacheLine) Scheduler {
 
 // g_scheduler — the running Scope's scheduler (one Scope at a time).
 inline std::atomic<Scheduler*> g_scheduler{nullptr};
+// g_epoch — the running Scope's number (0: none); g_epochs numbers the Scopes (from 1). A
+// message remembers the number of the Scope it was sent in: it may only be dispatched there.
+inline std::atomic<std::uint32_t> g_epoch{0};
+inline std::atomic<std::uint32_t> g_epochs{0};
+// g_stopping / g_outside — a Dekker pair between Scope::stop() and senders that are not
+// carriers (see submit()): stop() sets g_stopping, then waits until g_outside (senders from
+// outside a carrier inside submit()) is 0. Globals, not Scheduler members: a sender must be
+// able to read them while the Scheduler may already be gone.
+inline std::atomic<bool> g_stopping{false};
+inline std::atomic<std::int64_t> g_outside{0};
 
+// scheduler — the running Scope's scheduler, for carriers (which the Scope outlives).
 inline Scheduler& scheduler() {
     // acquire: pairs with Scope's release store; the scheduler is built before it.
     Scheduler* s = g_scheduler.load(std::memory_order_acquire);
@@ -158,73 +230,143 @@ inline Scheduler& scheduler() {
     return *s;
 }
 
+// current_epoch — the number of the running Scope, for a new message; aborts outside one.
+inline std::uint32_t current_epoch() {
+    // relaxed: only the number is read (no memory is reached through it). A sender runs
+    // inside the Scope's lifetime, which the program orders after the Scope's constructor
+    // (its store happens-before this load, so coherence gives us that value or a later one).
+    const std::uint32_t e = g_epoch.load(std::memory_order_relaxed);
+    if (e == 0) [[unlikely]]
+        fatal("send outside a units::Scope");
+    return e;
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void dispatched_after_stop() {
+    fatal("a message's dependency was resolved after its units::Scope stopped (the message can "
+          "never run: resolve every future a message waits for before its Scope ends)");
+}
+
+// submit — puts a task of a message sent in Scope `epoch` on the ready queue. From a carrier
+// (an operation, a waiter list it drains, stop()'s leftover loop) the Scope is alive: it
+// cannot end before its carriers return. From any other activity (the program's main, an
+// activity resolving a Promise) the Scope may be stopping concurrently: the sender announces
+// itself in g_outside first, and stop() waits for announced senders before it queues its
+// stop pills (so their tasks still run) and never frees the Scheduler under one; a sender
+// that comes after stop() began aborts with a clear message instead of using a Scheduler
+// that may be freed.
+inline void submit(Task* t, std::uint32_t epoch) {
+    if (in_task()) {
+        Scheduler& s = scheduler();
+        if (s.epoch != epoch) [[unlikely]]
+            dispatched_after_stop();
+        s.schedule(t);
+        return;
+    }
+    // seq_cst (the increment and the load below, with stop()'s store of g_stopping and load
+    // of g_outside): a Dekker pair. In the single total order either our increment comes
+    // before stop()'s load (stop() waits for our decrement) or stop()'s store comes before
+    // our load (we see true and abort): never both missed. acq_rel alone would allow both
+    // loads to read the old values (store-buffer reordering).
+    g_outside.fetch_add(1, std::memory_order_seq_cst);
+    if (g_stopping.load(std::memory_order_seq_cst)) [[unlikely]]
+        fatal("an activity sent a message (or resolved a Promise a message waits for) while "
+              "its units::Scope was stopping (every sender that is not an operation must "
+              "finish before the Scope ends)");
+    // acquire: pairs with the Scope constructor's release (the scheduler is built). A null
+    // or another Scope's scheduler: the message's Scope ended before its dependency resolved.
+    Scheduler* s = g_scheduler.load(std::memory_order_acquire);
+    if (s == nullptr || s->epoch != epoch) [[unlikely]]
+        dispatched_after_stop();
+    UNITS_TEST_HOOK(submit_outside);
+    s->schedule(t);
+    // release: our enqueue (and the semaphore's release) happen-before stop()'s load that
+    // reads this decrement; after it stop() may queue its pills and free the Scheduler.
+    g_outside.fetch_sub(1, std::memory_order_release);
+}
+
 inline void bump(std::atomic<std::uint64_t>& c) noexcept {
     // relaxed load + store: a single writer (this processor); readers read after a join.
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// Block pool — 64-byte-aligned blocks in size classes of 64 bytes (up to 1 KiB), cached per
-// OS thread (at most kPoolCap per class; the surplus goes back to malloc). A block freed on
-// another thread than it was allocated on simply joins that thread's cache. Fresh blocks
-// are malloc'ed with room to align them by hand (the raw pointer is kept just below the
-// block). Under ASan/TSan every block goes to malloc/free, so misuse is still reported.
+// Block pool — messages and future states come from coop's slab allocator
+// (runtimes/native/slab.hpp, the one behind queue nodes and activity descriptors): 64-byte
+// aligned blocks in size classes of 64 bytes (up to 1 KiB), a cache per OS thread and size
+// class (a free list and a bump slab; beyond kCacheMax blocks the surplus goes to the class's
+// shared list), slabs never returned to the OS. A block freed on another thread than it was
+// allocated on joins that thread's cache. Larger or more aligned blocks go to operator new.
+// Under ASan/TSan every block goes to operator new/delete instead, so a use after free of a
+// message is reported however soon its memory would be reused.
 // The functions are not inlined on purpose: an activity may continue on another OS thread
 // after a switch, and the thread_local's address must be taken inside each call.
 inline constexpr std::size_t kPoolClass = 64;
 inline constexpr std::size_t kPoolClasses = 16;
-inline constexpr std::size_t kPoolCap = 4096;
 
-inline void* raw_aligned(std::size_t n, std::size_t al) {
-    void* raw = std::malloc(n + al);
-    if (raw == nullptr) throw std::bad_alloc();
-    // malloc's result is 16-aligned and al >= 16, so the aligned block starts at least 16
-    // bytes after it: room for the raw pointer.
-    const std::uintptr_t p = (reinterpret_cast<std::uintptr_t>(raw) + al) & ~(std::uintptr_t{al} - 1);
-    reinterpret_cast<void**>(p)[-1] = raw;
-    return reinterpret_cast<void*>(p);
-}
-inline void raw_free(void* p) noexcept { std::free(static_cast<void**>(p)[-1]); }
-
-struct PoolLocal {
-    void* head[kPoolClasses] = {};
-    std::size_t count[kPoolClasses] = {};
-    ~PoolLocal() {
-        for (auto& h : head)
-            while (h != nullptr) {
-                void* next = *static_cast<void**>(h);
-                raw_free(h);
-                h = next;
-            }
+template <std::size_t C>
+struct PoolTraits {
+    static constexpr std::size_t kBlock = (C + 1) * kPoolClass;
+    static constexpr std::size_t kLinkOffset = 0;  // a free block's first word links it
+    static constexpr std::size_t kKeep = sizeof(void*);
+    static constexpr std::size_t kSlabFirst = std::size_t{64} << 10;
+    static constexpr std::size_t kSlabMax = std::size_t{1} << 20;
+    static constexpr std::size_t kCacheMax = 4096;  // per thread and class
+    static constexpr std::size_t kBatch = 256;
+    static coop::internal::SlabShared& shared() {
+        static auto* s = new coop::internal::SlabShared;  // outlives every thread (exit flushes use it)
+        return *s;
     }
 };
-inline thread_local PoolLocal t_pool;
+
+template <class Seq>
+struct PoolCachesOf;
+template <std::size_t... C>
+struct PoolCachesOf<std::index_sequence<C...>> {
+    using type = std::tuple<coop::internal::BlockCache<PoolTraits<C>>...>;
+};
+
+// PoolCaches — one thread's caches, one per class; its free blocks go to the shared lists
+// at thread exit.
+struct PoolCaches {
+    typename PoolCachesOf<std::make_index_sequence<kPoolClasses>>::type caches;
+    ~PoolCaches() {
+        std::apply([](auto&... c) { (c.flush(0), ...); }, caches);
+    }
+};
+inline thread_local PoolCaches t_pool;
+
+inline constexpr bool kPoolBypass = COOP_ASAN || COOP_TSAN;
+
+// pool_allocate<C> / pool_free<C> — class C of this thread's caches; called through the
+// tables below (never switch; each takes t_pool's address itself).
+template <std::size_t C>
+void* pool_allocate() {
+    return std::get<C>(t_pool.caches).allocate();
+}
+template <std::size_t C>
+void pool_free(void* p) noexcept {
+    std::get<C>(t_pool.caches).free(p);
+}
+inline constexpr auto kPoolAllocate = []<std::size_t... C>(std::index_sequence<C...>) {
+    return std::array<void* (*)(), kPoolClasses>{&pool_allocate<C>...};
+}(std::make_index_sequence<kPoolClasses>{});
+inline constexpr auto kPoolFree = []<std::size_t... C>(std::index_sequence<C...>) {
+    return std::array<void (*)(void*) noexcept, kPoolClasses>{&pool_free<C>...};
+}(std::make_index_sequence<kPoolClasses>{});
 
 [[gnu::noinline]] inline void* block_allocate(std::size_t n, std::align_val_t a) {
-    const std::size_t al = static_cast<std::size_t>(a);
     const std::size_t cls = (n + kPoolClass - 1) / kPoolClass - 1;
-    if (COOP_ASAN || COOP_TSAN || al > kPoolClass || cls >= kPoolClasses) return raw_aligned(n, al);
-    PoolLocal& l = t_pool;
-    if (void* b = l.head[cls]) {
-        l.head[cls] = *static_cast<void**>(b);
-        --l.count[cls];
-        return b;
-    }
-    return raw_aligned((cls + 1) * kPoolClass, kPoolClass);
+    if (kPoolBypass || static_cast<std::size_t>(a) > kPoolClass || cls >= kPoolClasses) return ::operator new(n, a);
+    return kPoolAllocate[cls]();
 }
 [[gnu::noinline]] inline void block_free(void* p, std::size_t n, std::align_val_t a) noexcept {
-    const std::size_t al = static_cast<std::size_t>(a);
     const std::size_t cls = (n + kPoolClass - 1) / kPoolClass - 1;
-    if (COOP_ASAN || COOP_TSAN || al > kPoolClass || cls >= kPoolClasses) return raw_free(p);
-    PoolLocal& l = t_pool;
-    if (l.count[cls] >= kPoolCap) return raw_free(p);
-    *static_cast<void**>(p) = l.head[cls];
-    l.head[cls] = p;
-    ++l.count[cls];
+    if (kPoolBypass || static_cast<std::size_t>(a) > kPoolClass || cls >= kPoolClasses) return ::operator delete(p, a);  // unsized: clang 14 lacks -fsized-deallocation
+    kPoolFree[cls](p);
 }
 
 // StateBase — a future's state without the value.
 struct StateBase : Task {
-    // Messages and future states come from per-thread pools (pool.hpp-like, below): they
+    // Messages and future states come from per-thread slab caches (block_allocate): they
     // are over-aligned (the waiter list's coop::Queue keeps head and tail on lines of their
     // own), and glibc's memalign bypasses its per-thread cache, while its cache holds only
     // 7 blocks per size; callgrind showed malloc/free as the largest cost of a send.
@@ -234,6 +376,7 @@ struct StateBase : Task {
     // References: Future handles + 1 for the producer until it resolved and drained.
     std::atomic<std::uint32_t> refs{2};
     std::atomic<bool> resolved{false};
+    std::atomic<bool> claimed{false};  // Promise::resolve: taken by the one resolve that may run
     void (*destroy)(StateBase*) = nullptr;
     OwnerQueue<Task> waiters{owned};  // owned by the producer from the start (the token)
 
@@ -277,6 +420,12 @@ struct StateBase : Task {
     }
 };
 
+// State — a future's state with its value. resolve(v) = store the value, then
+// resolve_stored();
+// a unit's message stores the value while it owns its unit and publishes after it gave the
+// unit up (UnitBase::drain). One producer resolves a state (a message's carrier, the
+// program through a Promise, whose resolve() claims the state first): the "already
+// resolved?" checks below are for sequential misuse.
 template <class R>
 struct State : StateBase {
     std::optional<R> value;
@@ -285,6 +434,12 @@ struct State : StateBase {
         if (resolved.load(std::memory_order_relaxed)) [[unlikely]]  // relaxed: producer-only write
             fatal("a future was resolved twice");
         value.emplace(std::forward<V>(v));
+        resolve_stored();
+    }
+    // resolve_stored — the value is stored: make it visible and wake the waiters.
+    void resolve_stored() {
+        if (resolved.load(std::memory_order_relaxed)) [[unlikely]]  // relaxed: producer-only write
+            fatal("a future was resolved twice");
         // release: the value happens-before every reader that sees the flag (ready()).
         resolved.store(true, std::memory_order_release);
         finish_resolve();
@@ -293,7 +448,8 @@ struct State : StateBase {
 };
 template <>
 struct State<void> : StateBase {
-    void resolve() {
+    void resolve() { resolve_stored(); }
+    void resolve_stored() {
         if (resolved.load(std::memory_order_relaxed)) [[unlikely]]  // relaxed: producer-only write
             fatal("a future was resolved twice");
         resolved.store(true, std::memory_order_release);  // release: as above
@@ -413,6 +569,7 @@ struct MessageCore {
     UnitBase* unit = nullptr;  // nullptr: a free operation
     Deps deps;
     std::size_t next_dep = 0;  // deps before it are resolved
+    std::uint32_t epoch = 0;   // the Scope it was sent in (g_epoch)
 };
 
 // flatten — an operation returning Future<R> resolves its message with R.
@@ -474,6 +631,23 @@ struct UnitBase : Task {
 
     // drain — the owner runs every message of the unit, one at a time, and gives ownership
     // up only after the last one finished (end_deq_and_is_empty() == true).
+    //
+    // Lifetime: the program may destroy the unit as soon as it has seen the result of the
+    // unit's last message (wait(), ready(), or an operation that received the future). So a
+    // message's result is published only AFTER the carrier's last access to the unit for it,
+    // end_deq_and_is_empty(): m->run is the operation alone (the value is kept in the
+    // message), m->publish afterwards stores the flag and wakes the waiters. The result lives
+    // in the message, never in the unit, so unit exclusion is unaffected: the next owner may
+    // start on the unit while we publish. What we touch after end_deq_and_is_empty():
+    // - the message m: kept alive by its producer reference, dropped only by publishing;
+    // - when it returned false, the unit again (begin_deq of the next message): we still own
+    //   it, and another message was counted in, which the program must await before it may
+    //   destroy the unit (the contract: a unit outlives every message sent to it);
+    // - the Scheduler (submit of woken messages, our statistics): the Scope outlives its
+    //   carriers. Nothing else: after the last publish we return to the carrier loop.
+    // Ordering: publish's release store of the flag (and the waiter list's release
+    // decrements) comes after our end_deq_and_is_empty() in program order, so whoever sees
+    // the result also sees our last access to the unit happen before it.
     static void drain(Task* t) {
         auto* u = static_cast<UnitBase*>(t);
         const unsigned p = coop::processor_index();
@@ -487,19 +661,22 @@ struct UnitBase : Task {
             Task* m = u->queue.begin_deq();
             ++u->operations;
             bump(s.per[p].operations);
-            m->run(m);
+            m->run(m);  // the operation; its result is kept in m, not yet visible
+            UNITS_TEST_HOOK(drain_before_end_deq, m);
             // After this returns true another owner may run: do not touch *u.
-            if (u->queue.end_deq_and_is_empty()) return;
+            const bool last = u->queue.end_deq_and_is_empty();
+            m->publish(m);  // now the program may see the result (and destroy the unit)
+            if (last) return;
         }
     }
 };
 
 inline void dispatch(Task* m, MessageCore& core) {
     if (UnitBase* u = core.unit) {
-        if (u->queue.enq_and_was_empty(m)) scheduler().schedule(u);  // we own the unit: schedule it
+        if (u->queue.enq_and_was_empty(m)) submit(u, core.epoch);  // we own the unit: schedule it
     } else {
         m->free_operation = true;
-        scheduler().schedule(m);
+        submit(m, core.epoch);
     }
 }
 
@@ -519,36 +696,52 @@ struct Message final : State<typename flatten<typename op_result<S, F, Args...>:
 
     template <class FF, class... AA>
     Message(FF&& f, AA&&... a) : fn(std::forward<FF>(f)), args(std::in_place, std::forward<AA>(a)...) {
-        this->run = &Message::execute;
+        // A free message runs whole from the ready queue; a unit's message is run by its
+        // unit's drain, which publishes the result itself after the unit's end_deq.
+        if constexpr (std::is_void_v<S>) this->run = &Message::execute;
+        else this->run = &Message::operate;
+        this->publish = &Message::publish_result;
         this->wake = &advance<Message>;
         this->destroy = [](StateBase* b) { delete static_cast<Message*>(b); };
     }
 
+    // execute — a free operation: the operation, then its result published.
     static void execute(Task* t) {
+        operate(t);
+        publish_result(t);
+    }
+
+    // operate — the operation; its result is stored in the message (the value, or the
+    // returned future to forward) and not yet visible. A unit message's `run` once dispatched.
+    static void operate(Task* t) {
         auto* m = static_cast<Message*>(t);
         t_in_operation = true;
-        if constexpr (std::is_void_v<Raw>) {
-            m->invoke();
-            m->args.reset();
-            t_in_operation = false;
-            m->resolve();
-        } else {
-            Raw r = m->invoke();
-            m->args.reset();
-            t_in_operation = false;
-            if constexpr (flatten<Raw>::forwards) {
-                if (r.ready()) {
-                    m->resolve_from(r);
-                } else {
-                    // The finished message waits for `r` as a forwarder (it is in no queue).
-                    StateBase* d = FutureAccess::state(r);
-                    m->forward_from.emplace(std::move(r));
-                    m->wake = &Message::forward;
-                    d->add_waiter(m);
-                }
+        if constexpr (std::is_void_v<Raw>) m->invoke();
+        else if constexpr (flatten<Raw>::forwards) m->forward_from.emplace(m->invoke());
+        else m->value.emplace(m->invoke());
+        m->args.reset();
+        t_in_operation = false;
+    }
+
+    // publish_result — makes the stored result visible and wakes the waiters; a returned
+    // future that is not ready yet: the finished message waits for it as a forwarder (it is
+    // in no queue any more, so it can enter the waiter list). For a unit message this runs
+    // after the unit was counted out (UnitBase::drain): a forwarder may be resolved by
+    // another carrier as soon as it is registered.
+    static void publish_result(Task* t) {
+        auto* m = static_cast<Message*>(t);
+        if constexpr (flatten<Raw>::forwards) {
+            if (m->forward_from->ready()) {
+                Future<R> r = std::move(*m->forward_from);
+                m->forward_from.reset();
+                m->resolve_from(r);
             } else {
-                m->resolve(std::move(r));
+                StateBase* d = FutureAccess::state(*m->forward_from);
+                m->wake = &Message::forward;
+                d->add_waiter(m);
             }
+        } else {
+            m->Base::resolve_stored();
         }
     }
 
@@ -578,7 +771,7 @@ struct Message final : State<typename flatten<typename op_result<S, F, Args...>:
     static void forward(Task* t) {
         t->run = &Message::forward_run;
         t->free_operation = false;  // internal, not an operation
-        scheduler().schedule(t);
+        submit(t, static_cast<Message*>(t)->core.epoch);
     }
     static void forward_run(Task* t) {
         auto* m = static_cast<Message*>(t);
@@ -646,10 +839,19 @@ class Promise {
         state_->ref();
         return detail::FutureAccess::adopt(state_);
     }
-    // resolve — resolves the future and wakes its waiters (aborts when called twice). Call
-    // from a coop activity (the waiter list is a coop queue).
+    // resolve — resolves the future and wakes its waiters. Exactly once: a second call
+    // aborts ("resolved twice"), also when two calls race (only one of them can claim the
+    // state). Call from a coop activity (the waiter list is a coop queue), inside the Scope
+    // of the messages that wait for it (see the contract in the file comment).
     template <class... V>
     void resolve(V&&... v) {
+        // relaxed exchange: the claims are read-modify-writes of one atomic, so exactly one
+        // call reads false (modification order) — that is the mutual exclusion we need; the
+        // loser aborts without touching the state, so nothing has to be ordered after it.
+        if (state_->claimed.exchange(true, std::memory_order_relaxed)) [[unlikely]]
+            detail::fatal("a future was resolved twice (Promise::resolve called twice, or by two "
+                          "activities at once)");
+        UNITS_TEST_HOOK(promise_resolve_claimed);
         state_->resolve(std::forward<V>(v)...);  // refs: 2 = this handle + the producer
     }
 
@@ -673,7 +875,9 @@ template <class S, class F, class... Args>
 auto make_send(UnitBase* unit, S* state, F&& f, Args&&... args) {
     using M = Message<S, std::decay_t<F>, std::decay_t<Args>...>;
     using R = typename M::R;
+    const std::uint32_t epoch = current_epoch();  // aborts outside a Scope
     auto* m = new M(std::forward<F>(f), std::forward<Args>(args)...);
+    m->core.epoch = epoch;
     m->core.unit = unit;
     m->state = state;
     auto collect = [m](StateBase* s) {
@@ -764,10 +968,15 @@ class Scope {
         if (carriers == 0) detail::fatal("Scope: at least one carrier");
         if (!coop::in_activity()) detail::fatal("Scope: construct it inside a coop activity");
         s_->carriers = carriers;
+        // relaxed: the RMW alone makes the number unique; it is published with the scheduler.
+        s_->epoch = detail::g_epochs.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (s_->epoch == 0) s_->epoch = detail::g_epochs.fetch_add(1, std::memory_order_relaxed) + 1;  // wrapped
         detail::Scheduler* expected = nullptr;
         // acq_rel: release publishes the built scheduler to scheduler()'s acquire.
         if (!detail::g_scheduler.compare_exchange_strong(expected, s_.get(), std::memory_order_acq_rel))
             detail::fatal("Scope: another units::Scope is active");
+        // relaxed: a number only (see current_epoch()); senders start after this constructor.
+        detail::g_epoch.store(s_->epoch, std::memory_order_relaxed);
         for (unsigned i = 0; i < carriers; ++i) threads_.push_back(coop::spawn([s = s_.get()] { carrier(*s); }));
     }
     Scope(const Scope&) = delete;
@@ -777,6 +986,14 @@ class Scope {
     // stop — see the class comment; idempotent. Stats are complete afterwards.
     void stop() {
         if (threads_.empty()) return;
+        // Senders that are not carriers (see detail::submit): announce that we stop, then wait
+        // for those already inside submit() (a submit never blocks). seq_cst store and load:
+        // the Dekker pair with submit()'s seq_cst increment of g_outside and load of
+        // g_stopping (either we see its increment and wait, or it sees our flag and aborts).
+        // Reading g_outside == 0 (it decrements with release) also makes their enqueues
+        // happen-before our pills: their tasks run before the carriers stop.
+        detail::g_stopping.store(true, std::memory_order_seq_cst);
+        while (detail::g_outside.load(std::memory_order_seq_cst) != 0) coop::yield();
         // One stop pill per carrier, behind every task queued so far.
         std::vector<detail::Task> pills(threads_.size());
         for (auto& p : pills) s_->schedule(&p);
@@ -784,13 +1001,23 @@ class Scope {
         threads_.clear();
         // Tasks queued by the last operations after the pills: run them here (we may: whoever
         // takes a task from the ready queue owns it).
+        // They run as a carrier's tasks (detail::in_task): the Scope is alive meanwhile.
+        detail::set_in_task(true);
         while (detail::Task* t = s_->take()) {
             if (t->run != nullptr) t->run(t);
             else coop::release(t);
         }
+        detail::set_in_task(false);
         for (auto& p : pills) coop::release(&p);
+        // relaxed: a number only; a message of this Scope woken from now on finds
+        // g_scheduler null (or another Scope's) in submit().
+        detail::g_epoch.store(0, std::memory_order_relaxed);
         // release: the scheduler's statistics were read after this by the next user.
         detail::g_scheduler.store(nullptr, std::memory_order_release);
+        // seq_cst: after the null above (a sender that reads false here then reads the null
+        // in submit(): it synchronises with this store), and the next Scope's stop() begins
+        // a new Dekker round.
+        detail::g_stopping.store(false, std::memory_order_seq_cst);
     }
 
     Stats stats() const {
@@ -827,7 +1054,9 @@ class Scope {
             if (t->run == nullptr) return;  // a stop pill
             // A unit (drain counts its operations), a free operation, or a forwarder.
             if (t->free_operation) detail::bump(s.per[coop::processor_index()].operations);
+            detail::set_in_task(true);  // a task never switches: the flag is this thread's
             t->run(t);
+            detail::set_in_task(false);
         }
     }
 

@@ -1,6 +1,8 @@
 // units_example.cpp — units/README.md's example, compiled and run (tests/docs, which expects
 // it to print 10): a unit's operation, a free operation receiving its future, and main
-// waiting for the result.
+// waiting for the result. `acct` is declared after the Scope, so it is destroyed right after
+// wait(g), before the Scope stops: allowed, since its last result was seen (the carrier
+// publishes a result only after its last access to the unit).
 #include <cstdio>
 
 #include "runtimes/native/coop.hpp"

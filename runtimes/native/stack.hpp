@@ -107,9 +107,9 @@ class StackPool {
     Stack* allocate() noexcept;
     // take — up to `n` pooled stacks as a list (nullptr if none).
     Stack* take(std::size_t n);
-    // give — returns a list of stacks to the pool: beyond kPoolLimit of a kind, a guarded
-    // stack is unmapped and a carved one's pages go back to the kernel (madvise; its slot
-    // is reused by a later allocate); reserve ones go back to the reserve list.
+    // give — returns a list of stacks to the pool, kept for reuse until the runtime ends
+    // (the memory a burst of activities touched stays with the runtime, as descriptors do);
+    // reserve ones go back to the reserve list.
     void give(Stack* list);
 
     // add_reserve — maps one more reserve stack (throws std::bad_alloc when refused).
@@ -127,15 +127,12 @@ class StackPool {
     std::size_t guard_budget() const noexcept { return guard_budget_; }
 
     static constexpr std::size_t kBatch = 16;         // stacks moved per pool visit
-    static constexpr std::size_t kPoolLimit = 1024;   // stacks of each kind kept in the pool
     static constexpr std::size_t kRegionSlots = 256;  // carved stacks per region mapping
 
   private:
     Stack* allocate_guarded();  // mutex_ held
     Stack* allocate_carved();   // mutex_ held
     Stack* map_single(bool guard);
-    static void unmap(Stack* s);  // a surplus guarded stack
-    char* discard(Stack* s) const;  // a surplus carved stack's pages given back: its slot
     void fail(const std::string& why);  // mutex_ held
 
     std::size_t size_;    // usable bytes (page multiple)
@@ -145,10 +142,6 @@ class StackPool {
     std::size_t limit_ = 0;         // bytes of stack mappings allowed (0: no limit)
     mutable std::mutex mutex_;
     Stack* head_ = nullptr;  // free list
-    std::size_t guarded_free_ = 0;   // guarded stacks on the free list
-    std::size_t carved_free_ = 0;    // carved stacks on the free list
-    std::vector<char*> released_;    // carved slots whose pages went back to the kernel
-                                     // (capacity: every slot of regions_, so push never throws)
     std::size_t guarded_live_ = 0;   // guarded stacks mapped (anywhere)
     std::size_t mapped_bytes_ = 0;   // bytes of guarded stacks and regions mapped
     std::vector<std::pair<void*, std::size_t>> regions_;

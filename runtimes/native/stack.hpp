@@ -13,7 +13,9 @@
 //   the canary is checked when the activity switches away and when it ends (check_canary),
 //   and a changed canary ends the process with a message naming the stack size (a clear
 //   failure, not silent corruption). With guard=off every stack is carved (the paper's
-//   micro stacks: no page of protection, Negele et al. 2017, Sect. 4).
+//   "micro stacks with a granularity finer than a page size", Negele et al. 2017, "On the
+//   Design and Implementation of an Efficient Lock-Free Scheduler", Sect. 6, thread
+//   creation: no page of protection).
 // When no stack can be had (a region's mmap fails, or the stack memory limit of
 // COOP_STACK_MEMORY_LIMIT is reached) allocate() returns nullptr with the reason kept in
 // the pool (failure()); the activity's first run then runs it on one of the pool's reserve

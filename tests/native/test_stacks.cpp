@@ -152,6 +152,7 @@ TEST(Stacks, MoreLiveActivitiesThanTheMappingLimitAllowsGuardedStacks) {
                 started.fetch_add(1, std::memory_order_relaxed);
                 go.acquire();
             }));
+        // relaxed: a count polled on the one processor that also runs the incrementers.
         while (started.load(std::memory_order_relaxed) < n) coop::yield();
         peak = mappings_now();
         for (long i = 0; i < n; ++i) go.release();
@@ -189,7 +190,7 @@ TEST(Stacks, AFailedStackSupplyIsReportedToTheJoinerNotAnAbort) {
                     go.acquire();
                 }));
             coop::yield();  // FIFO on one processor: every activity has had its first run
-            const long n = started.load(std::memory_order_relaxed);
+            const long n = started.load(std::memory_order_relaxed);  // one processor: no race
             for (long i = 0; i < n; ++i) go.release();
             for (auto& t : ts) (t.join() ? ran : failed) += 1;
         });

@@ -130,6 +130,8 @@ struct Skynet {
         Stopwatch clock;
         node<B>(&top, 0);  // the root, in this thread
         const double secs = clock.seconds();
+        // acquire: with fail()'s acq_rel exchange (and the joins, which order every thread's
+        // writes before this one) the winner's write of `error` is visible here.
         if (shared.failed.load(std::memory_order_acquire)) return Outcome::failed(shared.error);
         std::int64_t sum = top.sums[0];
         if (ctx.inject_fault) --sum;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -46,8 +47,20 @@ class Group {
         }
     }
 
+    // join_all — joins every thread. A backend whose join says a thread never ran (coop's
+    // Thread::join returns false when no stack could be had) sets `error` to B's reason
+    // (B::start_failure()); the workload then fails the point with it.
     void join_all() {
-        for (auto& t : threads_) t.join();
+        for (auto& t : threads_) {
+            if constexpr (std::same_as<decltype(t.join()), bool>) {
+                if (!t.join() && error_.empty()) {
+                    if constexpr (requires { B::start_failure(); }) error_ = B::start_failure();
+                    else error_ = "a thread never ran";
+                }
+            } else {
+                t.join();
+            }
+        }
         threads_.clear();
     }
 

@@ -86,6 +86,7 @@ type workloadFn func(*Ctx) (Result, error)
 // workloads — every workload this program implements, by the harness's names.
 var workloads = map[string]workloadFn{
 	"create":       create,
+	"skynet":       skynet,
 	"switch":       switchWorkload,
 	"lock-local":   func(c *Ctx) (Result, error) { return lock(c, false) },
 	"lock-global":  func(c *Ctx) (Result, error) { return lock(c, true) },

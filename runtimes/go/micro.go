@@ -158,3 +158,58 @@ func lock(c *Ctx, global bool) (Result, error) {
 	}
 	return Result{Seconds: secs, Value: secs * 1e9 / float64(t*k), Check: expect("critical sections", total, t*k)}, nil
 }
+
+// skynet — a tree of goroutines, matching workloads/micro/skynet.hpp: the root (this
+// goroutine) has B children, each of them B children, down to L levels; a leaf returns its
+// index among the B^L leaves, an inner goroutine spawns its B children, waits for them all
+// (a sync.WaitGroup stands for joining them) and returns the sum of their results. Value: ms
+// for the whole tree. Self-check: the root's sum is n(n-1)/2 with n = B^L.
+func skynet(c *Ctx) (Result, error) {
+	levels, fanout := c.I64("L"), c.I64("B")
+	leaves, total, width := int64(1), int64(0), int64(1)
+	for l := int64(0); l < levels; l++ {
+		leaves *= fanout
+		width *= fanout
+		total += width
+	}
+	if leaves > 1<<31 {
+		return Result{}, fmt.Errorf("skynet: B^L = %d leaves is more than 2^31", leaves)
+	}
+	// Every goroutine may be alive at once (a breadth-first order), as the C++ check assumes.
+	if err := capacity(total); err != nil {
+		return Result{}, err
+	}
+	var node func(level int64, index int64, out *int64)
+	node = func(level int64, index int64, out *int64) {
+		if level == levels {
+			*out = index
+			return
+		}
+		sums := make([]int64, fanout)
+		var wg sync.WaitGroup
+		wg.Add(int(fanout))
+		for i := int64(0); i < fanout; i++ {
+			slot := &sums[i]
+			child := index*fanout + i
+			go func() {
+				node(level+1, child, slot)
+				wg.Done()
+			}()
+		}
+		wg.Wait()
+		var sum int64
+		for _, v := range sums {
+			sum += v
+		}
+		*out = sum
+	}
+	var sum int64
+	start := time.Now()
+	node(0, 0, &sum)
+	secs := time.Since(start).Seconds()
+	if c.injectFault {
+		sum--
+	}
+	return Result{Seconds: secs, Value: secs * 1e3, Check: expect("root's sum", sum, leaves*(leaves-1)/2),
+		Counters: map[string]float64{"threads": float64(total), "leaves": float64(leaves)}}, nil
+}

@@ -80,6 +80,8 @@ struct Activity : QueueItem {
     std::uint8_t uncooperative = 0;            // depth of coop::uncooperative scopes
     bool idle = false;                         // a processor's own (OS thread) context
     bool pooled = false;                       // a kDescriptorBlock block (see allocate_descriptor)
+    bool start_failed = false;                 // no stack could be had: the body never runs
+                                               // (set at first run, read by the joiner)
 #if COOP_TSAN
     void* tsan_fiber = nullptr;
 #endif
@@ -93,7 +95,8 @@ struct Closure : Activity {
     static void run(Activity* a) {
         auto* self = static_cast<Closure*>(a);
         F* fn = std::launder(reinterpret_cast<F*>(self->storage));
-        (*fn)();
+        if (!a->start_failed) [[likely]]
+            (*fn)();
         fn->~F();  // captured state dies when the body ends, not at join
     }
 };
@@ -133,8 +136,8 @@ void make_ready(Activity* a) noexcept;
 void start(Activity* a, Priority priority);
 
 // join_and_free — join(): blocks until `a` has finished (the activity when called from
-// one, the OS thread otherwise), then frees the descriptor.
-void join_and_free(Activity* a) noexcept;
+// one, the OS thread otherwise), then frees the descriptor. False: `a` never ran (no stack).
+bool join_and_free(Activity* a) noexcept;
 
 // now_ns — CLOCK_MONOTONIC in nanoseconds.
 std::int64_t now_ns() noexcept;

@@ -121,7 +121,7 @@ void start(Activity* a, Priority priority) {
     }
 }
 
-void join_and_free(Activity* a) noexcept {
+bool join_and_free(Activity* a) noexcept {
     // acquire: pairs with finish()'s release exchange.
     if (a->join_word.load(std::memory_order_acquire) != kJoinFinished) {
         if (current() != nullptr) {
@@ -134,7 +134,10 @@ void join_and_free(Activity* a) noexcept {
                 std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
     }
+    // Written at its first run, before the finish that the join above waited for.
+    const bool ran = !a->start_failed;
     free_descriptor(a);
+    return ran;
 }
 
 Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), stacks(rt.stack_pool) {
@@ -241,6 +244,12 @@ Runtime::~Runtime() {
 
 unsigned Runtime::processors() const noexcept { return state_->processor_count; }
 
-std::map<std::string, std::uint64_t> Runtime::stats() const { return state_->policy.stats(); }
+std::map<std::string, std::uint64_t> Runtime::stats() const {
+    auto m = state_->policy.stats();
+    m["stack_failures"] = state_->stack_pool.failures();
+    return m;
+}
+
+std::string Runtime::stack_failure() const { return state_->stack_pool.failure(); }
 
 }  // namespace coop

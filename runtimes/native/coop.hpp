@@ -60,7 +60,7 @@ class Runtime {
 
     // run — runs `main` as an activity and returns when it and every activity started
     // meanwhile have finished. Call from a thread that is not one of this runtime's
-    // activities.
+    // activities. Throws std::runtime_error when main never ran (no stack could be had).
     template <class F>
     void run(F&& main);
 
@@ -71,6 +71,10 @@ class Runtime {
     // steals, steal_batches, failed_steals, runnext_hits, local_picks, global_picks,
     // overflowed), summed over processors; racy while processors run (statistics).
     std::map<std::string, std::uint64_t> stats() const;
+    // (stats()["stack_failures"]: activities that got no stack and never ran.)
+
+    // stack_failure — why the first activity that got no stack did not ("" if none).
+    std::string stack_failure() const;
 
   private:
     void wait_all_finished();
@@ -92,9 +96,12 @@ class Thread {
     ~Thread() { join(); }
 
     // join — waits until the activity has finished (blocking the calling activity, not its
-    // processor; from a non-worker thread it polls). No-op when not joinable.
-    void join() noexcept {
-        if (a_ != nullptr) internal::join_and_free(std::exchange(a_, nullptr));
+    // processor; from a non-worker thread it polls). No-op when not joinable. Returns false
+    // when the activity never ran because no stack could be had for it (its closure was
+    // destroyed unrun; Runtime::stack_failure says why), true otherwise.
+    bool join() noexcept {
+        if (a_ != nullptr) return internal::join_and_free(std::exchange(a_, nullptr));
+        return true;
     }
     // joinable — whether join() still has something to wait for.
     bool joinable() const noexcept { return a_ != nullptr; }
@@ -195,7 +202,7 @@ template <class F>
 void Runtime::run(F&& main) {
     Thread t = spawn(Priority::Default, std::forward<F>(main));
     wait_all_finished();
-    t.join();
+    if (!t.join()) throw std::runtime_error("coop::Runtime::run: main never ran, no stack: " + stack_failure());
 }
 
 }  // namespace coop

@@ -49,7 +49,10 @@ struct NativeBackend {
 
     class Runtime {
       public:
-        explicit Runtime(const RuntimeOptions& o) : rt_(options(o)) {}
+        explicit Runtime(const RuntimeOptions& o) : rt_(options(o)) { active = &rt_; }
+        ~Runtime() { active = nullptr; }
+        Runtime(const Runtime&) = delete;
+        Runtime& operator=(const Runtime&) = delete;
         template <class F>
         void run(F&& main) {
             rt_.run(std::forward<F>(main));
@@ -61,6 +64,16 @@ struct NativeBackend {
       private:
         coop::Runtime rt_;
     };
+
+    // active — the running runtime (the harness runs one at a time), for start_failure.
+    static inline coop::Runtime* active = nullptr;
+
+    // start_failure — why a joined activity never ran (Thread::join returned false: no
+    // stack could be had for it); Group::join_all (workloads/common.hpp) records it.
+    static std::string start_failure() {
+        const std::string why = active != nullptr ? active->stack_failure() : std::string();
+        return "coop: an activity got no stack and never ran (" + (why.empty() ? std::string("unknown") : why) + ")";
+    }
 
     using Thread = coop::Thread;
     using Mutex = coop::Mutex;

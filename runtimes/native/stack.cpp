@@ -4,11 +4,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <new>
+#include <string>
 
 #include "runtimes/native/config.hpp"
 #if COOP_ASAN
@@ -23,74 +27,229 @@ std::size_t page_size() {
     return page;
 }
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// env_bytes — an environment variable as bytes ("64M", "1G", "4096"); 0 when unset or bad.
+std::size_t env_bytes(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return 0;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    std::size_t unit = 1;
+    if (end != nullptr && (*end == 'K' || *end == 'k')) unit = std::size_t{1} << 10;
+    else if (end != nullptr && (*end == 'M' || *end == 'm')) unit = std::size_t{1} << 20;
+    else if (end != nullptr && (*end == 'G' || *end == 'g')) unit = std::size_t{1} << 30;
+    return static_cast<std::size_t>(n) * unit;
+}
+
+// max_map_count — vm.max_map_count (or COOP_MAX_MAP_COUNT), 65530 when unreadable.
+std::size_t max_map_count() {
+    if (const std::size_t forced = env_bytes("COOP_MAX_MAP_COUNT")) return forced;
+    std::ifstream f("/proc/sys/vm/max_map_count");
+    std::size_t n = 0;
+    if (f >> n && n > 0) return n;
+    return 65530;
+}
+
+// mappings_in_use — the process's mappings now (lines of /proc/self/maps).
+std::size_t mappings_in_use() {
+    std::ifstream f("/proc/self/maps");
+    std::size_t lines = 0;
+    std::string line;
+    while (std::getline(f, line)) ++lines;
+    return lines;
+}
+
+// make_header — the Stack header at the top of [base, base + bytes), usable from `bottom`.
+Stack* make_header(char* base, std::size_t bytes, char* bottom) {
+    auto* header = reinterpret_cast<Stack*>(base + bytes - round_up(sizeof(Stack), 64));
+    auto* s = new (header) Stack;
+    s->bottom = bottom;
+    s->size = static_cast<std::size_t>(reinterpret_cast<char*>(header) - bottom);
+    return s;
+}
+
+// populate_top — a new stack's top page, committed at once.
+void populate_top(char* end) {
+#ifdef MADV_POPULATE_WRITE
+    // A new activity touches the top page at once (the header and, below it, the coloured
+    // initial frame and the first frames of its body: kStackColourStep): commit it in the
+    // allocating call rather than by a first-touch fault (~11 us on the reference KVM guest,
+    // ~2-4 us per page when populated). Only the top page: a small activity (skynet's inner
+    // threads, create's) fits in it, and a blocked one costs that page of RSS; a deeper one
+    // faults its further pages in. A hint: on failure the page faults in as before.
+    (void)madvise(end - page_size(), page_size(), MADV_POPULATE_WRITE);
+#else
+    (void)end;
+#endif
+}
 }  // namespace
 
+void stack_overflow(const Stack* s) noexcept {
+    std::fprintf(stderr,
+                 "coop: activity stack overflow: the canary at the bottom of a %zu-byte unguarded stack was "
+                 "overwritten (the activity used more stack than it has: raise the stack size, "
+                 "coop::Options::stack_size / --stack-size)\n",
+                 s->size);
+    std::abort();
+}
+
 StackPool::StackPool(std::size_t size, bool guard)
-    : size_(round_up(size < kMinStackSize ? kMinStackSize : size, page_size())), guard_(guard) {}
+    : size_(round_up(size < kMinStackSize ? kMinStackSize : size, page_size())),
+      slot_(size_ + page_size()),
+      guard_(guard) {
+    if (guard_) {
+        // Half of the mappings left now, two per guarded stack: the other half stays for
+        // the program (malloc arenas, the carved regions, libraries loaded later).
+        const std::size_t limit = max_map_count(), used = mappings_in_use();
+        guard_budget_ = limit > used ? (limit - used) / 2 / 2 : 0;
+    }
+    limit_ = env_bytes("COOP_STACK_MEMORY_LIMIT");
+}
 
 StackPool::~StackPool() {
     while (head_ != nullptr) {
         Stack* s = head_;
         head_ = s->next;
-        free_stack(s);
+        if (s->mapping != nullptr) {
+#if COOP_ASAN
+            __asan_unpoison_memory_region(s->bottom, s->size);
+#endif
+            munmap(s->mapping, s->mapped);
+        }
+    }
+    for (Stack* s : reserves_) {
+#if COOP_ASAN
+        __asan_unpoison_memory_region(s->bottom, s->size);
+#endif
+        munmap(s->mapping, s->mapped);
+    }
+    for (auto& [base, bytes] : regions_) {
+#if COOP_ASAN
+        // Frames that never returned leave poisoned redzones behind; the next mapping at
+        // this address must not inherit them.
+        __asan_unpoison_memory_region(base, bytes);
+#endif
+        munmap(base, bytes);
     }
 }
 
-Stack* StackPool::allocate() {
+void StackPool::fail(const std::string& why) {
+    if (failure_.empty()) failure_ = why;
+}
+
+Stack* StackPool::map_single(bool guard) {
     const std::size_t page = page_size();
-    // The header takes the top of the mapping: one more page, so `size_` stays usable.
-    const std::size_t mapped = size_ + page + (guard_ ? page : 0);
-    void* m = nullptr;
-    if (guard_) {
-        m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-        if (m == MAP_FAILED) m = nullptr;
-        if (m != nullptr && mprotect(m, page, PROT_NONE) != 0) {
-            munmap(m, mapped);
-            m = nullptr;
-        }
-    } else {
-        m = std::aligned_alloc(page, mapped);
-    }
-    if (m == nullptr) {
-        std::fprintf(stderr,
-                     "coop: cannot allocate a %zu-byte activity stack (%s); too many live "
-                     "activities for this stack size (see vm.max_map_count, or guard=off)\n",
-                     mapped, std::strerror(errno));
-        std::abort();
+    // The header takes the top of the mapping (slot_ = size_ + a page, so `size_` stays
+    // usable); below the stack one more page: the guard page, or the page of the canary.
+    const std::size_t mapped = slot_ + page;
+    void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    if (guard && mprotect(m, page, PROT_NONE) != 0) {
+        munmap(m, mapped);
+        return nullptr;
     }
     auto* base = static_cast<char*>(m);
-#ifdef MADV_POPULATE_WRITE
-    // A new activity touches the top two pages at once (the header and, below it, the
-    // coloured initial frame and the first frames of its body): commit them in one call
-    // rather than two first-touch faults (~11 us each on the reference KVM guest, ~2-4 us
-    // per page when populated). A hint: on failure they fault in as before.
-    (void)madvise(base + mapped - 2 * page, 2 * page, MADV_POPULATE_WRITE);
-#endif
-    char* bottom = base + (guard_ ? page : 0);
-    // The header sits at the top, 64-byte aligned; the stack grows down from it.
-    auto* header = reinterpret_cast<Stack*>(base + mapped - round_up(sizeof(Stack), 64));
-    auto* s = new (header) Stack;
+    populate_top(base + mapped);
+    Stack* s = make_header(base, mapped, base + page);
     s->mapping = m;
     s->mapped = mapped;
-    s->bottom = bottom;
-    s->size = static_cast<std::size_t>(reinterpret_cast<char*>(header) - bottom);
-    s->guarded = guard_;
+    s->guarded = guard;
+    if (!guard) *canary_of(s) = kStackCanary;
     return s;
 }
 
-void StackPool::free_stack(Stack* s) noexcept {
-    void* m = s->mapping;
-    const std::size_t mapped = s->mapped;
-    const bool guarded = s->guarded;
-#if COOP_ASAN
-    // Frames that never returned leave poisoned redzones behind; the next mapping at this
-    // address must not inherit them.
-    __asan_unpoison_memory_region(s->bottom, s->size);
-#endif
-    s->~Stack();
-    if (guarded) munmap(m, mapped);
-    else std::free(m);
+Stack* StackPool::allocate_guarded() {
+    const std::size_t mapped = slot_ + page_size();  // as map_single
+    if (limit_ != 0 && mapped_bytes_ + mapped > limit_) return nullptr;
+    Stack* s = map_single(true);
+    if (s == nullptr) return nullptr;
+    ++guarded_live_;
+    mapped_bytes_ += mapped;
+    return s;
+}
+
+Stack* StackPool::allocate_carved() {
+    if (cursor_ == region_end_) {
+        // A first page for the first slot's canary, then the slots.
+        const std::size_t bytes = page_size() + kRegionSlots * slot_;
+        if (limit_ != 0 && mapped_bytes_ + bytes > limit_) {
+            fail("the stack memory limit (COOP_STACK_MEMORY_LIMIT = " + std::to_string(limit_) +
+                 " bytes) is reached: " + std::to_string(mapped_bytes_) + " bytes of " + std::to_string(size_) +
+                 "-byte stacks are mapped");
+            return nullptr;
+        }
+        void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) {
+            fail("mmap of a " + std::to_string(bytes) + "-byte stack region failed (" + std::strerror(errno) +
+                 ") with " + std::to_string(mapped_bytes_) + " bytes of stacks mapped");
+            return nullptr;
+        }
+        try {
+            regions_.emplace_back(m, bytes);
+        } catch (const std::bad_alloc&) {
+            munmap(m, bytes);
+            fail("no memory for the stack pool's bookkeeping");
+            throw;
+        }
+        mapped_bytes_ += bytes;
+        cursor_ = static_cast<char*>(m) + page_size();
+        region_end_ = static_cast<char*>(m) + bytes;
+    }
+    char* base = cursor_;
+    cursor_ += slot_;
+    populate_top(base + slot_);
+    Stack* s = make_header(base, slot_, base);
+    // In the slot below's header page (allocated before this one: slots are carved upwards)
+    // or the region's first page.
+    *canary_of(s) = kStackCanary;
+    return s;
+}
+
+Stack* StackPool::allocate() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+        if (guard_ && guarded_live_ < guard_budget_)
+            if (Stack* s = allocate_guarded()) return s;
+        // Beyond the mapping budget (or when a guarded mapping was refused): carved.
+        return allocate_carved();
+    } catch (const std::bad_alloc&) {  // regions_ or failure_ could not grow (counted by take_reserve)
+        return nullptr;
+    }
+}
+
+void StackPool::add_reserve() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reserves_.reserve(reserves_.size() + 1);  // may throw, before anything is mapped
+    Stack* s = map_single(false);
+    if (s == nullptr) throw std::bad_alloc();
+    s->reserve = true;
+    reserves_.push_back(s);
+    s->next = reserve_;
+    reserve_ = s;
+}
+
+Stack* StackPool::take_reserve() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++failures_;
+    if (failure_.empty()) failure_ = "no stack could be had";
+    Stack* s = reserve_;
+    if (s == nullptr) {
+        std::fprintf(stderr, "coop: no stack for an activity (%s) and every reserve stack is in use\n",
+                     failure_.c_str());
+        std::abort();
+    }
+    reserve_ = s->next;
+    return s;
+}
+
+std::uint64_t StackPool::failures() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failures_;
+}
+
+std::string StackPool::failure() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
 }
 
 Stack* StackPool::take(std::size_t n) {
@@ -99,35 +258,28 @@ Stack* StackPool::take(std::size_t n) {
     while (n-- > 0 && head_ != nullptr) {
         Stack* s = head_;
         head_ = s->next;
-        --count_;
         s->next = list;
         list = s;
     }
     return list;
 }
 
-void StackPool::give(Stack* list, std::size_t n) {
-    Stack* surplus = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        while (list != nullptr) {
-            Stack* s = list;
-            list = s->next;
-            if (count_ < kPoolLimit) {
-                s->next = head_;
-                head_ = s;
-                ++count_;
-            } else {
-                s->next = surplus;
-                surplus = s;
-            }
+void StackPool::give(Stack* list) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (list != nullptr) {
+        Stack* s = list;
+        list = s->next;
+        if (s->reserve) {
+            s->next = reserve_;
+            reserve_ = s;
+        } else {
+            // Kept for reuse until the runtime ends: unmapping a guarded stack and mapping
+            // it again cost ~21 us per stack on the reference guest (skynet L=5: 300 ms
+            // with guard pages, 65 ms without), and giving back a small activity's pages
+            // would be a system call per stack for the one page it touched.
+            s->next = head_;
+            head_ = s;
         }
-    }
-    (void)n;
-    while (surplus != nullptr) {  // unmapped outside the lock
-        Stack* s = surplus;
-        surplus = s->next;
-        free_stack(s);
     }
 }
 
@@ -144,20 +296,18 @@ void StackCache::refill() {
 
 void StackCache::spill() {
     Stack* list = nullptr;
-    std::size_t n = 0;
     while (count_ > StackPool::kBatch) {
         Stack* s = head_;
         head_ = s->next;
         --count_;
         s->next = list;
         list = s;
-        ++n;
     }
-    pool_->give(list, n);
+    pool_->give(list);
 }
 
 void StackCache::flush() {
-    pool_->give(head_, count_);
+    pool_->give(head_);
     head_ = nullptr;
     count_ = 0;
 }

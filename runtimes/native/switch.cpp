@@ -20,10 +20,16 @@ void trampoline(ctx::transfer_t t) noexcept {
 // first_run — gives a never-run activity its stack and continuation.
 void first_run(Processor& p, Activity* a) noexcept {
     Stack* s = p.stacks.get();
+    if (s == nullptr) [[unlikely]] {
+        // No stack (stack.hpp): the activity runs on a reserve stack only to destroy its
+        // closure and finish; its joiner sees start_failed (Thread::join returns false).
+        s = p.runtime->stack_pool.take_reserve();
+        a->start_failed = true;
+    }
     a->stack = s;
     // Colouring: the hot top frames of activities would otherwise all sit at the same
-    // offset modulo 4 KiB and compete for the same L1 sets (8 ways): 16 colours of 256 B.
-    const std::size_t color = (p.color++ & 15u) * 256u;
+    // offset modulo 4 KiB and compete for the same L1 sets (8 ways); stack.hpp kStackColours.
+    const std::size_t color = (p.color++ % kStackColours) * kStackColourStep;
     a->context = ctx::make_fcontext(static_cast<char*>(s->top()) - color, s->size - color, &trampoline);
 #if COOP_TSAN
     a->tsan_fiber = __tsan_create_fiber(0);

@@ -75,6 +75,8 @@ inline void after_switch(ctx::transfer_t t) noexcept {
     else
         reset_quantum();
     p.current = next;
+    // An unguarded stack's overflow is found here, when its activity switches away (stack.hpp).
+    if (prev != nullptr && !prev->idle) check_canary(prev->stack);
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);
     SwitchArgs args{fin, prev, value};

@@ -5,10 +5,11 @@
 #include "workloads/micro/create.hpp"
 #include "workloads/micro/lock.hpp"
 #include "workloads/micro/share.hpp"
+#include "workloads/micro/skynet.hpp"
 #include "workloads/micro/switch.hpp"
 
 namespace coopbench {
 
-using MicroWorkloads = TypeList<Create, Switch, LockLocal, LockGlobal, Share>;
+using MicroWorkloads = TypeList<Create, Switch, LockLocal, LockGlobal, Share, Skynet>;
 
 }  // namespace coopbench

@@ -1,0 +1,48 @@
+"""fig11_skynet — skynet: a tree of threads alive at once (A. Temerev's skynet benchmark).
+
+Workload `skynet` (params L = levels, B = fan-out; B^L leaves). Two panels against the
+leaves (log x): the time for the whole tree (ms, median of the timed iterations with its
+bootstrap 95 % interval) and the fork's peak RSS (MiB; peak_rss_kib, the same on every row of
+a fork; absent with --isolation none), per backend (and per P when several are present).
+Failed points (a capacity check that refused, a stack that could not be had) marked with ×.
+Writes figures/fig11_skynet.{png,svg}.
+"""
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import coopbench_results as cr
+
+WORKLOAD = "skynet"
+NAME = "fig11_skynet"
+
+
+def make(res, outdir):
+    """make — the skynet item, or [] when the results hold no `skynet` rows."""
+    df = res.workload(WORKLOAD)
+    if df.empty or "param.L" not in df.columns:
+        return []
+    df = df.copy()
+    fanout = pd.to_numeric(df["param.B"], errors="coerce") if "param.B" in df.columns else 10
+    df["leaves"] = fanout ** pd.to_numeric(df["param.L"], errors="coerce")
+    # L is the x axis (as leaves), not a series; B stays a series only when it varies.
+    drop = ["param.L"] + (["param.B"] if "param.B" in df.columns and df["param.B"].nunique() <= 1 else [])
+    df = df.drop(columns=drop)
+    rss = df.copy()
+    rss["value"] = pd.to_numeric(rss.get("peak_rss_kib"), errors="coerce") / 1024.0
+    has_rss = rss["value"].notna().any()
+    panels = 2 if has_rss else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6.4 * panels, 4.4), squeeze=False)
+    cr.plot_lines(axes[0][0], df, "leaves", xlabel="leaves (B^L)", ylabel="time for the tree [ms]",
+                  yscale="log", title="skynet — time", legend=not has_rss)
+    if has_rss:
+        rss.loc[rss["value"].isna() & (rss["status"] == "ok"), "status"] = "failed"
+        cr.plot_lines(axes[0][1], rss, "leaves", xlabel="leaves (B^L)", ylabel="peak RSS of the fork [MiB]",
+                      yscale="log", title="skynet — peak RSS")
+    cr.add_caption(fig, res.context, df)
+    return [{"title": "skynet — a tree of threads alive at once", "files": cr.save_figure(fig, outdir, NAME),
+             "text": "A root spawns B children, each of them B children, down to L levels (B^L leaves, "
+                     "1.11 B^L threads); every inner thread joins its children and sums their results. Left: "
+                     "the time for the whole tree; right: the fork's peak RSS (the process, runtime included). "
+                     "A FIFO order (native) keeps every inner thread blocked at once, a depth-first one "
+                     "(native-ws, Go) few. × marks a point a backend could not run (reason in *Failed points*)."}]

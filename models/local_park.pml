@@ -27,9 +27,28 @@
  * owner_guard.pml's); a steal may fail even when the victim has items (a lost CAS, runnext's
  * grace, the owner guard held); Go's spinning rule (may_spin, relaxed heuristics) is either
  * answer at every look; no timers, inbox, stop, timeouts or spurious wake-ups (they could
- * only hide a lost wake-up); no overflow of a full ring (4096 slots); the fairness tick of
- * pick_around (it only reorders the two takes). Liveness beyond "nobody sleeps for good" (a
- * processor that keeps failing to steal) is not checked: only states where nothing can move.
+ * only hide a lost wake-up); the fairness tick of pick_around (it only reorders the two
+ * takes). Liveness beyond "nobody sleeps for good" (a processor that keeps failing to steal)
+ * is not checked: only states where nothing can move.
+ *
+ * The global queue is NOT idealised (issue: an idealised empty() hid a lost item): it is
+ * queue.hpp's list with a tail that may lag (gq/gn/glag below); empty() and any() are
+ * head == tail; a take is empty() and then dequeue() (a tail on the head moved one node
+ * first); a full ring (capacity CAP, 2 here: 4096 in the runtime, 256 in the policy tests)
+ * overflows its oldest item and the new one as one chain in three steps (the ring's head
+ * CAS, the link, the tail CAS that fails if someone moved the tail), then the append's help
+ * loop (queue.hpp help_tail_to); a pick that took from the global queue refills its empty
+ * ring (up to CAP/2, Go's globrunqget), each item taken and then pushed, in no queue in
+ * between, and then notifies (dispatch.cpp pick_next_local). Abstracted: the queue's own
+ * windows inside an enqueue or a dequeue (hazard pointers, ABA, the tail read before the head
+ * in empty(): tests/native_queue, test_queue_aba.cpp QueueEmpty.*); one chain append in
+ * flight at a time (a second overflow waits for the first's tail CAS; two appends in flight
+ * both help the tail the same way); the 3-processor sizes of check_local_park.sh take with
+ * empty() and dequeue() in one step (-DIDEAL_GLOBAL) and rings of 4 (no overflow), for time:
+ * the chain's race with a take is checked at 2 processors, and directed by
+ * tests/native_ws/test_defects_runtime.cpp (the real runtime) and test_policies.cpp
+ * (WsPolicy.OverflowChainRacingAGlobalTakeHidesNothing). Sequential consistency: the
+ * release/acquire of the ring and the queue are checked by the TSan builds of those tests.
  *
  * Checked: (1) no item runs twice — a take must find the item queued (assert); (2) no lost
  * wake-up — when nothing can move any more (every processor asleep in futex_wait or running
@@ -52,7 +71,13 @@
  * notify after it found work while more is ready (worker.cpp's chained wake-up) — needs
  * NPROC=3: two activities made ready back to back, the second notify() skipped because the
  * first one's token is in flight, the woken processor takes one and does not pass the
- * wake-up on. Activities of priority Idle (awakened_local skips notify() for them, by
+ * wake-up on; -DBUG_CHAIN_LAG: the chain append returns after a failed tail CAS without
+ * helping the tail to its end (Spin: P1's take passes empty() while two items are queued;
+ * P0 takes both (a pick and its refill), its ring of 2 overflows as a chain, P1's dequeue
+ * moves the tail onto the chain's first item and takes it, P0's tail CAS fails: head == tail
+ * with the second item behind it; P1 runs for good, P0's looks all say "empty", it sleeps); -DBUG_NO_REFILL_NOTIFY: a pick that refilled does not notify (the
+ * global queue holds two items, P0's pick from a finish takes one and refills the other; P1
+ * looks in between and parks; P0 runs the first for good). Activities of priority Idle (awakened_local skips notify() for them, by
  * design) are not modelled.
  */
 

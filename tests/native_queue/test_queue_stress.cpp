@@ -256,6 +256,85 @@ TEST(QueueChain, ChainTailHelpedByAConcurrentEnqueuer) {
     for (auto& t : items) coop::release(&t);
 }
 
+// Chains against empty()-gated takes (the policies' GlobalQueues::take), many rounds: in each
+// round, appenders put chains of 2..9 items into one queue while takers take only through
+// `empty() ? nullptr : dequeue()`; once every append has returned, the takers must be able to
+// drain the queue by such takes alone: each round ends with a check that empty() is true and
+// that the list holds nothing (check_quiescent() == 0) — an item hidden behind a tail that
+// lags inside a chain would fail both (directed form: QueueChain.TailLaggingBehindAChain...).
+TEST(QueueStress, ChainsAgainstEmptyGatedTakes) {
+    const unsigned P = std::max(2u, processors());
+    const unsigned appenders = P / 2, takers = P - P / 2;
+    const int rounds = kSanitized ? 200 : 2000;
+    constexpr unsigned kPerAppender = 64;
+    Watchdog dog("QueueStress.ChainsAgainstEmptyGatedTakes", 300);
+    coop::Queue<Transfer> q;
+    std::vector<Transfer> items(appenders * kPerAppender);
+    std::atomic<unsigned> appends_done{0}, taken{0};
+    std::atomic<int> round{-1};
+    std::atomic<unsigned> finished{0};
+    std::atomic<bool> stop{false};  // a failed round: everyone leaves (items may still be queued)
+    std::vector<std::thread> threads;
+    for (unsigned a = 0; a < appenders; ++a)
+        threads.emplace_back([&, a] {
+            coop::bind_processor(a);
+            std::uint32_t rng = 12345u + a;
+            for (int r = 0; r < rounds; ++r) {
+                while (round.load() < r) std::this_thread::yield();
+                if (stop.load()) return;
+                unsigned i = 0;
+                while (i < kPerAppender) {
+                    rng = rng * 1664525u + 1013904223u;
+                    const unsigned n = std::min(kPerAppender - i, 2u + (rng >> 28) % 8u);
+                    coop::Queue<Transfer>::Chain chain;
+                    for (unsigned k = 0; k < n; ++k) q.link(chain, &items[a * kPerAppender + i + k]);
+                    q.enqueue(chain);
+                    i += n;
+                }
+                appends_done.fetch_add(1);
+                finished.fetch_add(1);
+            }
+        });
+    for (unsigned t = 0; t < takers; ++t)
+        threads.emplace_back([&, t] {
+            coop::bind_processor(appenders + t);
+            for (int r = 0; r < rounds; ++r) {
+                while (round.load() < r) std::this_thread::yield();
+                if (stop.load()) return;
+                // Take while the appenders append; then, once all have returned, until empty()
+                // says empty: nothing may be left.
+                for (;;) {
+                    const bool all_appended = appends_done.load() == (static_cast<unsigned>(r) + 1) * appenders;
+                    Transfer* x = q.empty() ? nullptr : q.dequeue();
+                    if (x != nullptr) {
+                        taken.fetch_add(1);
+                        continue;
+                    }
+                    if (all_appended) break;
+                }
+                finished.fetch_add(1);
+            }
+        });
+    coop::bind_processor(P);
+    bool ok = true;
+    for (int r = 0; r < rounds && ok; ++r) {
+        finished = 0;
+        round = r;
+        while (finished.load() < P) std::this_thread::yield();
+        const unsigned expect = (static_cast<unsigned>(r) + 1) * appenders * kPerAppender;
+        if (taken.load() != expect || !q.empty() || q.check_quiescent() != 0) {
+            ADD_FAILURE() << "round " << r << ": taken " << taken.load() << " of " << expect << ", empty() "
+                          << q.empty() << ", items left in the list " << q.check_quiescent();
+            ok = false;
+        }
+    }
+    stop = true;
+    round = rounds;  // let everyone leave if we stopped early
+    for (auto& th : threads) th.join();
+    while (Transfer* x = q.dequeue()) (void)x;
+    for (auto& t : items) coop::release(&t);
+}
+
 TEST(QueueStress, ProducersConsumersManyQueues) {
     run_producers_consumers(3, kSanitized ? 1'000'000 : 10'000'000);
 }

@@ -30,7 +30,8 @@ verify() {  # verify NAME DEFINES -> prints pan's summary, returns 0 when no err
 fail=0
 # The 2-processor sizes check everything (rings of 2 that overflow as chains, the global
 # queue's lagging tail and two-step take, refill); the 3-processor ones, for time, keep the
-# take's empty() and dequeue in one step and rings of 4 (no overflow with <= 4 activities).
+# take's empty() and dequeue in one step, do not refill and have rings of 4 (no overflow with
+# <= 4 activities): the scope of the model before overflow and refill were added.
 for sizes in "-DNPROC=2 -DITEMS=2 -DYIELDS=1" "-DNPROC=2 -DITEMS=3 -DYIELDS=1" "-DNPROC=3 -DITEMS=2 -DYIELDS=1 -DCAP=4 -DIDEAL_GLOBAL" "-DNPROC=3 -DITEMS=3 -DYIELDS=0 -DCAP=4 -DIDEAL_GLOBAL"; do
     sizes="$sizes -DSTRICT_YIELD"
     verify "protocol $sizes" "$sizes" || { cat pan.log; echo "FAIL: a wake-up was lost or an item ran twice ($sizes)"; fail=1; }

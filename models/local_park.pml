@@ -44,8 +44,9 @@
  * in empty(): tests/native_queue, test_queue_aba.cpp QueueEmpty.*); one chain append in
  * flight at a time (a second overflow waits for the first's tail CAS; two appends in flight
  * both help the tail the same way); the 3-processor sizes of check_local_park.sh take with
- * empty() and dequeue() in one step (-DIDEAL_GLOBAL) and rings of 4 (no overflow), for time:
- * the chain's race with a take is checked at 2 processors, and directed by
+ * empty() and dequeue() in one step and do not refill (-DIDEAL_GLOBAL), with rings of 4 (no
+ * overflow), for time: the chain's race with a take and the refill are checked at 2
+ * processors, and directed by
  * tests/native_ws/test_defects_runtime.cpp (the real runtime) and test_policies.cpp
  * (WsPolicy.OverflowChainRacingAGlobalTakeHidesNothing). Sequential consistency: the
  * release/acquire of the ring and the queue are checked by the TSan builds of those tests.
@@ -176,8 +177,9 @@ inline gdeq() {
 
 /* gtake — GlobalQueues::take: empty() (head_ == tail_), then, in a later step, dequeue(); got
  * = NONE if empty() said so or the queue was empty by then. -DIDEAL_GLOBAL (the 3-processor
- * sizes, for time): both in one step, which leaves out the race of a take that passed empty()
- * with an overflow chain's append (checked at the 2-processor sizes). */
+ * sizes, for time): both in one step and no refill, which leaves out the race of a take that
+ * passed empty() with an overflow chain's append, and refill's window (both checked at the
+ * 2-processor sizes). */
 inline gtake() {
     got = NONE;
 #ifdef IDEAL_GLOBAL
@@ -374,6 +376,7 @@ inline pick_next() {
     :: got == NONE ->
         gtake();
         if
+#ifndef IDEAL_GLOBAL
         :: got != NONE ->
             atomic { h = got; moved = 0 }
             do
@@ -396,6 +399,7 @@ inline pick_next() {
             if :: moved > 0 -> notify() :: else -> skip fi;
 #endif
             moved = 0
+#endif
         :: else -> skip
         fi
     :: else -> skip

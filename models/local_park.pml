@@ -27,9 +27,29 @@
  * owner_guard.pml's); a steal may fail even when the victim has items (a lost CAS, runnext's
  * grace, the owner guard held); Go's spinning rule (may_spin, relaxed heuristics) is either
  * answer at every look; no timers, inbox, stop, timeouts or spurious wake-ups (they could
- * only hide a lost wake-up); no overflow of a full ring (4096 slots); the fairness tick of
- * pick_around (it only reorders the two takes). Liveness beyond "nobody sleeps for good" (a
- * processor that keeps failing to steal) is not checked: only states where nothing can move.
+ * only hide a lost wake-up); the fairness tick of pick_around (it only reorders the two
+ * takes). Liveness beyond "nobody sleeps for good" (a processor that keeps failing to steal)
+ * is not checked: only states where nothing can move.
+ *
+ * The global queue is NOT idealised (issue: an idealised empty() hid a lost item): it is
+ * queue.hpp's list with a tail that may lag (gq/gn/glag below); empty() and any() are
+ * head == tail; a take is empty() and then dequeue() (a tail on the head moved one node
+ * first); a full ring (capacity CAP, 2 here: 4096 in the runtime, 256 in the policy tests)
+ * overflows its oldest item and the new one as one chain in three steps (the ring's head
+ * CAS, the link, the tail CAS that fails if someone moved the tail), then the append's help
+ * loop (queue.hpp help_tail_to); a pick that took from the global queue refills its empty
+ * ring (up to CAP/2, Go's globrunqget), each item taken and then pushed, in no queue in
+ * between, and then notifies (dispatch.cpp pick_next_local). Abstracted: the queue's own
+ * windows inside an enqueue or a dequeue (hazard pointers, ABA, the tail read before the head
+ * in empty(): tests/native_queue, test_queue_aba.cpp QueueEmpty.*); one chain append in
+ * flight at a time (a second overflow waits for the first's tail CAS; two appends in flight
+ * both help the tail the same way); the 3-processor sizes of check_local_park.sh take with
+ * empty() and dequeue() in one step and do not refill (-DIDEAL_GLOBAL), with rings of 4 (no
+ * overflow), for time: the chain's race with a take and the refill are checked at 2
+ * processors, and directed by
+ * tests/native_ws/test_defects_runtime.cpp (the real runtime) and test_policies.cpp
+ * (WsPolicy.OverflowChainRacingAGlobalTakeHidesNothing). Sequential consistency: the
+ * release/acquire of the ring and the queue are checked by the TSan builds of those tests.
  *
  * Checked: (1) no item runs twice — a take must find the item queued (assert); (2) no lost
  * wake-up — when nothing can move any more (every processor asleep in futex_wait or running
@@ -52,7 +72,13 @@
  * notify after it found work while more is ready (worker.cpp's chained wake-up) — needs
  * NPROC=3: two activities made ready back to back, the second notify() skipped because the
  * first one's token is in flight, the woken processor takes one and does not pass the
- * wake-up on. Activities of priority Idle (awakened_local skips notify() for them, by
+ * wake-up on; -DBUG_CHAIN_LAG: the chain append returns after a failed tail CAS without
+ * helping the tail to its end (Spin: P1's take passes empty() while two items are queued;
+ * P0 takes both (a pick and its refill), its ring of 2 overflows as a chain, P1's dequeue
+ * moves the tail onto the chain's first item and takes it, P0's tail CAS fails: head == tail
+ * with the second item behind it; P1 runs for good, P0's looks all say "empty", it sleeps); -DBUG_NO_REFILL_NOTIFY: a pick that refilled does not notify (the
+ * global queue holds two items, P0's pick from a finish takes one and refills the other; P1
+ * looks in between and parks; P0 runs the first for good). Activities of priority Idle (awakened_local skips notify() for them, by
  * design) are not modelled.
  */
 
@@ -65,6 +91,9 @@
 #ifndef YIELDS
 #define YIELDS 1
 #endif
+#ifndef CAP
+#define CAP 2        /* the ring's capacity (4096 in the runtime): 2 lets three activities overflow */
+#endif
 #ifndef SPINS
 #define SPINS 1      /* kIdleSpins (1024) polls before parking, cut down */
 #endif
@@ -76,6 +105,7 @@
 #define QUEUED 1
 #define RUNNING 2
 #define DONE 3
+#define MOVING 4          /* taken from one queue, not yet in another (overflow, refill) */
 
 /* park.hpp Parking::Word values */
 #define RUNNING_W 0
@@ -91,17 +121,125 @@ byte made = 0;           /* activities made ready so far (ids 1..made) */
 byte nbusy = 0;          /* processors running an activity for good */
 byte yields = 0;
 
+/* The global queue (queue.hpp, Michael and Scott's list with a dummy), not idealised: gq[0..gn-1]
+ * are the linked items in order (gq[0] the dummy's successor); glag counts the linked nodes
+ * beyond tail_ (0: the tail on the last node). empty() is head_ == tail_, i.e. the tail on the
+ * dummy: glag == gn, whatever is linked behind it. A single enqueue is one step (link and tail
+ * swing; it helps a lagging tail all the way first, as append's loop does); an overflow chain
+ * is three steps (take from the ring, link, tail CAS) and a take two (empty(), dequeue). */
+byte gq[ITEMS + 1];
+byte gn = 0;
+byte glag = 0;
+bit chain_busy = 0;      /* one chain append in flight at a time (see the header) */
+bit chain_moved = 0;     /* the tail moved since the chain's link (its tail CAS fails) */
+
 byte state[NPROC];       /* Parking::state_[i].v, the futex words */
 byte parked = 0;         /* Parking::parked_ */
 bit token = 0;           /* Parking::token_ */
 bit sleeping[NPROC];     /* inside futex_wait */
 
-/* push — one atomic publication into queue q (ring push/push_next, deque push, Queue::enqueue) */
+/* push — one atomic publication into a local queue q (ring push/push_next, deque push) */
 inline push(q, id) {
     d_step {
         assert(st[id] != QUEUED);
         loc[id] = q + 1; qn[q]++; st[id] = QUEUED
     }
+}
+
+/* gpush — Queue::enqueue(item) on the global queue: helps a lagging tail to the end, links,
+ * swings the tail (one step: its own windows are queue.hpp's tests'). */
+inline gpush(id) {
+    d_step {
+        assert(st[id] != QUEUED);
+        if :: glag > 0 -> chain_moved = 1 :: else -> skip fi;
+        gq[gn] = id; gn++; glag = 0;
+        loc[id] = GQ + 1; qn[GQ]++; st[id] = QUEUED
+    }
+}
+
+/* gdeq — the body of Queue::dequeue() on the global queue: a tail on the head is moved one
+ * node first (Fig. 6 line 35), then the head; got = NONE if nothing is linked. */
+inline gdeq() {
+    if
+    :: gn > 0 ->
+        if :: glag == gn -> glag--; chain_moved = 1 :: else -> skip fi;
+        got = gq[0];
+        j = 0;
+        do
+        :: j + 1 < gn -> gq[j] = gq[j + 1]; j++
+        :: else -> break
+        od;
+        gn--; gq[gn] = 0; j = 0;
+        assert(st[got] == QUEUED); loc[got] = 0; qn[GQ]--; st[got] = RUNNING
+    :: else -> skip
+    fi
+}
+
+/* gtake — GlobalQueues::take: empty() (head_ == tail_), then, in a later step, dequeue(); got
+ * = NONE if empty() said so or the queue was empty by then. -DIDEAL_GLOBAL (the 3-processor
+ * sizes, for time): both in one step and no refill, which leaves out the race of a take that
+ * passed empty() with an overflow chain's append, and refill's window (both checked at the
+ * 2-processor sizes). */
+inline gtake() {
+    got = NONE;
+#ifdef IDEAL_GLOBAL
+    d_step { if :: glag < gn -> gdeq() :: else -> skip fi }
+#else
+    if
+    :: atomic { glag < gn -> skip } ->          /* empty() said "not empty" */
+        d_step { gdeq() }
+    :: atomic { glag >= gn -> skip }            /* empty() said "empty" */
+    fi
+#endif
+}
+
+/* lpush — push onto the own ring (capacity CAP); a full ring overflows (LocalQueue::push_slow,
+ * WorkStealingPolicyT::overflow): its oldest CAP/2 (one here: CAP is 2) and the new item go
+ * to the global queue as ONE chain: taken from the ring by its head CAS (step 1: in no queue
+ * now), linked behind the global tail in one CAS (step 2), then the tail CAS (step 3), which
+ * fails if another processor moved the tail meanwhile; the fixed append then helps the tail
+ * on to the chain's end, one node per step (queue.hpp help_tail_to). */
+inline lpush(id) {
+    if
+    :: atomic { qn[me] < CAP -> push(me, id) }
+    :: else ->
+        d_step {                                 /* step 1: the ring's head CAS */
+            c1 = NONE; j = 0;
+            do
+            :: j <= ITEMS && loc[j] == me + 1 -> c1 = j; break
+            :: j <= ITEMS && loc[j] != me + 1 -> j++
+            :: j > ITEMS -> break
+            od;
+            j = 0;
+            if
+            :: c1 != NONE -> loc[c1] = 0; qn[me]--; st[c1] = MOVING
+            :: else -> skip
+            fi
+        }
+        if
+        :: c1 == NONE -> push(me, id)            /* a thief emptied it meanwhile */
+        :: else ->
+            d_step {                             /* step 2: link the chain c1, id */
+                chain_busy == 0 -> chain_busy = 1;
+                if :: glag > 0 -> chain_moved = 1 :: else -> skip fi;
+                glag = 0;                        /* append's link loop helps first */
+                gq[gn] = c1; gq[gn + 1] = id; gn = gn + 2; glag = 2;
+                chain_moved = 0;
+                loc[c1] = GQ + 1; loc[id] = GQ + 1; qn[GQ] = qn[GQ] + 2;
+                st[c1] = QUEUED; st[id] = QUEUED
+            }
+            atomic {                             /* step 3: the tail CAS */
+                if :: chain_moved == 0 -> glag = 0 :: else -> skip fi
+            }
+#ifndef BUG_CHAIN_LAG
+            do                                   /* help_tail_to, one node per round */
+            :: atomic { glag > 0 -> glag-- }
+            :: atomic { glag == 0 -> break }
+            od;
+#endif
+            chain_busy = 0; c1 = NONE
+        fi
+    fi
 }
 
 /* take — the owner's pick from queue q (LocalQueue::pick: runnext, then the ring / deque pop /
@@ -152,7 +290,7 @@ inline steal(v) {
  * only (the mutant BUG_NO_RECHECK). */
 inline has_ready(locals) {
     found = 0;
-    atomic { if :: qn[GQ] > 0 -> found = 1 :: else -> skip fi };
+    atomic { if :: glag < gn -> found = 1 :: else -> skip fi };   /* any(): !empty() */
     j = 0;
     do
     :: found == 0 && locals && j < NPROC ->
@@ -228,11 +366,42 @@ end_asleep:
 }
 
 /* pick_next — Scheduler::pick_next_local -> pick_around (local_policy.hpp): the own queue,
- * then the global Default queue (the fairness tick only swaps the two). */
+ * then the global Default queue (the fairness tick only swaps the two); after a take from the
+ * global queue, WorkStealingPolicyT::refill moves more of it into the (empty) own ring, each
+ * taken (gtake) and then pushed (in no queue in between), and pick_next_local notifies when
+ * it moved any. */
 inline pick_next() {
     take(me);
     if
-    :: got == NONE -> take(GQ)
+    :: got == NONE ->
+        gtake();
+        if
+#ifndef IDEAL_GLOBAL
+        :: got != NONE ->
+            atomic { h = got; moved = 0 }
+            do
+            :: moved < CAP / 2 ->                /* kGlobalBatch: at most half the ring */
+                gtake();                         /* taken: in no queue until the push */
+                if
+                :: got == NONE -> break
+                :: else ->
+                    d_step {                     /* LocalQueue::try_push */
+                        st[got] = MOVING;
+                        assert(st[got] != QUEUED);
+                        loc[got] = me + 1; qn[me]++; st[got] = QUEUED;
+                        got = NONE; moved++
+                    }
+                fi
+            :: moved > 0 -> break                /* a shorter batch (the global queue ran dry) */
+            od;
+            atomic { got = h; h = 0 }
+#ifndef BUG_NO_REFILL_NOTIFY
+            if :: moved > 0 -> notify() :: else -> skip fi;
+#endif
+            moved = 0
+#endif
+        :: else -> skip
+        fi
     :: else -> skip
     fi
 }
@@ -240,6 +409,7 @@ inline pick_next() {
 active [NPROC] proctype Proc() {
     byte me = _pid;          /* processor index 0..NPROC-1 */
     byte cur = NONE, got = NONE, nxt = 0, i = 0, j = 0, k = 0, s = 0, spins = 0, v = 0;
+    byte h = 0, moved = 0, c1 = NONE;
     bit found = 0, t = 0, w = 0, may = 0;
     if
     :: me == 0 -> cur = 0; goto running     /* the root activity (id 0) runs on processor 0 */
@@ -252,11 +422,11 @@ running:   /* activity `cur` runs on processor `me` */
         /* make_ready/start -> Scheduler::awakened / joiner_awakened -> awakened_local
          * (dispatch.cpp): push onto the own queue (or a global queue), then notify(). */
         if
-        :: push(me, nxt)     /* Default: ws push_next (runnext) or push (ring tail); deque */
+        :: lpush(nxt)        /* Default: ws push_next (runnext) or push (ring tail); deque */
 #ifdef BUG_NO_NOTIFY_LOCAL
            ; goto pushed
 #endif
-        :: push(GQ, nxt)     /* other priorities: global_[p].enqueue */
+        :: gpush(nxt)        /* other priorities: global_[p].enqueue */
         fi;
         notify();
 #ifdef BUG_NO_NOTIFY_LOCAL
@@ -273,7 +443,7 @@ pushed:
         pick_next();
         if
         :: got != NONE ->
-            push(me, cur); quiet[cur] = 1;
+            lpush(cur); quiet[cur] = 1;
             cur = got; got = NONE;
 #ifndef BUG_NO_YIELD_NOTIFY
             if

@@ -52,6 +52,9 @@ inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claime
 inline void (*condvar_park_before_enqueue)() = nullptr;  // CondVar::park, before the enqueue
 inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each worker starts
 inline void (*yield_after_pick)() = nullptr;           // yield(): next picked, the yielder not yet queued
+inline void (*empty_between_loads)() = nullptr;        // Queue::empty(): tail read, head not yet
+inline void (*global_take_after_empty)(int priority) = nullptr;  // GlobalQueues::take: empty() said no
+inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \
     do {                                                                                      \

@@ -8,18 +8,25 @@
 //
 // Design summary
 // - A singly linked list with a dummy node at the head. `head_` is the dummy; `tail_` is the
-//   last node or its predecessor (it may lag by one; whoever sees the lag helps it forward).
+//   last node or behind it (by one node after an enqueue's link, by up to a chain's length
+//   while an enqueue(chain) is in flight; whoever sees the lag helps it forward).
 //   `tail_` is never behind `head_`: a dequeue first moves a lagging tail past the node it
 //   retires.
 // - An item carries the node it is enqueued with (QueueItem::node; hazard.hpp acquire()
 //   checks it is not hazardous), and a dequeue hands the retired dummy to the returned item.
 //   No allocation happens in steady state; nodes <= items + queues + 2N (N processors).
 // - Chains (native-ws's overflow): link() threads items' nodes into a private list and
-//   enqueue(Chain&) appends it with the same two CASes as one item; the tail may then lag
-//   by many nodes, which the helping of Michael and Scott's queue already handles (one node
-//   per help; a dequeue that finds the tail on the head moves it first). Cost of the lag: a
-//   concurrent enqueuer may help through it node by node — at most once per node, i.e. no
-//   more than the per-item enqueues the chain replaced.
+//   enqueue(Chain&) appends it with the same two CASes as one item. If its tail CAS loses
+//   (another processor helped the tail one node forward: an enqueuer that found the tail
+//   lagging, or a dequeue that found the tail on the head), the append helps the tail on,
+//   one node per round, until the tail is at or past the chain's last node, and only then
+//   returns. So, as for one item, "enqueue returned" implies "tail_ is past the item", which
+//   is what empty() relies on (see there). Without that help a dequeuer that moved the tail
+//   by one node left head_ == tail_ inside the chain: empty() said "empty" with up to the
+//   whole chain queued behind the tail, until some later enqueue helped it on.
+//   Cost: nothing when the tail CAS succeeds (the common case); otherwise at most
+//   size-1 rounds of one hazard publication and one CAS (bounded: each round moves the tail
+//   at least one node, and the tail starts at the chain's first node).
 // - Protection: enqueue protects the tail with hp1 while it links behind it and swings
 //   `tail_`; dequeue protects the head with hp1 and its successor with hp2. Each hazard is
 //   validated by re-reading the queue pointer it came from *after* the publishing exchange.
@@ -125,7 +132,7 @@ public:
     // in no queue), the thread is bound, no context switch happens during the call.
     void enqueue(T* item) {
         Node* node = prepare(item);
-        append(node, node);
+        append(node, node, 1);
     }
 
     // Chain — items linked privately by link() and appended in one step by enqueue(Chain&):
@@ -151,14 +158,13 @@ public:
     }
 
     // enqueue(chain) — appends every item of `chain`, in order, and empties it. One link CAS
-    // and one tail CAS for the whole chain: the tail may then lag by more than one node,
-    // which Michael and Scott's queue tolerates (an enqueuer that finds tail->next set helps
-    // one node at a time; a dequeue moves a tail that sits on the head before unlinking it,
-    // so the tail never falls behind the head). Precondition: the thread is bound, no
-    // context switch during the call.
+    // and one tail CAS for the whole chain; if the tail CAS loses, the append helps the tail
+    // on to the chain's last node before it returns (append), so on return tail_ is at or
+    // past every node of the chain, as after enqueue(item). Precondition: the thread is
+    // bound, no context switch during the call.
     void enqueue(Chain& chain) {
         if (chain.first == nullptr) return;
-        append(chain.first, chain.last);
+        append(chain.first, chain.last, chain.size);
         chain = Chain{};
     }
 
@@ -216,14 +222,45 @@ public:
         }
     }
 
-    // empty — whether the queue looked empty: a hint, stale as soon as it returns. Every item
-    // whose enqueue() returned before the call (happens-before) and that no dequeue took is
-    // seen (a returned enqueue has moved tail_ off the old tail); an enqueue still in flight
-    // may or may not be. Use dequeue() for a definitive answer. Needs no bound processor
-    // and no hazard pointer: it compares pointers and reads nothing through them.
+    // empty — whether the queue looked empty: a hint, stale as soon as it returns. Needs no
+    // bound processor and no hazard pointer: it compares two pointers and reads nothing
+    // through them.
+    //
+    // What it means ("empty" for a queue whose tail may lag): an item whose enqueue() or
+    // enqueue(chain) returned before the call (happens-before) and that is still queued
+    // when the head is read makes it false. An enqueue still in flight may or may not be
+    // seen; a "false" may be stale (the items taken meanwhile).
+    // Why: (1) a returned enqueue has left tail_ at or past its last node (for a chain:
+    // append's help loop; a lagging tail can only be inside a chain whose append has not
+    // returned yet, or one node behind a single enqueue in flight); (2) the tail is read
+    // FIRST: its value `t` is then at or past every such item's node, and the head read
+    // after it is before any item still queued; the two can only be equal if the head
+    // reached `t`, i.e. those items were taken. Reading the head first would be wrong: a
+    // processor that dequeues the head's successor and re-enqueues that item between the
+    // two loads gets the retired dummy as its node (dequeue hands it over), so the tail
+    // becomes the address just read as the head while items are still queued (test
+    // QueueEmpty.ReenqueueBetweenTheLoadsIsNotEmpty).
+    //
+    // Why every caller is then right (they all use it as "is a take worth trying"):
+    // - GlobalQueues::take / GlobalPriorityPolicy's takes: a false "empty" can only be an
+    //   enqueue still in flight; its enqueuer then notifies (park.hpp's waker half) or is
+    //   the caller itself, so the item is not left behind; a false "not empty" only costs
+    //   a dequeue() returning nullptr.
+    // - has_ready() / any() (the parker's re-check, after park.hpp's fence): every item
+    //   whose enqueue precedes the waker's fence is seen, which is the Dekker pair (a) of
+    //   park.hpp; before the chain help this failed for the items behind a lagging tail.
+    // - refill() and the every-61st look: as take.
+    // - The worker's exit at stop (stopping && !has_ready()): as has_ready; an enqueue in
+    //   flight belongs to a processor that is not in its idle loop, which looks again
+    //   itself before it exits.
     bool empty() const noexcept {
-        // acquire: orders the caller's later reads after the enqueues it has seen here.
-        return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
+        // seq_cst (both loads): the argument above orders the tail load, the head load and
+        // the queue's seq_cst CASes on head_/tail_ in one total order (and a returned
+        // enqueue's CASes, which happen-before the call, before both loads); on x86 a plain
+        // mov each. The tail first: see (2).
+        Node* const tail = tail_.load(std::memory_order_seq_cst);
+        COOP_HOOK(empty_between_loads);
+        return head_.load(std::memory_order_seq_cst) == tail;
     }
 
     // check_quiescent — test helper: walks the list from the head (at most `limit` nodes)
@@ -263,9 +300,10 @@ private:
         return node;
     }
 
-    // append — links the private list first..last (last->next == nullptr) behind the last
-    // node (Fig. 6 ENQUEUE lines 8-20, for a list instead of one node).
-    void append(Node* first, Node* last) {
+    // append — links the private list first..last (`nodes` nodes, last->next == nullptr)
+    // behind the last node (Fig. 6 ENQUEUE lines 8-20, for a list instead of one node) and
+    // returns once tail_ is at or past `last`.
+    void append(Node* first, Node* last, std::size_t nodes) {
         detail::ProcessorSlot& self = detail::slot();
         Node* tail = protect(tail_, self.hp1);
         for (;;) {
@@ -292,15 +330,48 @@ private:
         COOP_HOOK(enqueue_before_tail_cas, &tail_, tail);
         // seq_cst: the tail moving past `tail` must precede (in the seq_cst order) the dequeue
         // that later unlinks `tail`, which validation in other processors relies on. It may
-        // fail: another processor already helped the tail forward (for a chain, possibly
-        // only part of the way: the next enqueuer helps it on, one node at a time).
-        tail_.compare_exchange_strong(tail, last, std::memory_order_seq_cst,
-                                      std::memory_order_relaxed);
+        // fail: another processor already helped the tail forward by one node (to `first`).
+        if (!tail_.compare_exchange_strong(tail, last, std::memory_order_seq_cst,
+                                           std::memory_order_relaxed) &&
+            first != last)
+            help_tail_to(last, nodes, self);
         if constexpr (!Policy::kClearHp1BeforeTailCas)
             // release: our reads of `tail` happen-before a reuse of it by the processor that
             // sees the cleared slot (its seq_cst load acquires). Errata 1: only now, after the
             // CAS above can no longer act on a recycled `tail`.
             self.hp1.store(nullptr, std::memory_order_release);
+    }
+
+    // help_tail_to — after a chain's tail CAS failed: moves tail_ on, one node per round,
+    // until it is at or past `last`, the chain's last node (empty()'s guarantee needs it).
+    // When called, tail_ is at or past the chain's first node: our link made `first` the
+    // successor of the node we validated as the tail, and the tail CAS failed, so someone
+    // moved tail_ off that node, which can only be to `first` (a tail move goes to the
+    // successor) and then onwards.
+    // Each round: protect the tail `t` (hp1: `t` cannot be reused while we read t->next and
+    // CAS; validated, so `t` is on the list, at or past the head); if t == last, done;
+    // read n = t->next; if null, `t` is the list's last node, and no node of the chain
+    // before `last` is (each has its successor, written by link() and unchanged until the
+    // node is reused, which hp1 prevents), so the tail is past `last`: done. Otherwise
+    // CAS(tail_, t, n): whether it succeeds or fails (someone else moved the tail off `t`),
+    // the tail is now past `t`. So after r rounds it is at least r nodes past `first`, and
+    // after nodes-1 rounds at or past `last`: the loop is bounded by the chain's length,
+    // whatever other processors do. A reincarnation of a chain node's address further on
+    // (dequeued, retired, reused, enqueued again) only ends the loop where the tail is
+    // past `last` anyway, as the retiring dequeue moved the tail past it first.
+    void help_tail_to(Node* last, std::size_t nodes, detail::ProcessorSlot& self) {
+        for (std::size_t round = 1; round < nodes; ++round) {
+            Node* t = protect(tail_, self.hp1);
+            if (t == last) return;
+            // acquire: pairs with the linking CAS (release) of whoever linked `n` (past our
+            // chain: another enqueuer), so n's next and item are visible when the next round
+            // protects `n` from tail_ and reads n->next (as append's failure load).
+            Node* n = t->next.load(std::memory_order_acquire);
+            if (n == nullptr) return;
+            // seq_cst: a tail CAS is part of the order the hazard validation relies on (as
+            // the helping CAS in append and the dequeue's).
+            tail_.compare_exchange_strong(t, n, std::memory_order_seq_cst, std::memory_order_relaxed);
+        }
     }
 
     // protect — reads `from`, publishes the value in `hp` and returns it once a re-read of
@@ -324,7 +395,7 @@ private:
     // Each on a line of its own (dequeuers write head_, enqueuers tail_); the alignment also
     // pads sizeof(Queue) to two lines, so neighbouring objects stay off tail_'s line.
     alignas(kCacheLine) std::atomic<Node*> head_{nullptr};  // the dummy
-    alignas(kCacheLine) std::atomic<Node*> tail_{nullptr};  // last node or its predecessor
+    alignas(kCacheLine) std::atomic<Node*> tail_{nullptr};  // last node or behind it (a lag)
 };
 
 }  // namespace coop

@@ -189,4 +189,44 @@ TEST_F(QueueAba, DequeueRechecksHeadAfterPublishingHp2) {
     coop::release(&x);
 }
 
+// empty() reads the tail first, then the head (queue.hpp empty()). Read the other way round,
+// another processor that dequeues the head's successor and enqueues that item again between
+// the two loads (the native policy's yield does exactly this) gives the item the retired
+// dummy as its node (dequeue hands it over), so the new tail is the very address the first
+// load read as the head: "empty" with an item queued. The hook empty_between_loads acts as
+// processor 1 between the two loads.
+struct Reenqueue {
+    static inline coop::Queue<Job>* q = nullptr;
+    static inline int steps = 0;
+    static void between_loads() {
+        coop::test_hooks::empty_between_loads = nullptr;  // once
+        coop::bind_processor(1);
+        Job* first = q->dequeue();
+        if (first != nullptr && first->id == 1) ++steps;
+        q->enqueue(first);  // reuses the retired dummy, now the tail
+        coop::bind_processor(0);
+    }
+};
+
+TEST(QueueEmpty, ReenqueueBetweenTheLoadsIsNotEmpty) {
+    coop::bind_processor(0);
+    coop::Queue<Job> q;
+    Job one, two;
+    one.id = 1;
+    two.id = 2;
+    q.enqueue(&one);
+    q.enqueue(&two);
+    Reenqueue::q = &q;
+    Reenqueue::steps = 0;
+    coop::test_hooks::empty_between_loads = &Reenqueue::between_loads;
+    const bool empty = q.empty();
+    coop::test_hooks::empty_between_loads = nullptr;
+    ASSERT_EQ(Reenqueue::steps, 1) << "the hook did not run as scripted";
+    EXPECT_FALSE(empty) << "two items were queued throughout";
+    EXPECT_EQ(q.dequeue(), &two);
+    EXPECT_EQ(q.dequeue(), &one);
+    coop::release(&one);
+    coop::release(&two);
+}
+
 }  // namespace

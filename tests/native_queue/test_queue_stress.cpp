@@ -186,12 +186,15 @@ TEST(QueueStress, ProducersConsumersChains) {
 }
 
 // A chain appended while another processor dequeues up to the chain's first node: the
-// dequeue moves the tail from the old dummy onto that node, so the appender's tail CAS fails
-// and the tail lags by the rest of the chain; the next enqueue must help it forward node by
-// node and every item must still come out once, in order (queue.hpp enqueue(Chain&)).
+// dequeue moves the tail from the old dummy onto that node, so the appender's tail CAS fails.
+// Before enqueue(chain) returns, the tail must be at the chain's end (queue.hpp append's
+// help): otherwise head_ == tail_ inside the chain and empty() says "empty" with 4 items
+// queued, which hides them from every empty()-gated take (GlobalQueues::take, has_ready) until
+// some later enqueue helps the tail on. No later enqueue here: the state right after the
+// return is what is checked, through empty() and an empty()-gated take as the policies do.
 coop::Queue<Transfer>* g_chain_queue = nullptr;
 Transfer* g_chain_got = nullptr;
-TEST(QueueChain, TailLaggingBehindAChainIsHelpedForward) {
+TEST(QueueChain, TailLaggingBehindAChainIsHelpedToItsEnd) {
     coop::bind_processor(0);
     coop::Queue<Transfer> q;
     std::vector<Transfer> items(6);
@@ -200,22 +203,56 @@ TEST(QueueChain, TailLaggingBehindAChainIsHelpedForward) {
     for (unsigned i = 0; i < 5; ++i) q.link(chain, &items[i]);
     EXPECT_EQ(chain.size, 5u);
     g_chain_queue = &q;
+    g_chain_got = nullptr;
     coop::test_hooks::enqueue_before_tail_cas = [](const void*, const void*) {
         coop::test_hooks::enqueue_before_tail_cas = nullptr;  // once
         std::thread([] {
             coop::bind_processor(1);
-            g_chain_got = g_chain_queue->dequeue();
+            g_chain_got = g_chain_queue->dequeue();  // helps the tail one node: CAS fails
         }).join();
     };
     q.enqueue(chain);
     coop::test_hooks::enqueue_before_tail_cas = nullptr;
     EXPECT_TRUE(chain.empty());
     ASSERT_EQ(g_chain_got, &items[0]);
-    EXPECT_EQ(q.check_quiescent(), -1) << "the tail should lag inside the chain";
+    EXPECT_FALSE(q.empty()) << "4 items queued behind a tail that lags inside the chain";
+    EXPECT_EQ(q.check_quiescent(), 4) << "the tail should be on the chain's last node";
+    // The policies' take: gated by empty().
+    auto take = [&]() -> Transfer* { return q.empty() ? nullptr : q.dequeue(); };
+    for (unsigned i = 1; i < 5; ++i) EXPECT_EQ(take(), &items[i]) << i;
+    EXPECT_TRUE(q.empty());
     q.enqueue(&items[5]);
-    EXPECT_EQ(q.check_quiescent(), 5);
-    for (unsigned i = 1; i < items.size(); ++i) EXPECT_EQ(q.dequeue(), &items[i]) << i;
+    EXPECT_EQ(take(), &items[5]);
     EXPECT_EQ(q.dequeue(), nullptr);
+    for (auto& t : items) coop::release(&t);
+}
+
+// The same with a longer chain and the tail helped by a concurrent *enqueuer* part of the
+// way (it links its own item behind the chain, so the appender's help ends past `last`):
+// every item comes out once, in order, and the queue ends quiescent.
+TEST(QueueChain, ChainTailHelpedByAConcurrentEnqueuer) {
+    coop::bind_processor(0);
+    coop::Queue<Transfer> q;
+    std::vector<Transfer> items(66);
+    for (unsigned i = 0; i < items.size(); ++i) items[i].seq = i;
+    q.enqueue(&items[0]);
+    coop::Queue<Transfer>::Chain chain;
+    for (unsigned i = 1; i < 65; ++i) q.link(chain, &items[i]);
+    g_chain_queue = &q;
+    static Transfer* extra = nullptr;
+    extra = &items[65];
+    coop::test_hooks::enqueue_before_tail_cas = [](const void*, const void*) {
+        coop::test_hooks::enqueue_before_tail_cas = nullptr;  // once
+        std::thread([] {
+            coop::bind_processor(1);
+            g_chain_queue->enqueue(extra);  // helps the tail through the whole chain
+        }).join();
+    };
+    q.enqueue(chain);
+    coop::test_hooks::enqueue_before_tail_cas = nullptr;
+    EXPECT_EQ(q.check_quiescent(), 66);
+    for (unsigned i = 0; i < items.size(); ++i) EXPECT_EQ(q.dequeue(), &items[i]) << i;
+    EXPECT_TRUE(q.empty());
     for (auto& t : items) coop::release(&t);
 }
 

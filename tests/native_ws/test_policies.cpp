@@ -159,6 +159,92 @@ TEST(WsPolicy, EmptyRingRefillsABatchFromTheGlobalQueue) {
     for (auto& t : g) coop::release(&t);
 }
 
+// native-ws, overflow against a concurrent global take (the directed form of the
+// interleaving in queue.hpp empty()/append): processor 2 took A from the global Default
+// queue while processor 1's take had passed empty() (A was there) and not yet dequeued;
+// processor 0's full ring overflows 4+1 activities as one chain, and inside its append
+// (linked, tail CAS not yet made: the hook enqueue_before_tail_cas) processor 1's dequeue
+// moves the tail onto the chain's first node and takes it. Processor 0's tail CAS fails.
+// Every activity must stay visible: has_ready() (the parker's re-check) and pick_next (the
+// empty()-gated takes) must find the other 4, on any processor. Without the help in append
+// all of them say "nothing" while 4 activities sit in the global queue.
+std::atomic<int> g_overflow_phase{0};
+TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
+    using Small = coop::ws::WorkStealingPolicyT<8>;
+    wstest::Watchdog dog("WsPolicy.OverflowChainRacingAGlobalTakeHidesNothing", 60);
+    Small policy(3);
+    std::vector<TA> acts(9);
+    TA a;
+    for (int i = 0; i < 9; ++i) acts[static_cast<std::size_t>(i)].id = i;
+    a.id = 100;
+    g_overflow_phase = 0;
+    std::thread([&] {  // processor 2: A in the global queue; it takes A
+        coop::bind_processor(2);
+        policy.global(Priority::Default).enqueue(&a);
+        EXPECT_EQ(policy.pick_next(policy.local(2), Priority::Idle).activity, &a);
+    }).join();
+    Activity* x_got = nullptr;
+    std::thread x([&] {  // processor 1: the rest of a take() that passed empty() before
+        coop::bind_processor(1);
+        wstest::spin_until([] { return g_overflow_phase.load() == 1; });
+        x_got = policy.global(Priority::Default).dequeue();
+        g_overflow_phase = 2;
+    });
+    std::thread e([&] {  // processor 0: a full ring overflows
+        coop::bind_processor(0);
+        for (int i = 0; i < 8; ++i) policy.yielded(policy.local(0), &acts[static_cast<std::size_t>(i)]);
+        coop::test_hooks::enqueue_before_tail_cas = [](const void*, const void*) {
+            coop::test_hooks::enqueue_before_tail_cas = nullptr;  // once
+            g_overflow_phase = 1;
+            wstest::spin_until([] { return g_overflow_phase.load() == 2; });
+        };
+        policy.yielded(policy.local(0), &acts[8]);
+        coop::test_hooks::enqueue_before_tail_cas = nullptr;
+        EXPECT_EQ(static_cast<std::uint64_t>(policy.local(0).counters.overflowed), 5u);
+    });
+    e.join();
+    x.join();
+    ASSERT_EQ(x_got, &acts[0]) << "processor 1 should have taken the chain's first activity";
+    // Processor 1 (its ring is empty): the 4 chained activities and the 4 left on processor 0's
+    // ring must all be found, by the re-check and by pick_next/find_work.
+    coop::bind_processor(1);
+    EXPECT_TRUE(policy.has_ready());
+    std::vector<int> seen;
+    for (;;) {
+        Activity* got = policy.pick_next(policy.local(1), Priority::Idle).activity;
+        if (got == nullptr) got = policy.find_work(policy.local(1), Priority::Idle, 0, 0).activity;
+        if (got == nullptr) break;
+        seen.push_back(static_cast<TA*>(got)->id);
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_FALSE(policy.has_ready());
+    EXPECT_EQ(policy.global(Priority::Default).dequeue(), nullptr) << "activities hidden in the global queue";
+    coop::release(&a);
+    for (auto& t : acts) coop::release(&t);
+}
+
+// native-ws: a pick that refilled the ring reports how many it moved (Pick::refilled), so the
+// runtime notifies a parker that may have missed them in the window (ws/dispatch.cpp); a pick
+// that moved none reports 0.
+TEST(WsPolicy, RefillIsReportedForTheNotify) {
+    coop::bind_processor(0);
+    using Small = coop::ws::WorkStealingPolicyT<8>;
+    Small policy(2);
+    auto& self = policy.local(0);
+    TA g, x;
+    policy.global(Priority::Default).enqueue(&g);
+    policy.global(Priority::Default).enqueue(&x);
+    const auto first = policy.pick_next(self, Priority::Idle);
+    EXPECT_EQ(first.activity, &g);
+    EXPECT_EQ(first.refilled, 1u);
+    const auto second = policy.pick_next(self, Priority::Idle);
+    EXPECT_EQ(second.activity, &x);
+    EXPECT_EQ(second.refilled, 0u);
+    coop::release(&g);
+    coop::release(&x);
+}
+
 // Higher priorities (global queues) first; `min` filters.
 TYPED_TEST(PolicyTest, PrioritiesHighestFirst) {
     coop::bind_processor(0);

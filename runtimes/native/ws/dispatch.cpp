@@ -80,6 +80,18 @@ Activity* Scheduler::pick_next_local(Priority min) noexcept {
     // descriptor its joiner may already be freeing (TSan: a read in pick_next_local racing
     // the joiner's free in AppTest/tokenring on native-ws).
     if (pick.inherits && p->current != &p->idle) p->keep_quantum = true;
+    // A refill moved activities from the global queue into this processor's ring; while
+    // each was in neither, a parker's has_ready() could miss it (ws_policy.hpp refill) and
+    // sleep, and our caller (finish, yield, a block) goes on to run pick.activity, maybe
+    // for good. notify() is the waker's half of park.hpp's Dekker pair (a): its seq_cst
+    // fence orders the ring's tail stores (the pushes) before its load of the parked
+    // count; the parker's fence orders its count before its scan of the rings. So either
+    // the parker's scan sees them or we see it parked and wake it. A relaxed look at the
+    // parked count without the fence (as yielded_local does) could miss a parker whose
+    // increment is not yet visible, and nothing would repair that here (the refiller may
+    // run a non-yielding activity): the fence costs one mfence per refill, against the
+    // refill's up to 3 locked instructions per activity moved (kGlobalBatch of them).
+    if (pick.refilled != 0 && processors_ > 1) notify();
     return pick.activity;
 }
 

@@ -35,6 +35,11 @@ using coop::internal::Activity;
 struct Pick {
     Activity* activity = nullptr;
     bool inherits = false;
+    // refilled — activities this pick moved from the global Default queue into the local
+    // queue besides `activity` (WorkStealingPolicy's refill). They were in no queue while
+    // being moved, so a parker's re-check may have missed them: the runtime notifies
+    // (ws/dispatch.cpp, pick_next_local).
+    std::uint32_t refilled = 0;
 };
 
 // Counter — a statistics counter written by one thread (the processor that owns it) and
@@ -112,10 +117,14 @@ inline void spin_for_ns(std::int64_t ns) noexcept {
 class GlobalQueues {
   public:
     Queue<Activity>& operator[](Priority p) noexcept { return q_[static_cast<unsigned>(p)].q; }
-    // take — the head of priority p's queue, or nullptr; empty(): two plain loads, no RMW.
+    // take — the head of priority p's queue, or nullptr; empty(): two plain loads, no RMW
+    // (queue.hpp empty() says why a lagging tail inside an overflow chain cannot hide items
+    // from it).
     Activity* take(Priority p) {
         auto& q = (*this)[p];
-        return q.empty() ? nullptr : q.dequeue();
+        if (q.empty()) return nullptr;
+        COOP_HOOK(global_take_after_empty, static_cast<int>(p));
+        return q.dequeue();
     }
     bool any() const noexcept {
         for (auto& g : q_)
@@ -129,7 +138,8 @@ class GlobalQueues {
     // submitted from outside is not starved by a busy local queue), then `local()` (a Pick,
     // counted by the caller), then the global Default queue — after taking one from there,
     // `refill()` may move more of it into the (empty) local queue (native-ws: Go's
-    // globrunqget batch); then Low/Idle. Nothing of priority below `min`.
+    // globrunqget batch; it returns how many, reported as Pick::refilled); then Low/Idle.
+    // Nothing of priority below `min`.
     template <class Local, class LocalPick, class Refill>
     Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
         for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
@@ -147,8 +157,8 @@ class GlobalQueues {
             if (Pick own = local(); own.activity != nullptr) return own;
             if (Activity* g = take(Priority::Default)) {
                 ++self.counters.global_picks;
-                refill();
-                return {g, false};
+                const std::uint32_t moved = refill();
+                return {g, false, moved};
             }
         }
         for (int p = static_cast<int>(Priority::Low); p >= static_cast<int>(min); --p)
@@ -158,7 +168,7 @@ class GlobalQueues {
 
     template <class Local, class LocalPick>
     Pick pick_around(Local& self, Priority min, LocalPick&& local) {
-        return pick_around(self, min, local, [] {});
+        return pick_around(self, min, local, [] { return std::uint32_t{0}; });
     }
 
   private:

@@ -131,6 +131,9 @@ class Scheduler {
     // spinning — processors counted as spinning now (tests).
     int spinning() const noexcept { return spinning_.load(std::memory_order_relaxed); }
     const GlobalPriorityPolicy& global() const noexcept { return global_; }
+    // ws_policy — the native-ws policy (nullptr for the other kinds); for the directed
+    // tests that place activities in its queues (tests/native_ws/test_defects_runtime.cpp).
+    RuntimeWsPolicy* ws_policy() noexcept { return ws_.get(); }
 
   private:
     void awakened_local(Activity* a, bool next = true) noexcept;

@@ -110,7 +110,7 @@ class WorkStealingPolicyT {
                 if (a != nullptr) ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
                 return {a, inherits};
             },
-            [&] { refill(self); });
+            [&] { return refill(self); });
     }
 
     // find_work — an idle processor steals half a victim's ring (runnext on the last pass
@@ -150,17 +150,22 @@ class WorkStealingPolicyT {
   private:
     // refill — owner, after pick_around took one activity from the global Default queue
     // because the ring and runnext were empty: moves up to kGlobalBatch more, oldest first,
-    // to the ring's tail, so the global queue's FIFO order is kept. The ring is empty here
-    // (only its owner — this thread — adds to it; thieves only remove), so try_push cannot
-    // fail; if it did, the activity goes back to the global queue (never lost). Nothing to
-    // notify: an activity moved here was visible to a parker's re-check (has_ready) in the
-    // global queue and is visible in the ring, as with a steal; the ring's release store
-    // of tail_ publishes it to thieves.
-    void refill(Local& self) {
+    // to the ring's tail, so the global queue's FIFO order is kept, and returns how many.
+    // The ring is empty here (only its owner — this thread — adds to it; thieves only
+    // remove), so try_push cannot fail; if it did, the activity goes back to the global
+    // queue (never lost). The ring's release store of tail_ publishes each to thieves.
+    // The window: an activity taken from the global queue and not yet pushed is in no
+    // queue; a parker whose has_ready() scans then (the global queue already empty, the
+    // ring not yet filled: a batch of one) finds nothing and sleeps, and our caller may be
+    // finish()/yield/a block, which go on to run the activity taken first, not the idle
+    // loop's chained notify. So the caller notifies when the result is non-zero (Pick::
+    // refilled; ws/dispatch.cpp pick_next_local): park.hpp's waker half after the pushes.
+    std::uint32_t refill(Local& self) {
         std::uint32_t moved = 0;
         while (moved < kGlobalBatch) {
             Activity* a = global_.take(Priority::Default);
             if (a == nullptr) break;
+            COOP_HOOK(refill_after_take, moved, global_[Priority::Default].empty());
             if (!self.ring.try_push(a)) {
                 global_[Priority::Default].enqueue(a);
                 break;
@@ -168,6 +173,7 @@ class WorkStealingPolicyT {
             ++moved;
         }
         self.counters.refilled += moved;
+        return moved;
     }
 
     // overflow_into — the ring's overflow callable (push_slow hands it half the ring, oldest

@@ -48,6 +48,7 @@ struct ExternalBackend {
     std::string manifest;                        // the manifest's path
     std::map<std::string, std::string> context;  // from --list, recorded in context.json
     bool iterates = false;                       // --list said "iterations": true
+    std::vector<std::string> listed;             // the workloads --list names (known or not)
 };
 
 // load_external_backends — register every external backend found (see the file comment);

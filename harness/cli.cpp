@@ -419,6 +419,7 @@ int cli_main(int argc, char** argv) {
         for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
         const auto shard = choose_shard(o, shard_flag, shard_count, ShardEnvironment::from_process());
         if (shard && !o.resume) o.out = shard_out(o.out, !out.empty(), *shard);
+        if (!o.resume && !dry_run) refuse_folder_with_results(o.out);  // before a shard writes shard.json there
         auto points = expand(o.request, detect_machine());
         if (shard) points = apply_shard(o, *shard, points, detect_machine(), dry_run);
         if (dry_run) {

@@ -312,6 +312,13 @@ class PointLine {
 
 }  // namespace
 
+void refuse_folder_with_results(const fs::path& out) {
+    for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
+        if (fs::exists(out / f))
+            throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
+                             out.string() + ", or give another --out");
+}
+
 int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     const Machine machine = detect_machine();
     // --benchmark_filter: Google Benchmark's regular expressions (POSIX extended) on point ids.
@@ -343,15 +350,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         throw UsageError("--benchmark_filter=" + filter + " matches none of the sweep's " + std::to_string(all_points.size()) +
                          " points (ids such as " + all_points.front().id() + ")");
 
-    // A new sweep into a folder that holds results would mix two sweeps in one folder (rows
-    // measured twice, a context and sweep.json that describe only the second): refused
-    // before anything in it is touched.
-    if (!opts.resume)
-        for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
-            if (fs::exists(opts.out / f))
-                throw UsageError(opts.out.string() + " already holds results (" + f +
-                                 "): continue that sweep with coopbench run --resume " + opts.out.string() +
-                                 ", or give another --out");
+    if (!opts.resume) refuse_folder_with_results(opts.out);
     // --benchmark_out's folder must exist and be writable before the result folder is made.
     if (!out_file.empty()) {
         std::error_code fe;

@@ -122,6 +122,15 @@ TEST(Folder, ResumeOfAMergedFolderIsRefusedWithTheCommandThatCompletesIt) {
     testing::internal::GetCapturedStdout();
     testing::internal::GetCapturedStderr();
     ASSERT_EQ(merge_rc, 1);  // shard 1/2 is missing
+    {
+        // The shard itself, run again as a new sweep: refused, its folder untouched.
+        const auto shard_before = snapshot(dir);
+        auto [rc, err] = cli_err({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20,30,40", "-W", "0", "-I", "1",
+                                  "-q", "--shard", "0/2", "--out", dir.string()});
+        EXPECT_EQ(rc, 2) << err;
+        EXPECT_NE(err.find("already holds results"), std::string::npos) << err;
+        EXPECT_TRUE(snapshot(dir) == shard_before) << "the shard folder changed";
+    }
     const auto before = snapshot(merged);
     auto [rc, err] = cli_err({"run", "--resume", merged.string()});
     EXPECT_EQ(rc, 2) << err;

@@ -19,6 +19,7 @@
 
 #include "harness/cli.hpp"
 #include "harness/register_backend.hpp"
+#include "harness/runner.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "tests/support/cli.hpp"
 
@@ -346,4 +347,51 @@ TEST(Folder, ALogGetsOneLinePerPoint) {
     EXPECT_EQ(quiet_err.find("CPU Caches"), std::string::npos) << quiet_err;
     EXPECT_EQ(quiet_err.find("Run on"), std::string::npos) << quiet_err;
     fs::remove_all(dir);
+}
+
+// Sizes too large for the machine fail with a reason that says so (before: "std::bad_alloc").
+TEST(Folder, HugeSizesFailWithAClearReason) {
+    const auto dir = fresh_dir("huge");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "switch", "-p", "T=10^12", "-W", "0", "-I", "1", "-q", "--out",
+                   dir.string()}),
+              0);
+    const std::string csv = slurp(dir / "results.csv");
+    EXPECT_NE(csv.find("out of memory: the point's sizes need more memory"), std::string::npos) << csv;
+    fs::remove_all(dir);
+}
+
+// ReplyReader: lines split across reads, blank lines, a too-long line before a good one (kept:
+// the reply is the last line), a too-long last line (too_long), an unfinished last line.
+TEST(Folder, ReplyReaderKeepsTheLastLineWithABound) {
+    using coopbench::ReplyReader;
+    std::vector<std::string> seen;
+    auto each = [&](std::string&& l) { seen.push_back(std::move(l)); };
+    auto feed = [&](ReplyReader& r, const std::string& text, std::size_t chunk) {
+        for (std::size_t i = 0; i < text.size(); i += chunk) r.feed(text.data() + i, std::min(chunk, text.size() - i), each);
+    };
+    for (std::size_t chunk : {1, 3, 7, 64}) {
+        seen.clear();
+        ReplyReader r(16);
+        feed(r, "chatter\n\n  \n" + std::string(40, 'x') + "\n{\"ok\":1}\n\n", chunk);
+        EXPECT_EQ(seen, (std::vector<std::string>{"chatter", "{\"ok\":1}"})) << chunk;
+        EXPECT_FALSE(r.too_long()) << chunk;
+        EXPECT_TRUE(r.any_too_long()) << chunk;
+        EXPECT_EQ(r.last(), "{\"ok\":1}") << chunk;
+        EXPECT_EQ(r.longest(), 40u) << chunk;
+
+        ReplyReader flood(16);
+        feed(flood, "{\"ok\":1}\n" + std::string(1000, 'y') + "\n\n", chunk);
+        EXPECT_TRUE(flood.too_long()) << chunk;
+        EXPECT_EQ(flood.longest(), 1000u) << chunk;
+
+        ReplyReader unfinished(16);
+        feed(unfinished, "a\n{\"ok\":2}", chunk);
+        EXPECT_FALSE(unfinished.too_long()) << chunk;
+        EXPECT_TRUE(unfinished.has_last()) << chunk;
+        EXPECT_EQ(unfinished.last(), "{\"ok\":2}") << chunk;
+
+        ReplyReader endless(16);
+        feed(endless, "{\"ok\":3}\n" + std::string(100, 'z'), chunk);  // still writing when it ended
+        EXPECT_TRUE(endless.too_long()) << chunk;
+    }
 }

@@ -346,7 +346,9 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         regfree(&re);
     }
     if (out_format != "json") throw UsageError("--benchmark_out_format: coopbench writes json only");
-    if (points.empty())  // as Google Benchmark's "Failed to match any benchmarks"
+    // A filter that matches none of the points is bad input, as Google Benchmark's "Failed to
+    // match any benchmarks" (a shard may hold no point at all: that is no error).
+    if (points.empty() && !all_points.empty())
         throw UsageError("--benchmark_filter=" + filter + " matches none of the sweep's " + std::to_string(all_points.size()) +
                          " points (ids such as " + all_points.front().id() + ")");
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -77,6 +79,16 @@ void print_list(bool as_json) {
         std::cout << "      from " << relative_origin(b.origin)
                   << (external_backend(b.name) ? "; an external program" : b.preemptive ? "; preemptive OS threads" : "; cooperative")
                   << "\n";
+        if (const ExternalBackend* x = external_backend(b.name)) {
+            // A program implements only the workloads it lists: say which, and which of its
+            // names this harness does not know.
+            std::string runs, unknown;
+            for (auto& [w, fn] : b.runners) runs += (runs.empty() ? "" : ", ") + w;
+            for (auto& w : x->listed)
+                if (!b.runners.count(w)) unknown += (unknown.empty() ? "" : ", ") + w;
+            std::cout << "      implements: " << (runs.empty() ? std::string("(none of the harness's workloads)") : runs)
+                      << (unknown.empty() ? "" : "; unknown to this harness, left out: " + unknown) << "\n";
+        }
         for (auto& [k, v] : b.fixed) std::cout << "      fixed option " << k << "=" << v << "\n";
         for (auto& o : b.options) {
             std::cout << "      --backend-opt " << o.name << "=" << (o.default_value.empty() ? "..." : o.default_value)
@@ -153,6 +165,70 @@ std::optional<int> benchmark_flag(const std::string& flag, std::vector<std::stri
     return std::nullopt;
 }
 
+// The largest stack one thread may ask for, and the largest memory limit: beyond them a value
+// is a typo (18446744073709551615 is -1 read as unsigned), and a backend handed such a stack
+// would crash in mmap arithmetic instead of failing with a reason.
+constexpr std::int64_t kMaxStackSize = std::int64_t{1} << 30;      // bytes
+constexpr std::int64_t kMaxMemoryLimitMb = std::int64_t{1} << 30;  // MiB (1 PiB)
+constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+
+// size_flag — a size typed on the command line (parse_integer's forms), from 0 to `most`.
+std::size_t size_flag(const std::string& flag, const std::string& text, std::int64_t most, const std::string& unit) {
+    std::string why;
+    auto v = parse_integer(text, why);
+    if (!v || *v < 0 || *v > most)
+        throw UsageError(flag + " must be from 0 to " + std::to_string(most) + " " + unit + ", got " + text);
+    return static_cast<std::size_t>(*v);
+}
+
+// check_seconds — a duration in seconds: finite, not negative, at most a year; 0 only where
+// it means "none".
+void check_seconds(const std::string& flag, double v, bool zero_ok) {
+    if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0) || v > kMaxSeconds) {
+        std::ostringstream got;
+        got << v;
+        throw UsageError(flag + " must be " + (zero_ok ? "from 0" : "above 0") + " to " +
+                         std::to_string(static_cast<long>(kMaxSeconds)) + " seconds, got " + got.str());
+    }
+}
+
+// resume_options — the sweep recorded in DIR/sweep.json, to be continued; a UsageError (one
+// line) when it is missing, unreadable, or the folder is a merge of shards (a merge is not
+// a sweep this process can continue: its shards are, each in its own folder).
+SweepOptions resume_options(const std::string& dir, const std::vector<std::string>& benchmark_args) {
+    const auto path = std::filesystem::path(dir) / "sweep.json";
+    std::ifstream in(path);
+    if (!in) throw UsageError("cannot resume: " + path.string() + " not found");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("merged_from")) {
+        std::string shards, first;
+        if (j["merged_from"].is_array())
+            for (auto& m : j["merged_from"])
+                if (m.is_object() && m.contains("dir") && m["dir"].is_string()) {
+                    shards += (shards.empty() ? "" : " ") + m["dir"].get<std::string>();
+                    if (first.empty()) first = m["dir"].get<std::string>();
+                }
+        throw UsageError("cannot resume " + dir + ": it is a merge of shard folders; finish each shard (coopbench run --resume " +
+                         (first.empty() ? std::string("SHARD_DIR") : first) +
+                         ", ...) and merge them again into a new folder: coopbench merge NEW_DIR " +
+                         (shards.empty() ? std::string("SHARD_DIR...") : shards));
+    }
+    SweepOptions o;
+    try {
+        o = request_from_json(ss.str());
+    } catch (const std::exception& e) {
+        std::string what = e.what();
+        if (what.size() > 200) what = what.substr(0, 200) + "...";
+        throw UsageError("cannot resume: " + path.string() + " is not a sweep's record (" + what + ")");
+    }
+    o.benchmark_args = benchmark_args;
+    o.resume = true;
+    o.out = dir;
+    return o;
+}
+
 void print_points(const std::vector<Point>& points) {
     for (auto& p : points) {
         std::cout << p.id();
@@ -179,7 +255,7 @@ int cli_main(int argc, char** argv) {
     int repetitions = 1, warmup = -1, iterations = -1;
     double timeout = 600, budget = 2;
     std::string proc_root = "/proc";
-    std::size_t stack_size = 0, memory_limit_mb = 0;
+    std::string stack_size_text, memory_limit_text;
     bool pin = false, quiet = false, dry_run = false, inject_fault = false;
     run->add_option("--backends,-b", backends, "comma-separated backends or families (default: all)");
     run->add_option("--workloads,-w", workloads, "comma-separated workloads (default: all of the plan)");
@@ -200,8 +276,10 @@ int cli_main(int argc, char** argv) {
     run->add_option("--isolation", isolation, "process: each point in a child process (default); none: in-process")
         ->check(CLI::IsMember({"process", "none"}));
     run->add_option("--timeout", timeout, "seconds a point may take before it is killed and recorded as failed (0: none)");
-    run->add_option("--stack-size", stack_size, "bytes per thread stack (default: each backend's; below a backend's minimum: refused with it)");
-    run->add_option("--memory-limit-mb", memory_limit_mb, "address-space limit of each point's process (default: none)");
+    run->add_option("--stack-size", stack_size_text,
+                    "bytes per thread stack, up to 1 GiB (default: each backend's; below a backend's minimum: refused with it)");
+    run->add_option("--memory-limit-mb", memory_limit_text,
+                    "address-space limit of each point's process in MiB, 1 to 2^30 (default, or 0: none)");
     run->add_option("--backend-opt", backend_opts, "KEY=VALUE backend option (repeatable; see `coopbench list`)");
     run->add_flag("--pin", pin, "pin threads / workers to the chosen cores");
     run->add_flag("--quiet,-q", quiet, "no progress on stderr");
@@ -224,6 +302,17 @@ int cli_main(int argc, char** argv) {
     merge->add_option("OUT", merge_out, "the merged results folder (new)")->required();
     merge->add_option("DIR", merge_in, "shard folders, or folders holding shard-I-of-N folders")->required();
 
+    // A first word that is no command ("bench"): say so, instead of CLI11's "A subcommand is
+    // required" or "not expected".
+    if (argc >= 2 && argv[1][0] != '-') {
+        const std::string word = argv[1];
+        const std::vector<std::string> commands = {"list", "run", "merge"};
+        if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+            std::fprintf(stderr, "coopbench: unknown command '%s'%s; the commands are list, run and merge (see coopbench --help)\n",
+                         word.c_str(), closest(word, commands).c_str());
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -249,23 +338,30 @@ int cli_main(int argc, char** argv) {
             return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command);
         }
         SweepOptions o;
+        std::optional<int> benchmark_repetitions;
         for (auto& extra : run->remaining()) {
             if (extra.rfind("--benchmark_", 0) == 0) {
-                if (auto reps = benchmark_flag(extra, o.benchmark_args)) repetitions = *reps;
+                if (auto reps = benchmark_flag(extra, o.benchmark_args)) benchmark_repetitions = reps;
             } else {
                 throw UsageError("unknown argument '" + extra + "' (see coopbench run --help)");
             }
         }
         if (!resume.empty()) {
-            std::ifstream in(std::filesystem::path(resume) / "sweep.json");
-            if (!in) throw UsageError("cannot resume: " + resume + "/sweep.json not found");
-            std::stringstream ss;
-            ss << in.rdbuf();
-            auto saved = request_from_json(ss.str());
-            saved.benchmark_args = o.benchmark_args;
-            o = saved;
-            o.resume = true;
-            o.out = resume;
+            // --resume continues the sweep sweep.json records: a flag that would change it
+            // (or where it goes) cannot apply, and is refused rather than ignored.
+            std::vector<std::string> given;
+            for (const char* f : {"--backends", "--workloads", "--plan", "--param", "--processors", "--repetitions",
+                                  "--warmup", "--iterations", "--budget", "--out", "--isolation", "--timeout",
+                                  "--stack-size", "--memory-limit-mb", "--backend-opt", "--pin", "--shard", "--shards"})
+                if (run->count(f) > 0) given.push_back(f);
+            if (benchmark_repetitions) given.push_back("--benchmark_repetitions");
+            if (!given.empty()) {
+                std::string list;
+                for (auto& g : given) list += (list.empty() ? "" : ", ") + g;
+                throw UsageError("--resume continues the sweep recorded in " + resume + "/sweep.json and takes no " + list +
+                                 " (a new sweep: coopbench run ... --out ANOTHER_FOLDER)");
+            }
+            o = resume_options(resume, o.benchmark_args);
         } else {
             SweepRequest& r = o.request;
             r.backends = split_list(backends);
@@ -277,6 +373,9 @@ int cli_main(int argc, char** argv) {
                     throw UsageError("--param takes NAME=v1,v2,... , got '" + p + "'");
                 r.params[p.substr(0, eq)] = split_list(p.substr(eq + 1));
             }
+            for (const char* f : {"--backends", "--workloads", "--processors", "--plan"})
+                if (run->count(f) > 0 && split_list(run->get_option(f)->as<std::string>()).empty())
+                    throw UsageError(std::string(f) + " takes a comma-separated list, got ''");
             for (auto& p : split_list(processors)) {
                 std::string why;
                 auto v = parse_integer(p, why);
@@ -290,21 +389,27 @@ int cli_main(int argc, char** argv) {
                     throw UsageError("--backend-opt takes KEY=VALUE, got '" + kv + "'");
                 r.backend_options[kv.substr(0, eq)] = kv.substr(eq + 1);
             }
-            r.stack_size = stack_size;
+            r.stack_size = stack_size_text.empty() ? 0 : size_flag("--stack-size", stack_size_text, kMaxStackSize, "bytes (1 GiB)");
             r.pin = pin;
             r.repetitions = repetitions;
-            if (warmup < -1 || (warmup != -1 && warmup > 1000000))
+            // -1 is the "not given" value of both: typed by the user it is refused too.
+            if (run->count("--warmup") > 0 && (warmup < 0 || warmup > 1000000))
                 throw UsageError("--warmup must be from 0 to 1000000, got " + std::to_string(warmup));
-            if (iterations != -1 && (iterations < 1 || iterations > 1000000))
+            if (run->count("--iterations") > 0 && (iterations < 1 || iterations > 1000000))
                 throw UsageError("--iterations must be from 1 to 1000000, got " + std::to_string(iterations));
-            if (!(budget > 0)) throw UsageError("--budget must be > 0 seconds");
+            if (run->count("--repetitions") > 0 && benchmark_repetitions && *benchmark_repetitions != repetitions)
+                throw UsageError("--repetitions " + std::to_string(repetitions) + " and --benchmark_repetitions=" +
+                                 std::to_string(*benchmark_repetitions) + " disagree: give one of them");
+            if (benchmark_repetitions) r.repetitions = *benchmark_repetitions;
+            check_seconds("--budget", budget, /*zero_ok=*/false);
+            check_seconds("--timeout", timeout, /*zero_ok=*/true);
             r.warmup = warmup;
             r.iterations = iterations;
             r.budget_seconds = budget;
             o.runner.isolation = isolation == "none" ? Isolation::none : Isolation::process;
             o.runner.timeout_seconds = timeout;
-            o.runner.memory_limit_bytes = memory_limit_mb << 20;
-            if (timeout < 0) throw UsageError("--timeout must be >= 0");
+            o.runner.memory_limit_bytes =
+                memory_limit_text.empty() ? 0 : size_flag("--memory-limit-mb", memory_limit_text, kMaxMemoryLimitMb, "MiB") << 20;
             o.out = out.empty() ? std::filesystem::path("results") / (hostname() + "-" + utc_stamp()) : std::filesystem::path(out);
         }
         o.quiet = quiet;
@@ -314,6 +419,7 @@ int cli_main(int argc, char** argv) {
         for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
         const auto shard = choose_shard(o, shard_flag, shard_count, ShardEnvironment::from_process());
         if (shard && !o.resume) o.out = shard_out(o.out, !out.empty(), *shard);
+        if (!o.resume && !dry_run) refuse_folder_with_results(o.out);  // before a shard writes shard.json there
         auto points = expand(o.request, detect_machine());
         if (shard) points = apply_shard(o, *shard, points, detect_machine(), dry_run);
         if (dry_run) {

@@ -1,5 +1,7 @@
 #include "harness/external.hpp"
 
+#include "harness/runner.hpp"  // kMaxReplyBytes
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -63,7 +65,7 @@ std::optional<std::string> run_list(std::vector<std::string> command, std::strin
     close(pipefd[1]);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     char buf[4096];
-    bool timed_out = false;
+    bool timed_out = false, too_long = false;
     for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
@@ -75,15 +77,24 @@ std::optional<std::string> run_list(std::vector<std::string> command, std::strin
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) continue;
         ssize_t n = read(pipefd[0], buf, sizeof buf);
-        if (n > 0) out.append(buf, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR) break;
+        if (n > 0) {
+            // Bounded: a program that floods its --list answer cannot take the driver down.
+            if (out.size() + static_cast<std::size_t>(n) > kMaxReplyBytes) {
+                too_long = true;
+                break;
+            }
+            out.append(buf, static_cast<std::size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+            break;
+        }
     }
     close(pipefd[0]);
-    if (timed_out) kill(-pid, SIGKILL);
+    if (timed_out || too_long) kill(-pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (timed_out) return std::string("--list did not answer within 20 s");
+    if (too_long) return "--list answer longer than " + std::to_string(kMaxReplyBytes) + " bytes";
     if (WIFSIGNALED(status)) return "--list was killed by signal " + std::to_string(WTERMSIG(status));
     if (WEXITSTATUS(status) != 0) return "--list exited with status " + std::to_string(WEXITSTATUS(status));
     return std::nullopt;
@@ -151,6 +162,15 @@ std::optional<std::string> load_manifest(const std::string& path) {
         e.description = j.value("description", std::string("external backend"));
         e.preemptive = j.value("preemptive", false);
         e.origin = j.value("source", path) + " (program " + b.command.front() + ")";
+        // A program that runs on fewer OS threads than a point asks for (e.g. one): its points
+        // run on at most that many processors and are recorded so, as a C++ variant's fixed
+        // option max_processors (harness/plan.cpp).
+        if (j.contains("max_processors")) {
+            const auto& mp = j.at("max_processors");
+            if (!mp.is_number_integer() || mp.get<std::int64_t>() < 1 || mp.get<std::int64_t>() > 65536)
+                return std::string("\"max_processors\" must be an integer from 1 to 65536, got ") + shorten(mp.dump());
+            e.fixed["max_processors"] = std::to_string(mp.get<std::int64_t>());
+        }
         if (j.contains("options"))
             for (auto& o : j.at("options"))
                 e.options.push_back({o.at("name").get<std::string>(), o.value("default", std::string()),
@@ -171,6 +191,7 @@ std::optional<std::string> load_manifest(const std::string& path) {
         const auto& known = Registry::instance().workloads();
         for (auto& w : l.at("workloads")) {
             auto name = w.get<std::string>();
+            b.listed.push_back(name);
             if (known.count(name)) e.runners[name] = &external_runner_stub;
         }
         b.iterates = l.value("iterations", false);

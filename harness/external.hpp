@@ -29,6 +29,9 @@
 //
 // status "ok" with check "passed" is a measured point; any other check text fails it with
 // that text as the reason; status "failed" (with "reason") or "unsupported" fails it too.
+// The reply is read with a bound (kMaxReplyBytes per line, harness/runner.hpp): a longer
+// last line fails the point with "reply longer than ...". A manifest may declare
+// "max_processors" (the most OS threads the program uses) and "source" (its origin).
 // The full protocol: docs/adding-a-backend.md, "A backend in another language".
 #pragma once
 
@@ -48,6 +51,7 @@ struct ExternalBackend {
     std::string manifest;                        // the manifest's path
     std::map<std::string, std::string> context;  // from --list, recorded in context.json
     bool iterates = false;                       // --list said "iterations": true
+    std::vector<std::string> listed;             // the workloads --list names (known or not)
 };
 
 // load_external_backends — register every external backend found (see the file comment);

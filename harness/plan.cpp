@@ -332,9 +332,25 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
         }
     }
     std::vector<Point> unique = unique_points(std::move(points));
-    if (unique.empty())
-        throw UsageError("the sweep has no points: no selected backend runs the selected workloads"
-                         " (some workloads need a preemptive backend)");
+    if (unique.empty()) {
+        // Why: per backend, the cause it has (first of them, the message is one line).
+        std::string why;
+        for (auto* b : backends) {
+            std::vector<std::string> missing;
+            for (auto& w : workloads)
+                if (!b->runners.count(w)) missing.push_back(w);
+            if (missing.empty()) continue;
+            if (const ExternalBackend* x = external_backend(b->name)) {
+                why = b->name + "'s program does not implement " + join(missing, ", ") + " (its --list names " +
+                      (x->listed.empty() ? std::string("no workload") : join(x->listed, ", ")) + ")";
+            } else {
+                why = b->name + " does not run " + join(missing, ", ") + (b->preemptive ? "" : " (some workloads need a preemptive backend)");
+            }
+            break;
+        }
+        throw UsageError("the sweep has no points: no selected backend runs the selected workloads" +
+                         (why.empty() ? std::string() : ": " + why));
+    }
     return unique;
 }
 

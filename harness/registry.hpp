@@ -29,6 +29,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <climits>
@@ -114,6 +116,17 @@ class Registry {
     std::map<std::string, WorkloadEntry> workloads_;
 };
 
+// exception_reason — a failed run's reason from the exception that ended it: the sizes'
+// allocation failures say what they mean (a bare "std::bad_alloc" or "vector::reserve" does
+// not tell a user that N was too large for the machine).
+inline std::string exception_reason(const std::exception& e) {
+    if (dynamic_cast<const std::bad_alloc*>(&e))
+        return std::string("out of memory: the point's sizes need more memory than this process may use (") + e.what() + ")";
+    if (dynamic_cast<const std::length_error*>(&e))
+        return std::string("the point's sizes are larger than a container can hold (") + e.what() + ")";
+    return e.what();
+}
+
 // run_point — construct B's runtime from the context's options, run the workload inside
 // it ctx.runs times (the fork's warm-up and measured iterations: fresh threads each time,
 // one runtime instance, as Boost.Fiber's work_stealing allows one per process), tear the
@@ -144,7 +157,7 @@ Outcome run_point(const Context& ctx) {
                 try {
                     o = W::template run<B>(ctx);
                 } catch (const std::exception& e) {
-                    o = Outcome::failed(e.what());
+                    o = Outcome::failed(exception_reason(e));
                 }
                 if (o.ok && !(o.seconds >= 0)) o = Outcome::failed("workload reported a negative time");
                 o.cpu_seconds = process_cpu_seconds() - cpu0;
@@ -156,7 +169,7 @@ Outcome run_point(const Context& ctx) {
             }
         });
     } catch (const std::exception& e) {
-        report(done, Outcome::failed(std::string("runtime: ") + e.what()));
+        report(done, Outcome::failed(std::string("runtime: ") + exception_reason(e)));
     }
     return out;
 }

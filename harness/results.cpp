@@ -364,7 +364,7 @@ struct CsvRow {
     std::size_t offset;
     bool failed;
 };
-std::vector<CsvRow> csv_rows(const std::filesystem::path& file) {
+std::vector<CsvRow> csv_rows(const std::filesystem::path& file, std::vector<std::string>* damaged = nullptr) {
     std::vector<CsvRow> out;
     std::ifstream in(file, std::ios::binary);
     std::string line;
@@ -374,16 +374,26 @@ std::vector<CsvRow> csv_rows(const std::filesystem::path& file) {
         return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
     };
     const std::size_t ip = col("point"), ir = col("repetition"), is = col("status");
-    std::size_t offset = line.size() + 1;
+    std::size_t offset = line.size() + 1, number = 1;
     while (std::getline(in, line)) {
         const std::size_t here = offset;
         offset += line.size() + 1;
+        ++number;
         auto f = parse_csv_line(line);
-        if (f.size() != header.size() || ip >= f.size() || ir >= f.size()) continue;  // a torn last line
-        try {
-            out.push_back({{f[ip], std::stoi(f[ir])}, here, is < f.size() && f[is] == "failed"});
-        } catch (...) {
+        std::string why;
+        if (f.size() != header.size() || ip >= f.size() || ir >= f.size()) {
+            why = std::to_string(f.size()) + " fields where the header has " + std::to_string(header.size());
+        } else {
+            try {
+                std::size_t used = 0;
+                const int rep = std::stoi(f[ir], &used);
+                if (used != f[ir].size() || rep < 0) throw std::invalid_argument("repetition");
+                out.push_back({{f[ip], rep}, here, is < f.size() && f[is] == "failed"});
+            } catch (...) {
+                why = "repetition '" + f[ir].substr(0, 40) + "' is not a number";
+            }
         }
+        if (!why.empty() && damaged) damaged->push_back("line " + std::to_string(number) + ": " + why);
     }
     return out;
 }
@@ -394,6 +404,12 @@ bool complete(const ForkRows& r, const std::string& point, const RunsOf& runs) {
     return want < 0 || r.rows >= want;
 }
 }  // namespace
+
+std::vector<std::string> damaged_rows(const std::filesystem::path& file) {
+    std::vector<std::string> damaged;
+    csv_rows(file, &damaged);
+    return damaged;
+}
 
 std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir, const RunsOf& runs) {
     std::map<std::pair<std::string, int>, ForkRows> forks;

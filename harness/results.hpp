@@ -121,6 +121,11 @@ class ResultWriter : public Reporter {
 using RunsOf = std::function<int(const std::string& point_id)>;
 std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir, const RunsOf& runs = {});
 
+// damaged_rows — the lines of a results.csv that are not rows of its header ("line 7: 3
+// fields where the header has 30"), in file order; a torn last line counts too (--resume
+// repairs that one first: repair_torn_tail).
+std::vector<std::string> damaged_rows(const std::filesystem::path& file);
+
 // repair_incomplete_fork — when the last fork of dir/results.csv (and of points.jsonl) is
 // incomplete (a driver killed while writing a fork's rows), cut those rows and say so; the
 // fork is then measured again by --resume. Returns the rows removed from results.csv.

@@ -43,6 +43,57 @@ Outcome outcome_from_json(const std::string& s) {
     return o;
 }
 
+void ReplyReader::feed(const char* data, std::size_t n, const std::function<void(std::string&&)>& each_line) {
+    for (std::size_t i = 0; i < n;) {
+        const char* nl = static_cast<const char*>(std::memchr(data + i, '\n', n - i));
+        const std::size_t end = nl ? static_cast<std::size_t>(nl - data) : n;
+        const std::size_t len = end - i;
+        if (!overflow_) {
+            if (pending_.size() + len > limit_) {
+                overflow_ = true;
+                pending_.clear();
+                pending_.shrink_to_fit();
+            } else {
+                pending_.append(data + i, len);
+            }
+        }
+        current_ += len;
+        if (!nl) break;
+        // A complete line.
+        longest_ = std::max(longest_, current_);
+        if (overflow_) {
+            too_long_last_ = true;
+            any_too_long_ = true;
+        } else if (pending_.find_first_not_of(" \t\r") != std::string::npos) {
+            too_long_last_ = false;
+            last_ = pending_;
+            has_last_ = true;
+            each_line(std::move(pending_));
+        }
+        pending_.clear();
+        overflow_ = false;
+        current_ = 0;
+        i = end + 1;
+    }
+    longest_ = std::max(longest_, current_);
+}
+
+bool ReplyReader::too_long() const {
+    // The reply is the last non-blank line: a too-long line followed by nothing but an
+    // unfinished one, or by nothing at all.
+    if (overflow_) return true;
+    if (pending_.find_first_not_of(" \t\r") != std::string::npos) return false;
+    return too_long_last_;
+}
+
+const std::string& ReplyReader::last() const {
+    // A last line without a newline (a program that exits after writing it) is the reply too.
+    if (pending_.find_first_not_of(" \t\r") != std::string::npos) return pending_;
+    return last_;
+}
+
+bool ReplyReader::has_last() const { return has_last_ || pending_.find_first_not_of(" \t\r") != std::string::npos; }
+
 namespace {
 
 // run_inline — the fork's runs in this process; each outcome goes to `each` as it ends.
@@ -183,11 +234,27 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
     close(out_pipe[1]);
     close(err_pipe[1]);
 
-    std::string out, err;
+    // What the child writes is read with a bound, so a program that floods its output cannot
+    // take the driver down: stdout is taken line by line (a C++ child's lines are parsed as
+    // they come; of an external program's only the last non-blank line is kept, its reply),
+    // and a line longer than kMaxReplyBytes fails the point; of stderr the last 64 KiB are
+    // kept (the telling line is near its end).
+    ReplyReader reply(kMaxReplyBytes);
+    std::string err;
+    std::string failure;
     bool out_open = true, err_open = true, timed_out = false;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<long>(opts.timeout_seconds * 1000));
-    char buf[4096];
+    std::vector<char> buf(65536);
+    auto take_line = [&](std::string&& line) {
+        if (external) return;  // ReplyReader keeps the last one
+        if (!failure.empty()) return;
+        try {
+            m.runs.push_back(outcome_from_json(line));
+        } catch (const std::exception& e) {
+            failure = std::string("unreadable result from the point's process: ") + e.what();
+        }
+    };
     while (out_open || err_open) {
         int wait_ms = -1;
         if (opts.timeout_seconds > 0) {
@@ -203,12 +270,13 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
         if (r < 0 && errno == EINTR) continue;
         for (int i = 0; i < 2; ++i) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            ssize_t n = read(fds[i].fd, buf.data(), buf.size());
             if (n > 0) {
-                if (i == 0) out.append(buf, static_cast<std::size_t>(n));
+                if (i == 0) reply.feed(buf.data(), static_cast<std::size_t>(n), take_line);
                 else {
-                    err.append(buf, static_cast<std::size_t>(n));
-                    if (err.size() > 65536) err.erase(0, err.size() - 65536);
+                    err.append(buf.data(), static_cast<std::size_t>(n));
+                    // Cut at twice the bound, so the cut is amortised over many reads.
+                    if (err.size() > 2 * kStderrTailBytes) err.erase(0, err.size() - kStderrTailBytes);
                 }
             } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
                 (i == 0 ? out_open : err_open) = false;
@@ -230,24 +298,15 @@ Measurement measure(const Point& point, const RunnerOptions& opts) {
     m.cpu_seconds = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
 
     const std::string tail = telling_line(err);
-    // The runs the child reported (complete lines only), then why the fork ended early.
-    std::string failure;
-    if (external) {
-        if (!out.empty() && !timed_out && !WIFSIGNALED(status))
-            m.runs = external_outcomes(out, WEXITSTATUS(status), point.runs());
-    } else {
-        std::size_t pos = 0;
-        while (pos < out.size()) {
-            const auto nl = out.find('\n', pos);
-            if (nl == std::string::npos) break;  // a line cut by a crash: not a result
-            try {
-                m.runs.push_back(outcome_from_json(out.substr(pos, nl - pos)));
-            } catch (const std::exception& e) {
-                failure = std::string("unreadable result from the point's process: ") + e.what();
-                break;
-            }
-            pos = nl + 1;
-        }
+    // The runs the child reported (complete lines only: a line cut by a crash is not a
+    // result), then why the fork ended early.
+    if (reply.too_long() || (!external && reply.any_too_long())) {
+        failure = "reply longer than " + std::to_string(kMaxReplyBytes) + " bytes on one line of the " +
+                  (external ? std::string("program's") : std::string("point's process's")) + " stdout (" +
+                  std::to_string(reply.longest()) + " bytes seen)";
+    } else if (external) {
+        if (reply.has_last() && !timed_out && !WIFSIGNALED(status))
+            m.runs = external_outcomes(reply.last() + "\n", WEXITSTATUS(status), point.runs());
     }
     const bool last_failed = !m.runs.empty() && !m.runs.back().ok;
     const std::string at =

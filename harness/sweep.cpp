@@ -2,10 +2,14 @@
 
 #include <benchmark/benchmark.h>
 #include <regex.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -13,6 +17,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <string_view>
 
 #include "harness/external.hpp"  // gopeer (issue 13): external backends' context
 #include "harness/machine.hpp"
@@ -65,6 +71,16 @@ SweepOptions request_from_json(const std::string& text) {
     o.runner.timeout_seconds = j.at("timeout_seconds").get<double>();
     o.runner.memory_limit_bytes = j.at("memory_limit_bytes").get<std::size_t>();
     if (j.contains("shard")) o.shard = j["shard"];  // shard (issue 15)
+    // The values the command line would have refused (a hand-edited or damaged file).
+    auto refuse = [](const std::string& what) { throw std::runtime_error(what); };
+    if (r.repetitions < 1 || r.repetitions > 1000000) refuse("repetitions out of range");
+    if (r.warmup < -1 || r.warmup > 1000000) refuse("warmup out of range");
+    if (r.iterations != -1 && (r.iterations < 1 || r.iterations > 1000000)) refuse("iterations out of range");
+    if (!std::isfinite(r.budget_seconds) || r.budget_seconds <= 0 || r.budget_seconds > 365.0 * 24 * 3600)
+        refuse("budget_seconds out of range");
+    if (!std::isfinite(o.runner.timeout_seconds) || o.runner.timeout_seconds < 0 ||
+        o.runner.timeout_seconds > 365.0 * 24 * 3600)
+        refuse("timeout_seconds out of range");
     return o;
 }
 
@@ -106,36 +122,52 @@ void on_interrupt(int sig) {
 }
 
 // GbenchReporter — Google Benchmark's own reporters fed by our loop: JSONReporter writes
-// benchmark.json (what Google's compare.py reads), ConsoleReporter the table on stdout.
-// Each measured iteration is one run (manual time: its interval; cpu_time: the child
-// process's CPU time during that iteration, all threads), named by the point id, with
-// repetition_index counting the point's measured iterations over its forks; a failed fork
-// is one run with error_occurred. Warm-up iterations are not reported here (results.csv
-// has them).
+// benchmark.json (what Google's compare.py reads), ConsoleReporter the table on stdout
+// (--benchmark_format=console only). Each measured iteration is one run (manual time: its
+// interval; cpu_time: the child process's CPU time during that iteration, all threads), named
+// by the point id, with repetition_index counting the point's measured iterations over its
+// forks; a failed fork is one run with error_occurred. Warm-up iterations are not reported
+// here (results.csv has them).
+//
+// The file is valid JSON after every fork, so an interrupted sweep (SIGINT, SIGTERM, kill -9)
+// leaves one that compare.py reads: JSONReporter writes into a buffer; the file holds what it
+// wrote so far followed by the closing text JSONReporter::Finalize would write ("\n  ]\n}\n").
+// Each fork's runs are written over that closing text together with a new one, in one
+// pwrite: the file is only invalid while that call runs.
 class GbenchReporter : public Reporter {
   public:
-    GbenchReporter(const fs::path& file, const nlohmann::json& context, bool display, std::size_t name_width)
-        : out_(file), display_(display) {
-        if (!out_) throw UsageError("cannot write " + file.string());
+    // open — the file, created (or emptied) and checked writable; throws UsageError.
+    GbenchReporter(const fs::path& file, const nlohmann::json& context, bool display, bool quiet, std::size_t name_width)
+        : file_(file), display_(display) {
+        fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd_ < 0) throw UsageError("cannot write " + file.string() + ": " + std::strerror(errno));
         // Google Benchmark 1.7.1 keeps the custom context in a global map (AddCustomContext
         // only adds a key once): set it afresh for this sweep.
         auto*& global = benchmark::internal::GetGlobalContext();
         if (global) global->clear();
         for (auto& [k, v] : context.items()) benchmark::AddCustomContext(k, v.is_string() ? v.get<std::string>() : v.dump());
         benchmark::BenchmarkReporter::Context::executable_name = "coopbench";
-        json_.SetOutputStream(&out_);
+        json_.SetOutputStream(&buf_);
         json_.SetErrorStream(&std::cerr);
         benchmark::BenchmarkReporter::Context ctx;
         // Google Benchmark's runner sets this (its ConsoleReporter pads names to it); the
         // constructor leaves it unset.
         ctx.name_field_width = name_width;
         json_.ReportContext(ctx);
+        append_closed();
         if (display_) {
             console_.SetOutputStream(&std::cout);
-            console_.SetErrorStream(&std::cerr);
+            // ConsoleReporter prints the machine's context block on its error stream: not with -q.
+            console_.SetErrorStream(quiet ? &discard_ : &std::cerr);
             console_.ReportContext(ctx);
         }
     }
+    ~GbenchReporter() override {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    GbenchReporter(const GbenchReporter&) = delete;
+    GbenchReporter& operator=(const GbenchReporter&) = delete;
+
     void report(const ForkResult& fork) override {
         const Point& p = *fork.point;
         std::vector<benchmark::BenchmarkReporter::Run> runs;
@@ -177,36 +209,123 @@ class GbenchReporter : public Reporter {
         }
         if (runs.empty()) return;
         json_.ReportRuns(runs);
-        out_.flush();
+        append_closed();
         if (display_) console_.ReportRuns(runs);
     }
     void finish() override {
+        // Finalize writes exactly the closing text the file already ends with.
         json_.Finalize();
-        out_.flush();
+        buf_.str("");
+        if (fd_ >= 0) fsync(fd_);
         if (display_) console_.Finalize();
     }
     void set_repetitions(int r) { repetitions_ = r; }
 
   private:
+    static constexpr std::string_view kClosing = "\n  ]\n}\n";  // JSONReporter::Finalize's text
+
+    // append_closed — what JSONReporter wrote since the last call, then the closing text,
+    // written over the previous closing text in one call.
+    void append_closed() {
+        std::string text = buf_.str();
+        buf_.str("");
+        const std::size_t fresh = text.size();
+        text += kClosing;
+        const char* p = text.data();
+        std::size_t left = text.size();
+        off_t at = offset_;
+        while (left > 0) {
+            const ssize_t n = ::pwrite(fd_, p, left, at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw std::runtime_error("cannot write " + file_.string() + ": " + std::strerror(errno));
+            p += n;
+            at += n;
+            left -= static_cast<std::size_t>(n);
+        }
+        offset_ += static_cast<off_t>(fresh);
+    }
     std::int64_t family_of(const std::string& id) {
         auto [it, fresh] = families_.emplace(id, static_cast<std::int64_t>(families_.size()));
         return it->second;
     }
-    std::ofstream out_;
+    fs::path file_;
+    int fd_ = -1;
+    off_t offset_ = 0;  // where the closing text begins
     bool display_;
     int repetitions_ = 1;
+    std::ostringstream buf_;
+    std::ostream discard_{nullptr};  // no buffer: writes are dropped
     benchmark::JSONReporter json_;
     benchmark::ConsoleReporter console_{benchmark::ConsoleReporter::OO_Tabular};
     std::map<std::string, std::int64_t> families_;
 };
 
+// PointLine — the one line a point gets in a log: the median of its measured iterations
+// over its forks, their range and count, in the workload's unit, and whether a fork failed
+// (with the first reason) or ran while the machine was busy.
+class PointLine {
+  public:
+    void add(const ForkResult& fork) {
+        const int warmup = fork.point->warmup;
+        for (std::size_t i = 0; i < fork.m.runs.size(); ++i) {
+            const Outcome& o = fork.m.runs[i];
+            if (!o.ok) {
+                if (reason_.empty()) reason_ = o.reason.empty() ? std::string("failed") : o.reason;
+            } else if (static_cast<int>(i) >= warmup && std::isfinite(o.value)) {
+                values_.push_back(o.value);
+            }
+        }
+        noisy_ |= fork.noise.noisy;
+    }
+    std::string text(const std::string& unit) const {
+        std::string t;
+        if (!values_.empty()) {
+            auto v = values_;
+            std::sort(v.begin(), v.end());
+            const std::size_t n = v.size();
+            const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "%10s %s  [%s .. %s, %zu run%s]", number(median).c_str(), unit.c_str(),
+                          number(v.front()).c_str(), number(v.back()).c_str(), n, n == 1 ? "" : "s");
+            t = buf;
+        }
+        if (noisy_) t += "  noisy";
+        if (!reason_.empty()) {
+            std::string r = reason_.size() > 200 ? reason_.substr(0, 200) + "..." : reason_;
+            t += std::string(t.empty() ? "" : "  ") + "FAILED: " + r;
+        }
+        return t;
+    }
+
+  private:
+    // number — 4 significant digits, without an exponent below 10^9 (150800, 12.35, 0.01234).
+    static std::string number(double x) {
+        char buf[32];
+        if (std::fabs(x) >= 1e4 && std::fabs(x) < 1e9) std::snprintf(buf, sizeof buf, "%.0f", x);
+        else std::snprintf(buf, sizeof buf, "%.4g", x);
+        return buf;
+    }
+    std::vector<double> values_;
+    std::string reason_;
+    bool noisy_ = false;
+};
+
 }  // namespace
+
+void refuse_folder_with_results(const fs::path& out) {
+    for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
+        if (fs::exists(out / f))
+            throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
+                             out.string() + ", or give another --out");
+}
 
 int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     const Machine machine = detect_machine();
     // --benchmark_filter: Google Benchmark's regular expressions (POSIX extended) on point ids.
     std::vector<Point> points;
-    std::string filter, out_file, out_format = "json", display_format = "console";
+    // The display: one line per point (default), Google Benchmark's console tables
+    // (--benchmark_format=console), or nothing on stdout (--benchmark_format=json).
+    std::string filter, out_file, out_format = "json", display_format = "lines";
     for (auto& a : opts.benchmark_args) {
         const auto eq = a.find('=');
         const std::string name = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
@@ -227,16 +346,19 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         regfree(&re);
     }
     if (out_format != "json") throw UsageError("--benchmark_out_format: coopbench writes json only");
+    // A filter that matches none of the points is bad input, as Google Benchmark's "Failed to
+    // match any benchmarks" (a shard may hold no point at all: that is no error).
+    if (points.empty() && !all_points.empty())
+        throw UsageError("--benchmark_filter=" + filter + " matches none of the sweep's " + std::to_string(all_points.size()) +
+                         " points (ids such as " + all_points.front().id() + ")");
 
-    // The result folder must be writable before anything is measured.
-    std::error_code ec;
-    fs::create_directories(opts.out, ec);
-    {
-        auto probe = opts.out / ".coopbench-write-test";
-        std::ofstream t(probe);
-        if (ec || !t) throw UsageError("cannot write to output folder " + opts.out.string());
-        t.close();
-        fs::remove(probe, ec);
+    if (!opts.resume) refuse_folder_with_results(opts.out);
+    // --benchmark_out's folder must exist and be writable before the result folder is made.
+    if (!out_file.empty()) {
+        std::error_code fe;
+        const fs::path parent = fs::absolute(fs::path(out_file), fe).parent_path();
+        if (fs::is_directory(fs::path(out_file), fe) || !fs::is_directory(parent, fe) || access(parent.c_str(), W_OK) != 0)
+            throw UsageError("--benchmark_out=" + out_file + ": cannot write a file there");
     }
 
     nlohmann::json context = machine_context();
@@ -281,9 +403,20 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             context["resumed"] = resumed;
         }
     }
-    if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
-    write_file(opts.out / "context.json", context.dump(2));
 
+    // The result folder must be writable before anything is measured. A new sweep refused
+    // from here on (e.g. --benchmark_out cannot be opened) leaves no folder behind.
+    std::error_code ec;
+    const bool made_folder = !fs::exists(opts.out, ec);
+    fs::create_directories(opts.out, ec);
+    {
+        auto probe = opts.out / ".coopbench-write-test";
+        std::ofstream t(probe);
+        if (ec || !t) throw UsageError("cannot write to output folder " + opts.out.string());
+        t.close();
+        fs::remove(probe, ec);
+    }
+    try {
     // Which forks are still to be measured: a fork is done when all its rows are written.
     std::map<std::string, int> runs_of;
     for (auto& p : all_points) runs_of[p.id()] = p.runs();
@@ -294,6 +427,12 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     if (opts.resume) {
         repair_torn_tail(opts.out / "results.csv");
         repair_torn_tail(opts.out / "points.jsonl");
+        // A damaged line before the end is no interruption's trace: the folder was edited or
+        // broken otherwise, and resuming would leave it among the rows (readers drop it quietly).
+        if (const auto damaged = damaged_rows(opts.out / "results.csv"); !damaged.empty())
+            throw UsageError("cannot resume: " + (opts.out / "results.csv").string() + " " + damaged.front() +
+                             (damaged.size() > 1 ? " (and " + std::to_string(damaged.size() - 1) + " more)" : "") +
+                             ": repair or remove it, then resume");
         repair_incomplete_fork(opts.out, runs);
     }
     const auto done = opts.resume ? completed(opts.out, runs) : std::set<std::pair<std::string, int>>{};
@@ -320,9 +459,12 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     std::size_t name_width = 10;
     for (auto& p : points) name_width = std::max(name_width, p.id().size() + std::string("/manual_time").size());
     GbenchReporter gbench(out_file.empty() ? next_benchmark_json(opts.out) : fs::path(out_file), context,
-                          display_format == "console", name_width);
+                          display_format == "console", opts.quiet, name_width);
     gbench.set_repetitions(opts.request.repetitions);
     std::vector<Reporter*> reporters = {&writer, &gbench};
+    // Written last, when nothing can refuse the sweep any more: a refused resume records nothing.
+    if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
+    write_file(opts.out / "context.json", context.dump(2));
 
     const bool progress = !opts.quiet && isatty(STDERR_FILENO);
     const auto start = std::chrono::steady_clock::now();
@@ -337,10 +479,17 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     signal(SIGTERM, on_interrupt);
 
     // The sweep: points x forks x (warm-up + measured iterations, inside the fork).
+    const bool lines = display_format == "lines";
+    if (!opts.quiet)
+        std::fprintf(stderr, "coopbench: %zu forks of %zu points -> %s (the machine and the sweep: context.json there)\n", total,
+                     todo.size(), opts.out.c_str());
+    std::size_t id_width = 0;
+    for (auto& t : todo) id_width = std::max(id_width, t.point->id().size());
     for (auto& t : todo) {
         const Point* p = t.point;
         const BackendEntry* b = reg.backend(p->backend);
         bool said_noisy = false;
+        PointLine line;
         for (int rep : t.reps) {
             ForkResult fork;
             fork.point = p;
@@ -359,31 +508,47 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             fork.noise.runnable_after = proc.runnable_settled();
             fork.noise.noisy = is_noisy(fork.noise, machine.cores, p->options.processors);
             for (Reporter* r : reporters) r->report(fork);
+            line.add(fork);
             ++measured;
             const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
             if (!ok) ++failed;
+            // In a log of one line per point, that line says "noisy"; the other formats get
+            // a line of their own, with the readings.
             if (fork.noise.noisy && !said_noisy) {
                 said_noisy = true;
                 ++noisy_points;
-                std::fprintf(stderr, "%scoopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs busy with other work, %u cores)\n",
+                if (!lines)
+                    std::fprintf(stderr, "%scoopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs busy with other work, %u cores)\n",
                              progress ? "\r\033[K" : "", p->id().c_str(), fork.noise.runnable_before,
                              fork.noise.runnable_after, fork.noise.other_cpus, machine.cores);
             }
+            if (lines && rep == t.reps.back()) {
+                // The point's one line (stdout), above the live progress line (stderr).
+                if (progress) std::fprintf(stderr, "\r\033[K");
+                std::printf("%-*s  %s\n", static_cast<int>(id_width), p->id().c_str(), line.text(fork.unit).c_str());
+                std::fflush(stdout);
+            }
             if (progress) {
+                // One live line, rewritten in place (no newline: the next point's line or the
+                // summary replaces it).
                 double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 double left = el / static_cast<double>(measured) * static_cast<double>(total - measured);
-                std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s  elapsed %s, ~%s left%s", measured, total, p->id().c_str(),
-                             ok ? "ok" : "FAILED", clock_text(el).c_str(), clock_text(left).c_str(),
-                             measured == total ? "\n" : "");
+                std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s  elapsed %s, ~%s left", measured, total, p->id().c_str(),
+                             ok ? "ok" : "FAILED", clock_text(el).c_str(), clock_text(left).c_str());
             }
         }
     }
+    if (progress) std::fprintf(stderr, "\r\033[K");
     for (Reporter* r : reporters) r->finish();
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu noisy points) in %s\n", measured, failed, noisy_points,
                  opts.out.c_str());
     return 0;
+    } catch (const UsageError&) {
+        if (made_folder && !opts.resume) fs::remove_all(opts.out, ec);
+        throw;
+    }
 }
 
 }  // namespace coopbench

@@ -28,8 +28,15 @@ struct SweepOptions {
 };
 
 // run_sweep — measure every point (skipping those `out` already holds when resuming);
-// returns the process exit code (0 even when points failed: failures are results).
+// returns the process exit code (0 even when points failed: failures are results, and the
+// README's exit-code paragraph says so).
 int run_sweep(const SweepOptions& opts, const std::vector<Point>& points);
+
+// refuse_folder_with_results — a UsageError when `out` holds a sweep's files: a new sweep
+// there would mix two sweeps in one folder (rows measured twice, a context.json and
+// sweep.json that describe only the second), so it is refused before anything is touched. A
+// shard.json alone (a shard stopped before its sweep began) is no result: the shard may run.
+void refuse_folder_with_results(const std::filesystem::path& out);
 
 // request_to_json / request_from_json — sweep.json, so --resume can rebuild the sweep.
 std::string request_to_json(const SweepOptions& opts);

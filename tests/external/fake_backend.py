@@ -12,6 +12,8 @@ then be skipped) and, per MODE, answers:
   exit3     a correct line, then exit status 3
   silent    exits 0 without printing anything
   panic     a Go-style panic: "panic: ..." then a stack trace on stderr, exit status 2
+  flood     FAKE_FLOOD_MIB (default 64) MiB on one stdout line (and as much on stderr), in
+            1 MiB writes: the driver must read it with a bound
 """
 import json
 import os
@@ -50,6 +52,13 @@ elif mode == "exit3":
     sys.exit(3)
 elif mode == "silent":
     sys.exit(0)
+elif mode == "flood":
+    chunk = b"x" * (1 << 20)
+    for _ in range(int(os.environ.get("FAKE_FLOOD_MIB", "64"))):
+        sys.stdout.buffer.write(chunk)
+        sys.stderr.buffer.write(chunk)
+    sys.stdout.buffer.write(b"\n")
+    sys.stdout.flush()
 elif mode == "panic":
     sys.stderr.write("panic: fake ran out of patience\n\ngoroutine 1 [running]:\nmain.main()\n"
                      "\t/src/main.go:12 +0x1d\nexit status 2\n")

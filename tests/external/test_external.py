@@ -123,6 +123,94 @@ class Protocol(unittest.TestCase):
             self.assertIn("already registered", p.stderr)
 
 
+def manifest(folder, name, mode, **extra):
+    m = pathlib.Path(folder) / f"{name}.json"
+    m.write_text(json.dumps(dict({"name": name, "program": str(HERE / "fake_backend.py"), "args": [mode]}, **extra)))
+    return m
+
+
+class FirstClass(unittest.TestCase):
+    """What a backend author in another language meets: a flooding program, a one-thread
+    program, a workload the program does not implement, and `coopbench list`."""
+
+    def test_a_program_flooding_its_output_fails_its_point_and_the_driver_stays_small(self):
+        # The driver in a Python child of its own, so its peak RSS (RUSAGE_CHILDREN of that
+        # child: the driver and the program) is this run's alone.
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-flood", "flood")
+            script = ("import resource, subprocess, sys\n"
+                      "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+                      "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+            env = dict(os.environ, COOPBENCH_BACKENDS=str(m), FAKE_FLOOD_MIB="256")
+            p = subprocess.run([sys.executable, "-c", script, BIN, "run", "-b", "fake-flood", "-w", "create", "-p", "N=3",
+                                "-o", d + "/out", "-q"], env=env, capture_output=True, text=True, timeout=300)
+            rc, peak_kib = (int(x) for x in p.stdout.split())
+            self.assertEqual(rc, 0, p.stderr)
+            (r,) = rows(d + "/out")
+            self.assertEqual(r["status"], "failed")
+            self.assertIn("reply longer than 1048576 bytes", r["reason"])
+            # 256 MiB went through the pipe; the driver kept at most ~1 MiB of it.
+            self.assertLess(peak_kib, 128 * 1024, f"peak RSS {peak_kib} KiB")
+
+    def test_a_manifest_declares_max_processors(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-one", "good", max_processors=1)
+            p = run(["run", "--dry-run", "-b", "fake-one", "-w", "create", "-p", "N=3", "-P", "1,2,4"], [m])
+            self.assertEqual(p.stdout.splitlines()[0].split()[0], "fake-one/create/N=3/P=1", p.stdout)
+            self.assertIn("1 points", p.stdout)
+            run(["run", "-b", "fake-one", "-w", "create", "-p", "N=3", "-P", "2", "-o", d + "/out", "-q"], [m])
+            (r,) = rows(d + "/out")
+            self.assertEqual(r["status"], "ok", r["reason"])
+            self.assertEqual(json.loads(r["counters"])["processors_seen"], 1.0)
+            bad = manifest(d, "fake-zero", "good", max_processors=0)
+            p = run(["list"], [bad])
+            self.assertIn("max_processors", p.stderr)
+            self.assertIn("left out", p.stderr)
+
+    def test_a_workload_the_program_does_not_list_is_named_as_the_reason(self):
+        p = run(["run", "--dry-run", "-b", "fake-good", "-w", "lock-local"], [HERE / "backends"], check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("fake-good's program does not implement lock-local", p.stderr)
+        self.assertIn("its --list names create, switch, no-such-workload", p.stderr)
+        self.assertNotIn("preemptive", p.stderr)
+
+    def test_list_says_which_workloads_a_program_implements(self):
+        p = run(["list"], [HERE / "backends" / "good.json"])
+        self.assertIn("implements: create, switch", p.stdout)
+        self.assertIn("left out: no-such-workload", p.stdout)
+
+
+class PythonGenerators(unittest.TestCase):
+    """tests/external/pygen: a second backend in another language, written from the protocol
+    section of docs/adding-a-backend.md alone (generators on one OS thread, iterations, the
+    {"runs": [...]} reply, max_processors), through the tiny plan."""
+
+    MANIFEST = HERE / "pygen" / "backend.json"
+
+    def test_the_tiny_plan_passes_every_self_check_on_one_processor(self):
+        with tempfile.TemporaryDirectory() as d:
+            run(["run", "-b", "pygen", "--plan", "tiny", "-o", d, "-q"], [self.MANIFEST])
+            got = rows(d)
+            self.assertEqual({r["workload"] for r in got}, {"create", "switch", "lock-local", "lock-global", "tokenring"})
+            self.assertTrue(all(r["status"] == "ok" for r in got), [r["reason"] for r in got if r["status"] != "ok"])
+            self.assertEqual({r["processors"] for r in got}, {"1"})  # max_processors 1
+            # Warm-up and measured iterations in one process: iteration i is the process's run i.
+            for r in got:
+                self.assertEqual(json.loads(r["counters"])["process_run"], float(r["iteration"]), r["point"])
+            self.assertIn("tests/external/pygen/pygen.py", json.loads(run(["list", "--json"], [self.MANIFEST]).stdout)
+                          and [b["origin"] for b in json.loads(run(["list", "--json"], [self.MANIFEST]).stdout)["backends"]
+                               if b["name"] == "pygen"][0])
+
+    def test_every_self_check_catches_an_injected_fault(self):
+        with tempfile.TemporaryDirectory() as d:
+            run(["run", "-b", "pygen", "--plan", "tiny", "--inject-fault", "-o", d, "-q"], [self.MANIFEST])
+            got = rows(d)
+            self.assertTrue(got)
+            for r in got:
+                self.assertEqual(r["status"], "failed", r["point"])
+                self.assertIn("self-check failed", r["reason"], r["point"])
+
+
 class DocumentedExample(unittest.TestCase):
     """docs/adding-a-backend.md, "A backend in another language": the example as printed."""
 

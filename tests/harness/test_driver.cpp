@@ -686,11 +686,11 @@ TEST(DriverNoise, NoisyFlagFromAFakeProc) {
     for (bool busy : {false, true}) {
         fake(busy ? 64.0 : 0.0, busy ? 64 : 1);  // procs_running counts the reader itself
         auto dir = fresh_dir(std::string("noisy-") + (busy ? "busy" : "quiet"));
-        testing::internal::CaptureStderr();
+        testing::internal::CaptureStdout();
         ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=1,2", "-r", "2", "-W", "0", "-I", "2",
                        "--proc-root", proc.string(), "-o", dir, "-q"}),
                   0);
-        const std::string err = testing::internal::GetCapturedStderr();
+        const std::string out = testing::internal::GetCapturedStdout();
         auto rows = read_csv(dir / "results.csv");
         ASSERT_EQ(rows.size(), 8u);
         for (auto& r : rows) {
@@ -698,10 +698,11 @@ TEST(DriverNoise, NoisyFlagFromAFakeProc) {
             EXPECT_EQ(std::stod(r["load_before"]), busy ? 64.0 : 0.0);
             EXPECT_EQ(r["runnable_before"], busy ? "63" : "0");
         }
-        // One warning per noisy point (2 points), not per row or fork.
+        // Said once per noisy point (2 points), in the point's line, not per row or fork.
         std::size_t warnings = 0;
-        for (auto pos = err.find("noisy: "); pos != std::string::npos; pos = err.find("noisy: ", pos + 1)) ++warnings;
-        EXPECT_EQ(warnings, busy ? 2u : 0u) << err;
+        for (auto pos = out.find("noisy"); pos != std::string::npos; pos = out.find("noisy", pos + 1)) ++warnings;
+        EXPECT_EQ(warnings, busy ? 2u : 0u) << out;
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
         std::ifstream jl(dir / "points.jsonl");
         std::string line;
         ASSERT_TRUE(std::getline(jl, line));

@@ -1,0 +1,405 @@
+// The result folder is never mixed, damaged or left invalid: a new sweep into a folder with
+// results is refused untouched, --resume refuses what it cannot continue (a merged folder, a
+// damaged sweep.json or results.csv, other flags) with one line and records nothing,
+// benchmark.json is valid JSON after every fork, and the command line refuses values that
+// would fail later (inf/nan seconds, absurd sizes, empty lists, conflicting repetitions).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/cli.hpp"
+#include "harness/register_backend.hpp"
+#include "harness/runner.hpp"
+#include "runtimes/pthreads/pthreads.hpp"
+#include "tests/support/cli.hpp"
+
+namespace fs = std::filesystem;
+using coopbench::PthreadsBackend;
+
+// HoldBackend — pthreads that stays in its point while --backend-opt hold_file exists (a
+// point the test can keep running while it looks at the folder).
+struct HoldBackend : PthreadsBackend {
+    static constexpr std::string_view name = "hold";
+    class Runtime : public PthreadsBackend::Runtime {
+      public:
+        explicit Runtime(const coopbench::RuntimeOptions& o) : PthreadsBackend::Runtime(o), hold_(o.option("hold_file")) {}
+        template <class F>
+        void run(F&& f) {
+            while (!hold_.empty() && fs::exists(hold_)) usleep(20000);
+            PthreadsBackend::Runtime::run(std::forward<F>(f));
+        }
+
+      private:
+        std::string hold_;
+    };
+};
+COOPBENCH_REGISTER_BACKEND(coopbench::PthreadsBackend, "pthreads", "POSIX threads");
+COOPBENCH_REGISTER_BACKEND_VARIANT(HoldBackend, "hold", "runs while --backend-opt hold_file exists", {},
+                                   {{"hold_file", "", "a file; the point runs while it exists"}});
+
+namespace {
+
+int cli(const std::vector<std::string>& args) { return coopbench::test::cli_in_child(args); }
+
+// cli_err — the exit code and what went to stderr.
+std::pair<int, std::string> cli_err(const std::vector<std::string>& args) {
+    testing::internal::CaptureStderr();
+    const int rc = cli(args);
+    return {rc, testing::internal::GetCapturedStderr()};
+}
+
+fs::path fresh_dir(const std::string& name) {
+    fs::path d = fs::temp_directory_path() / ("coopbench-folder-" + std::to_string(getpid()) + "-" + name);
+    fs::remove_all(d);
+    return d;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// snapshot — every file under `dir` with its bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+    std::map<std::string, std::string> files;
+    for (auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = slurp(e.path());
+    return files;
+}
+
+std::size_t lines_of(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+const std::vector<std::string> kSmall = {"-b", "pthreads", "-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-q"};
+
+std::vector<std::string> small_run(const fs::path& out, std::vector<std::string> more = {}) {
+    std::vector<std::string> a = {"run"};
+    a.insert(a.end(), kSmall.begin(), kSmall.end());
+    a.insert(a.end(), more.begin(), more.end());
+    a.push_back("--out");
+    a.push_back(out.string());
+    return a;
+}
+
+}  // namespace
+
+// A second sweep into a folder that holds one is refused with one line, and nothing in the
+// folder changes (before: it appended a second measurement of every point and rewrote
+// context.json and sweep.json, even when it was then refused).
+TEST(Folder, NewRunIntoAFolderWithResultsIsRefusedAndTouchesNothing) {
+    const auto dir = fresh_dir("again");
+    ASSERT_EQ(cli(small_run(dir)), 0);
+    const auto before = snapshot(dir);
+    for (auto more : std::vector<std::vector<std::string>>{{}, {"-p", "N=20"}, {"-r", "2"}}) {
+        auto [rc, err] = cli_err(small_run(dir, more));
+        EXPECT_EQ(rc, 2) << err;
+        EXPECT_EQ(lines_of(err), 1u) << err;
+        EXPECT_NE(err.find("already holds results"), std::string::npos) << err;
+        EXPECT_NE(err.find("--resume " + dir.string()), std::string::npos) << err;
+        EXPECT_TRUE(snapshot(dir) == before) << "the folder changed";
+    }
+    fs::remove_all(dir);
+}
+
+// --resume of a folder `coopbench merge` made is refused with the commands that complete it
+// (before: it dropped the merge's keys from context.json, then aborted).
+TEST(Folder, ResumeOfAMergedFolderIsRefusedWithTheCommandThatCompletesIt) {
+    const auto dir = fresh_dir("shards"), merged = fresh_dir("merged");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20,30,40", "-W", "0", "-I", "1", "-q", "--shard", "0/2",
+                   "--out", dir.string()}),
+              0);
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    const int merge_rc = cli({"merge", merged.string(), dir.string()});
+    testing::internal::GetCapturedStdout();
+    testing::internal::GetCapturedStderr();
+    ASSERT_EQ(merge_rc, 1);  // shard 1/2 is missing
+    {
+        // The shard itself, run again as a new sweep: refused, its folder untouched.
+        const auto shard_before = snapshot(dir);
+        auto [rc, err] = cli_err({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20,30,40", "-W", "0", "-I", "1",
+                                  "-q", "--shard", "0/2", "--out", dir.string()});
+        EXPECT_EQ(rc, 2) << err;
+        EXPECT_NE(err.find("already holds results"), std::string::npos) << err;
+        EXPECT_TRUE(snapshot(dir) == shard_before) << "the shard folder changed";
+    }
+    const auto before = snapshot(merged);
+    auto [rc, err] = cli_err({"run", "--resume", merged.string()});
+    EXPECT_EQ(rc, 2) << err;
+    EXPECT_EQ(lines_of(err), 1u) << err;
+    EXPECT_NE(err.find("coopbench run --resume " + (dir / "shard-0-of-2").string()), std::string::npos) << err;
+    EXPECT_NE(err.find("coopbench merge"), std::string::npos) << err;
+    EXPECT_TRUE(snapshot(merged) == before) << "the folder changed";
+    fs::remove_all(dir);
+    fs::remove_all(merged);
+}
+
+// Seconds that are not finite, negative or beyond a year are bad input (before: --timeout
+// inf failed every point "after -9223372036854775808 s"; nan and inf were written to
+// sweep.json as null, and --resume then aborted).
+TEST(Folder, NonFiniteOrHugeSecondsAreBadInput) {
+    for (auto [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--timeout", "inf"}, {"--timeout", "nan"}, {"--timeout", "1e300"}, {"--timeout", "-1"},
+             {"--budget", "inf"}, {"--budget", "nan"}, {"--budget", "0"}, {"--budget", "1e300"}}) {
+        const auto dir = fresh_dir("seconds");
+        auto [rc, err] = cli_err(small_run(dir, {flag, value}));
+        EXPECT_EQ(rc, 2) << flag << " " << value << ": " << err;
+        EXPECT_EQ(lines_of(err), 1u) << err;
+        EXPECT_NE(err.find(flag), std::string::npos) << err;
+        EXPECT_FALSE(fs::exists(dir)) << flag << " " << value;
+    }
+}
+
+// A damaged sweep.json makes --resume say so in one line (before: an uncaught exception,
+// exit 134), and nothing is recorded in the folder.
+TEST(Folder, CorruptSweepJsonIsOneLineAndRecordsNothing) {
+    const auto dir = fresh_dir("corrupt");
+    ASSERT_EQ(cli(small_run(dir)), 0);
+    const std::string good = slurp(dir / "sweep.json");
+    auto with_timeout = [&](const std::string& v) {
+        auto j = nlohmann::json::parse(good);
+        j["timeout_seconds"] = nlohmann::json::parse(v);
+        return j.dump();
+    };
+    for (const std::string& text : {good.substr(0, good.size() / 2), std::string("[]"), std::string("{\"backends\": 3}"),
+                                    std::string("17"), with_timeout("null"), with_timeout("-5"), with_timeout("1e300")}) {
+        std::ofstream(dir / "sweep.json", std::ios::trunc) << text;
+        const auto before = snapshot(dir);
+        auto [rc, err] = cli_err({"run", "--resume", dir.string()});
+        EXPECT_EQ(rc, 2) << text << ": " << err;
+        EXPECT_EQ(lines_of(err), 1u) << err;
+        EXPECT_NE(err.find("sweep.json"), std::string::npos) << err;
+        EXPECT_TRUE(snapshot(dir) == before) << "the folder changed" << text;
+    }
+    fs::remove_all(dir);
+}
+
+// A line in the middle of results.csv that is no row is reported when resuming, and the
+// refused resume records nothing (no `resumed` in context.json). Before: resumed silently.
+TEST(Folder, GarbageLineInResultsIsReportedAndTheRefusedResumeRecordsNothing) {
+    const auto dir = fresh_dir("garbage");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20", "-W", "0", "-I", "1", "-q", "--out",
+                   dir.string()}),
+              0);
+    {
+        std::string csv = slurp(dir / "results.csv");
+        const auto first_row_end = csv.find('\n', csv.find('\n') + 1);
+        csv.insert(first_row_end + 1, "this is, not a row\n");
+        std::ofstream(dir / "results.csv", std::ios::trunc) << csv;
+    }
+    const auto before = snapshot(dir);
+    auto [rc, err] = cli_err({"run", "--resume", dir.string()});
+    EXPECT_EQ(rc, 2) << err;
+    EXPECT_EQ(lines_of(err), 1u) << err;
+    EXPECT_NE(err.find("results.csv line 3"), std::string::npos) << err;
+    EXPECT_TRUE(snapshot(dir) == before) << "the folder changed";
+    fs::remove_all(dir);
+}
+
+// --resume with a flag that would change the sweep is refused, not silently ignored.
+TEST(Folder, ResumeWithOtherFlagsIsRefused) {
+    const auto dir = fresh_dir("flags");
+    ASSERT_EQ(cli(small_run(dir)), 0);
+    const auto before = snapshot(dir);
+    for (auto more : std::vector<std::vector<std::string>>{
+             {"--repetitions", "5"}, {"-b", "pthreads"}, {"--out", "/tmp/elsewhere"}, {"--benchmark_repetitions=3"}}) {
+        std::vector<std::string> args = {"run", "--resume", dir.string()};
+        args.insert(args.end(), more.begin(), more.end());
+        auto [rc, err] = cli_err(args);
+        EXPECT_EQ(rc, 2) << more.front() << ": " << err;
+        EXPECT_EQ(lines_of(err), 1u) << err;
+        EXPECT_NE(err.find("takes no"), std::string::npos) << err;
+        EXPECT_TRUE(snapshot(dir) == before) << "the folder changed";
+    }
+    // -q and the reporters' flags are fine.
+    EXPECT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    fs::remove_all(dir);
+}
+
+// benchmark.json is valid JSON while the sweep runs (after every fork), after kill -9, and
+// beside benchmark-2.json after --resume (before: unterminated until the sweep's end).
+TEST(Folder, BenchmarkJsonIsValidAfterEveryForkAndAfterAKill) {
+    const auto dir = fresh_dir("gbench");
+    const fs::path hold = fs::temp_directory_path() / ("coopbench-folder-hold-" + std::to_string(getpid()));
+    { std::ofstream(hold) << "hold\n"; }
+    std::vector<std::string> args = {"coopbench", "run", "-b", "pthreads,hold", "-w", "create", "-p", "N=1,10",
+                                     "--backend-opt", "hold_file=" + hold.string(), "-W", "0", "-I", "2",
+                                     "-o", dir.string(), "-q"};
+    std::fflush(nullptr);
+    const pid_t driver = fork();
+    ASSERT_GE(driver, 0);
+    if (driver == 0) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        _exit(coopbench::cli_main(static_cast<int>(args.size()), argv.data()));
+    }
+    // pthreads/create/N=1 is measured first, then hold/create/N=1 waits for the file.
+    bool first_fork = false;
+    for (int i = 0; i < 3000 && !first_fork; ++i) {
+        usleep(10000);
+        first_fork = fs::exists(dir / "results.csv") && lines_of(slurp(dir / "results.csv")) >= 3;  // header + 2 rows
+    }
+    ASSERT_TRUE(first_fork) << "the first point was never measured";
+    usleep(100000);
+    const std::string mid = slurp(dir / "benchmark.json");
+    EXPECT_TRUE(nlohmann::json::accept(mid)) << mid.substr(mid.size() > 300 ? mid.size() - 300 : 0);
+    if (nlohmann::json::accept(mid)) {
+        const auto j = nlohmann::json::parse(mid);
+        EXPECT_EQ(j.at("benchmarks").size(), 2u);  // the first point's two measured iterations
+    }
+    kill(driver, SIGKILL);
+    int status = 0;
+    waitpid(driver, &status, 0);
+    EXPECT_TRUE(nlohmann::json::accept(slurp(dir / "benchmark.json")));
+    fs::remove(hold);
+    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    for (const char* f : {"benchmark.json", "benchmark-2.json"}) {
+        const std::string text = slurp(dir / f);
+        ASSERT_TRUE(nlohmann::json::accept(text)) << f;
+        EXPECT_FALSE(nlohmann::json::parse(text).at("benchmarks").empty()) << f;
+    }
+    fs::remove_all(dir);
+}
+
+// Bad input the command line used to take: each one line, exit 2, no folder made.
+TEST(Folder, MoreBadInputIsOneLineAndExitCodeTwo) {
+    const auto dir = fresh_dir("bad");
+    const std::vector<std::vector<std::string>> bad = {
+        {"--warmup", "-1"},                              // was taken as "the default"
+        {"--iterations", "-1"},
+        {"--memory-limit-mb", "-1"},                     // was "no limit"
+        {"--memory-limit-mb", "99999999999999"},
+        {"--stack-size", "18446744073709551615"},        // was accepted, the point crashed
+        {"--stack-size", "-1"},
+        {"--processors", ""},                            // was "the default"
+        {"--backends", ""},
+        {"--workloads", ""},
+        {"-r", "2", "--benchmark_repetitions=3"},        // the second silently won
+        {"--benchmark_filter=zzz"},                      // matched nothing, exit 0
+        {"--benchmark_out=/proc/coopbench-x.json"},      // left a half-made folder
+    };
+    for (auto& more : bad) {
+        std::vector<std::string> args = {"run", "-b", "pthreads", "-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-q"};
+        // The later flag wins in CLI11 for single values: the bad one comes last.
+        args.insert(args.end(), more.begin(), more.end());
+        args.push_back("--out");
+        args.push_back(dir.string());
+        auto [rc, err] = cli_err(args);
+        EXPECT_EQ(rc, 2) << more.front() << " " << (more.size() > 1 ? more[1] : "") << ": " << err;
+        EXPECT_EQ(lines_of(err), 1u) << more.front() << ": " << err;
+        EXPECT_FALSE(fs::exists(dir)) << more.front() << " left " << dir;
+        fs::remove_all(dir);
+    }
+    // The stack-size refusal names the limit.
+    auto [rc, err] = cli_err({"run", "--dry-run", "-b", "pthreads", "-w", "create", "--stack-size", "18446744073709551615"});
+    EXPECT_EQ(rc, 2);
+    EXPECT_NE(err.find("1073741824"), std::string::npos) << err;
+    // Equal repetitions by both flags are fine.
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "-r", "2", "--benchmark_repetitions=2"}), 0);
+    testing::internal::GetCapturedStdout();
+    // A word that is no command says so (before: "A subcommand is required").
+    auto [rc2, err2] = cli_err({"bench"});
+    EXPECT_EQ(rc2, 2);
+    EXPECT_EQ(lines_of(err2), 1u) << err2;
+    EXPECT_NE(err2.find("unknown command 'bench'"), std::string::npos) << err2;
+}
+
+// A log gets one line per point: the id, the median and range in the workload's unit, and
+// FAILED with the reason; no Google Benchmark table, no context block. Google's console
+// tables remain behind --benchmark_format=console.
+TEST(Folder, ALogGetsOneLinePerPoint) {
+    const auto dir = fresh_dir("log");
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    const int rc = cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20", "-W", "1", "-I", "3", "-r", "2",
+                        "--out", dir.string()});
+    const std::string out = testing::internal::GetCapturedStdout();
+    const std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_EQ(rc, 0) << err;
+    EXPECT_EQ(lines_of(out), 2u) << out;
+    EXPECT_NE(out.find("pthreads/create/N=10/P="), std::string::npos) << out;
+    EXPECT_NE(out.find("ns/thread"), std::string::npos) << out;
+    EXPECT_NE(out.find("6 runs]"), std::string::npos) << out;  // 2 forks x 3 measured
+    EXPECT_EQ(out.find("----"), std::string::npos) << out;   // no table rule
+    EXPECT_EQ(err.find("CPU Caches"), std::string::npos) << err;  // no context block
+    EXPECT_LE(lines_of(err), 3u) << err;  // what is measured, the summary, perhaps "oversubscribed"
+    fs::remove_all(dir);
+    // Google's console format on request; its context block is not printed with -q.
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-q",
+                   "--benchmark_format=console", "--out", dir.string()}),
+              0);
+    const std::string table = testing::internal::GetCapturedStdout();
+    const std::string quiet_err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(table.find("----"), std::string::npos) << table;
+    EXPECT_EQ(quiet_err.find("CPU Caches"), std::string::npos) << quiet_err;
+    EXPECT_EQ(quiet_err.find("Run on"), std::string::npos) << quiet_err;
+    fs::remove_all(dir);
+}
+
+// Sizes too large for the machine fail with a reason that says so (before: "std::bad_alloc").
+TEST(Folder, HugeSizesFailWithAClearReason) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "ASan's allocator reports an allocation this size (allocation-size-too-big) instead of throwing";
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    GTEST_SKIP() << "ASan's allocator reports an allocation this size (allocation-size-too-big) instead of throwing";
+#endif
+#endif
+    const auto dir = fresh_dir("huge");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "switch", "-p", "T=10^12", "-W", "0", "-I", "1", "-q", "--out",
+                   dir.string()}),
+              0);
+    const std::string csv = slurp(dir / "results.csv");
+    EXPECT_NE(csv.find("out of memory: the point's sizes need more memory"), std::string::npos) << csv;
+    fs::remove_all(dir);
+}
+
+// ReplyReader: lines split across reads, blank lines, a too-long line before a good one (kept:
+// the reply is the last line), a too-long last line (too_long), an unfinished last line.
+TEST(Folder, ReplyReaderKeepsTheLastLineWithABound) {
+    using coopbench::ReplyReader;
+    std::vector<std::string> seen;
+    auto each = [&](std::string&& l) { seen.push_back(std::move(l)); };
+    auto feed = [&](ReplyReader& r, const std::string& text, std::size_t chunk) {
+        for (std::size_t i = 0; i < text.size(); i += chunk) r.feed(text.data() + i, std::min(chunk, text.size() - i), each);
+    };
+    for (std::size_t chunk : {1, 3, 7, 64}) {
+        seen.clear();
+        ReplyReader r(16);
+        feed(r, "chatter\n\n  \n" + std::string(40, 'x') + "\n{\"ok\":1}\n\n", chunk);
+        EXPECT_EQ(seen, (std::vector<std::string>{"chatter", "{\"ok\":1}"})) << chunk;
+        EXPECT_FALSE(r.too_long()) << chunk;
+        EXPECT_TRUE(r.any_too_long()) << chunk;
+        EXPECT_EQ(r.last(), "{\"ok\":1}") << chunk;
+        EXPECT_EQ(r.longest(), 40u) << chunk;
+
+        ReplyReader flood(16);
+        feed(flood, "{\"ok\":1}\n" + std::string(1000, 'y') + "\n\n", chunk);
+        EXPECT_TRUE(flood.too_long()) << chunk;
+        EXPECT_EQ(flood.longest(), 1000u) << chunk;
+
+        ReplyReader unfinished(16);
+        feed(unfinished, "a\n{\"ok\":2}", chunk);
+        EXPECT_FALSE(unfinished.too_long()) << chunk;
+        EXPECT_TRUE(unfinished.has_last()) << chunk;
+        EXPECT_EQ(unfinished.last(), "{\"ok\":2}") << chunk;
+
+        ReplyReader endless(16);
+        feed(endless, "{\"ok\":3}\n" + std::string(100, 'z'), chunk);  // still writing when it ended
+        EXPECT_TRUE(endless.too_long()) << chunk;
+    }
+}

@@ -12,7 +12,7 @@
  * for ever on its unit while the Parkers sleep is an invalid end state. At the end the
  * token is free (assert in the final check) so later wake-ups are not suppressed.
  *
- * -DOLD_PROTOCOL models the protocol coop had before issue 9 (one shared epoch futex, a
+ * -DOLD_PROTOCOL models the earlier protocol of coop (one shared epoch futex, a
  * `working` count, a `waking` flag that every returning parker clears); Spin must find its
  * lost wake-up (the waking flag left set after a parker found work on its own).
  */

@@ -8,12 +8,18 @@ timed iterations of all forks ("failed" when no run succeeded), then each backen
 to pthreads (median / pthreads' median; > 1 is slower) with its bootstrap 95 % interval
 (columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), each coop backend / go (native,
 native-ws, native-parasail and the other native-* builds) when both ran
-(in table1.md as "0.85× (0.80–0.91)"), then the paper's own
+(in table1.md as "0.85× (0.80–0.91)"), when the folder has tokio results `best coop` (the coop
+backend with the lowest median in that row) and `best coop / tokio` with its interval (in
+table1.md as "native-ws: 0.50× (0.41–0.61)"), then the paper's own
 Native / Linux / Windows numbers and its Native/Linux ratio, read from
-results/paper/table1.csv.
+results/paper/table1.csv. `noisy` names the backends whose cell was measured while the
+machine was busy (the harness's noise guard marked a fork of that point noisy, as report.md's
+`⚠ noisy`); table1.md and the figure mark those cells, and every ratio with a noisy side, with
+a dagger (NOISY_MARK) and a footnote.
 
-Three outputs: table1.csv (every column), table1.md (compact: the times per backend, native
-/ go and the paper's Native/Linux ratio; the other ratios are in the CSV and the figure) and
+Three outputs: table1.csv (every column), table1.md (compact: the times per backend, each
+coop policy / go, best coop / tokio and the paper's Native/Linux ratio, noisy cells marked;
+the other ratios are in the CSV and the figure) and
 table1.png/.svg, the ratios drawn: per row, each backend's time relative to pthreads on a
 log axis, one marker per backend (the figures' backend styles), and the paper's
 Native/Linux ratio as a star beside ours.
@@ -47,6 +53,13 @@ REFERENCE = "pthreads"
 PAPER_CSV = Path(__file__).resolve().parents[2] / "results" / "paper" / "table1.csv"
 VARIANT_MARKERS = ("d", "p", "h", "8", "H", "<", ">")
 PAPER_COLUMNS = (("native_ms", "paper Native"), ("linux_ms", "paper Linux"), ("windows_ms", "paper Windows"))
+TOKIO = "tokio"
+BEST_COOP = "best coop"
+BEST_COOP_TOKIO = f"{BEST_COOP} / {TOKIO}"
+# The mark of a cell measured while the machine was busy (the harness's `noisy` column; report.md marks the
+# same points "⚠ noisy" and lists them under *Noisy points*): short, since table1.md is compact.
+NOISY_MARK = "†"
+NOISY_NOTE = "measured while the machine was busy"
 
 
 def parse_params(text: str) -> dict:
@@ -121,6 +134,17 @@ def _backend_order(backends) -> list:
     return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
 
 
+def is_coop(backend: str) -> bool:
+    """is_coop — coop's backends: native and its scheduling policies and builds (native-ws, native-parasail, ...)."""
+    return backend == "native" or backend.startswith("native-")
+
+
+def _noisy(rows: pd.DataFrame) -> bool:
+    """Whether any fork of these rows was marked noisy by the harness (a point is noisy when any of its forks is,
+    as coopbench.stats.summarize and report.md count it); False for a folder without the column."""
+    return "noisy" in rows.columns and bool(rows["noisy"].fillna(False).astype(bool).any())
+
+
 def _median(rows: pd.DataFrame):
     """The median of the timed ok values (coopbench.stats.warm_sample); "failed" when every run failed; NaN
     when there are none."""
@@ -183,11 +207,13 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
     row_p = p_row if p_row is not None else (int(procs.mode().max()) if len(procs) else None)
     row["P"] = row_p
     row["size"] = "paper" if same else "reduced"
-    medians, notes = {}, []
+    medians, notes, noisy = {}, [], []
     for b in backends:
         gb = g[g["backend"] == b]
         medians[b] = _median(gb)
         row[b] = medians[b]
+        if _noisy(gb):
+            noisy.append(b)
         bp = sorted(gb["processors"].dropna().astype(int).unique())
         if len(bp) and bp != [row_p]:
             notes.append(f"{b} at P={','.join(str(x) for x in bp)}")
@@ -199,17 +225,60 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
         for b in backends:
             if b == "native" or b.startswith("native-"):  # coop: native, native-ws, native-parasail, native-clang...
                 _ratio(row, f"{b} / go", g[g["backend"] == b], g[g["backend"] == "go"], medians[b], medians["go"])
+    if TOKIO in medians:  # the fastest coop policy of this row against tokio
+        timed = [b for b in backends if is_coop(b) and isinstance(medians[b], float) and not math.isnan(medians[b])]
+        best = min(timed, key=lambda b: medians[b]) if timed else ""
+        row[BEST_COOP] = best
+        _ratio(row, BEST_COOP_TOKIO, g[g["backend"] == best], g[g["backend"] == TOKIO],
+               medians[best] if best else math.nan, medians[TOKIO])
     row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
     for col, label in PAPER_COLUMNS:
         row[label] = float(ref[col]) if ref is not None else math.nan
     row["paper Native / Linux"] = float(ref["native_ms"]) / float(ref["linux_ms"]) if ref is not None else math.nan
     row["notes"] = "; ".join(notes)
+    row["noisy"] = "; ".join(noisy)
     return row
+
+
+def noisy_backends(row) -> set:
+    """noisy_backends — the backends whose cell in this table row was measured on a busy machine."""
+    text = row.get("noisy", "") if hasattr(row, "get") else ""
+    return {b for b in str(text).split("; ") if b} if isinstance(text, str) else set()
+
+
+def cell_noisy(row, column: str) -> bool:
+    """cell_noisy — whether the cell `column` of a table row rests on a noisy measurement: a backend's time when
+    its cell is noisy, a ratio "X / Y" when either side is (`best coop` stands for the backend it names)."""
+    noisy = noisy_backends(row)
+    if not noisy or column.startswith("paper "):
+        return False
+    if " / " in column:
+        num, den = column.split(" / ", 1)
+        if num == BEST_COOP:
+            num = row.get(BEST_COOP, "")
+        return num in noisy or den in noisy
+    return column in noisy
+
+
+def noisy_ratio_cells(table: pd.DataFrame, reference: str) -> list:
+    """noisy_ratio_cells — (row position, column) of every drawn ratio to `reference` that rests on a noisy
+    measurement (the cells the figure marks)."""
+    cols = [c for c in table.columns if c.endswith(f" / {reference}")]
+    out = []
+    for i, (_, r) in enumerate(table.iterrows()):
+        for c in cols:
+            v = r[c]
+            if isinstance(v, float) and not math.isnan(v) and v > 0 and cell_noisy(r, c):
+                out.append((i, c))
+    return out
 
 
 # Columns of the compact Markdown table besides the backends' times (all are in the CSV).
 MD_COLUMNS_BEFORE = ("benchmark", "params", "P", "size")
 MD_COLUMNS_AFTER = ("paper Native / Linux", "notes")
+# Columns that are neither a backend's time nor shown as their own column in table1.md (best coop is shown
+# inside its ratio's cell; noisy as the marks).
+NOT_TIMES = ("workload", BEST_COOP, "noisy")
 
 
 def go_ratio_columns(table: pd.DataFrame) -> list:
@@ -217,12 +286,18 @@ def go_ratio_columns(table: pd.DataFrame) -> list:
     return [c for c in table.columns if c.endswith(" / go")]
 
 
+def tokio_ratio_columns(table: pd.DataFrame) -> list:
+    """tokio_ratio_columns — ["best coop / tokio"] when the table has tokio results, else []."""
+    return [BEST_COOP_TOKIO] if BEST_COOP_TOKIO in table.columns else []
+
+
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
     """to_markdown — the compact table as GitHub Markdown (times per backend, each coop policy / go, the paper's
     Native/Linux ratio), with a note on units, ratios and the source."""
-    times = [c for c in table.columns if c not in MD_COLUMNS_BEFORE + MD_COLUMNS_AFTER and " / " not in c
-             and not c.startswith("paper ") and c != "workload"]
+    times = [c for c in table.columns if c not in MD_COLUMNS_BEFORE + MD_COLUMNS_AFTER + NOT_TIMES
+             and " / " not in c and not c.startswith("paper ")]
     cols = [c for c in MD_COLUMNS_BEFORE if c in table.columns] + times + go_ratio_columns(table) + \
+        tokio_ratio_columns(table) + \
         [c for c in MD_COLUMNS_AFTER if c in table.columns and not (c == "notes" and not table[c].astype(bool).any())]
     lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
              "|" + "|".join("---" if c in ("benchmark", "workload", "params", "size", "paper params", "notes") else "---:"
@@ -233,6 +308,8 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
             v = r[c]
             if isinstance(v, str):
                 cells.append(v)
+            elif c == BEST_COOP_TOKIO:  # "native-ws: 0.50× (0.41–0.61)": which coop policy, its ratio
+                cells.append(f"{r[BEST_COOP]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'])}" if v == v else "")
             elif " / " in c and f"{c} lo" in r:  # "2.10× (1.90–2.40)": the ratio and its interval
                 cells.append(cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else "")
             elif " / " in c:
@@ -243,18 +320,29 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
                 cells.append("" if math.isnan(v) else f"{v:,.0f}".replace(",", "'"))  # the paper's ms
             else:
                 cells.append(_fmt_ms(v))
+            if cells[-1] and cell_noisy(r, c):
+                cells[-1] += f" {NOISY_MARK}"
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
               f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
               f"spawn to after the last join); `native / go` (and `native-ws / go`, `native-parasail / go` "
               f"for coop's other scheduling policies): the policy's median divided by go's (< 1: coop is "
-              f"faster), with its bootstrap 95 % interval (both samples resampled); `paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
+              f"faster), with its bootstrap 95 % interval (both samples resampled); "
+              + (f"`{BEST_COOP_TOKIO}`: the coop policy with the lowest median in that row (named) divided by "
+                 f"{TOKIO}'s median, with its interval; " if tokio_ratio_columns(table) else "")
+              + f"`paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
               f"Every backend's ratio to {REFERENCE} is drawn in table1.png and listed in table1.csv, with the "
               "paper's ms and parameters. "
               "P: the processors the row ran on (`notes` names backends that ran on other P). "
               "`size` reduced: our parameters differ from the paper's. Paper: Negele et al. 2017, Table 1 "
-              "(64-core AMD Opteron 6380; Linux 2.6.32, Windows Server 2008 R2), results/paper/table1.csv.",
-              "", f"_{cr.caption(context)}_"]
+              "(64-core AMD Opteron 6380; Linux 2.6.32, Windows Server 2008 R2), results/paper/table1.csv."]
+    if any(noisy_backends(r) for _, r in table.iterrows()):
+        lines += ["", f"{NOISY_MARK}: {NOISY_NOTE} (the harness's noise guard marked a fork of that backend's point "
+                      "noisy: other processes had more runnable threads than the point left cores free, or used more "
+                      "CPU time than that; its time may be slower than on a quiet machine); a ratio is marked when "
+                      "either side is. report.md's *Noisy points* lists the forks; table1.csv's `noisy` column names "
+                      "the backends."]
+    lines += ["", f"_{cr.caption(context)}_"]
     return "\n".join(lines)
 
 
@@ -322,7 +410,14 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
     ax.set_xlabel(f"run time relative to {REFERENCE} (log; < 1: faster than {REFERENCE})")
     ax.set_title("Table 1 — application benchmarks, time relative to pthreads")
     ax.grid(True, axis="x", which="major", alpha=0.3)
+    # Ratios resting on a noisy measurement get the dagger beside their marker.
+    for i, c in noisy_ratio_cells(table, REFERENCE):
+        ax.annotate(NOISY_MARK, (table[c].iloc[i], n - 1 - i + offsets[c]), xytext=(5, 1),
+                    textcoords="offset points", fontsize=9, color="#b00000", va="center")
     handles, names = ax.get_legend_handles_labels()
+    if noisy_ratio_cells(table, REFERENCE):
+        handles.append(Line2D([], [], linestyle="none", marker="$" + NOISY_MARK + "$", color="#b00000"))
+        names.append(NOISY_NOTE)
     failed = any(isinstance(v, str) and v == "failed" for c in table.columns for v in table[c])
     if failed:
         handles.append(Line2D([], [], linestyle="none"))
@@ -359,8 +454,9 @@ def make(res, outdir):
     if figs:
         items.append({"title": f"Table 1 — application benchmarks: time relative to {REFERENCE} "
                                "(the paper's Native/Linux as a star)", "files": [str(p) for p in figs]})
-    items.append({"title": "Table 1 — application benchmarks (median ms; each coop policy / go; the paper's Native/Linux; "
-                           "every ratio in table1.csv)", "markdown": md})
+    items.append({"title": "Table 1 — application benchmarks (median ms; each coop policy / go; best coop / tokio; "
+                           f"the paper's Native/Linux; {NOISY_MARK}: {NOISY_NOTE}; every ratio in table1.csv)",
+                  "markdown": md})
     return items
 
 

@@ -109,8 +109,9 @@ TEST(StackPool, GuardedWithinTheMappingBudgetCarvedBeyond) {
 TEST(StackPool, UnguardedStacksAreCarvedFromRegions) {
     StackPool pool(8192, false);
     EXPECT_EQ(pool.guard_budget(), 0u);
-    const long used = mappings_now();
     std::vector<Stack*> stacks;
+    stacks.reserve(2 * StackPool::kRegionSlots);  // before counting: the vector maps nothing later
+    const long used = mappings_now();
     for (std::size_t i = 0; i < 2 * StackPool::kRegionSlots; ++i) {
         Stack* s = pool.allocate();
         ASSERT_NE(s, nullptr);
@@ -118,7 +119,10 @@ TEST(StackPool, UnguardedStacksAreCarvedFromRegions) {
         touch_all(s);
         stacks.push_back(s);
     }
-    EXPECT_LE(mappings_now() - used, 2);
+    // Two regions: two mappings (one each, or one if they merged). Under the sanitizers their
+    // own allocators map memory as the test runs (ASan's shadow and allocator regions: 9 new
+    // mappings seen in CI): kSlack there, still far below one mapping per stack (512).
+    EXPECT_LE(mappings_now() - used, 2 + (coop_test::kSanitized ? kSlack : 0));
     for (Stack* s : stacks) {
         s->next = nullptr;
         pool.give(s);

@@ -2,7 +2,8 @@
 # check_local_queue.sh — verify models/local_queue.pml with Spin: the ring (owner push /
 # push_next / pop / runnext pick against thieves that steal_into rings of their own, steal
 # from each other, and push items again) must take every push exactly once at several sizes,
-# and each mutant must be rejected (so the check can fail). About 65 s and 0.9 GB at most. Exit 77 (CTest: skipped) when spin or a C compiler is missing.
+# and each mutant must be rejected (so the check can fail). About 65 s and 0.9 GB at most.
+# Exit 77 (CTest: skipped) when spin or a C compiler is missing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 spin=$(command -v spin) || { echo "spin not installed: skipped"; exit 77; }

@@ -2,6 +2,9 @@
 // hang into a failure, and sizes scaled down under sanitizers.
 #pragma once
 
+#include <stdlib.h>
+
+#include <string>
 #include <thread>
 
 #include "runtimes/native/config.hpp"
@@ -25,5 +28,18 @@ inline unsigned many_processors() {
     unsigned n = std::thread::hardware_concurrency();
     return n < 2 ? 2 : n;
 }
+
+// ScopedEnv — an environment variable set for the scope (coop reads COOP_* variables when
+// a Runtime or a stack pool is built).
+class ScopedEnv {
+  public:
+    ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+    ~ScopedEnv() { unsetenv(name_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+  private:
+    const char* name_;
+};
 
 }  // namespace coop_test

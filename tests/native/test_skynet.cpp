@@ -22,17 +22,7 @@ using coopbench::Context;
 using coopbench::NativeBackend;
 using coopbench::Skynet;
 
-// ScopedEnv — an environment variable set for the scope (coop's pool reads it when built).
-class ScopedEnv {
-  public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
-    ~ScopedEnv() { unsetenv(name_); }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-  private:
-    const char* name_;
-};
+using coop_test::ScopedEnv;
 
 Context point(const std::string& scheduling, unsigned processors, int levels) {
     Context ctx;

@@ -27,17 +27,7 @@ namespace {
 using coop::internal::Stack;
 using coop::internal::StackPool;
 
-// ScopedEnv — an environment variable set for the scope (the pool reads it when built).
-class ScopedEnv {
-  public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
-    ~ScopedEnv() { unsetenv(name_); }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-  private:
-    const char* name_;
-};
+using coop_test::ScopedEnv;
 
 long mappings_now() {
     std::ifstream f("/proc/self/maps");

@@ -21,6 +21,15 @@
 //       says in advance why `threads` live threads cannot fit (pid_max, memory, ...), so a
 //       point fails cleanly instead of taking the machine down.
 //   static constexpr bool preemptive;   // true for OS threads; spin-waiting workloads need it.
+//   template <class T> class Channel;   // the backend's own channel (HasChannel below); a
+//       backend without one gets coopbench::apps::GenericChannel, built from its Mutex and
+//       CondVar (workloads/apps/channel.hpp). Go's semantics:
+//         explicit Channel(std::size_t capacity);  // 0: unbuffered, a rendezvous
+//         void send(T v);            // blocks while full (C = 0: until a receiver took v);
+//                                    // throws ChannelClosed if the channel is or becomes closed
+//         std::optional<T> recv();   // blocks while empty; nothing once closed and drained
+//         void close();              // wakes every waiter; a second close throws ChannelClosed
+//         static constexpr std::string_view kind;  // what it is, for context.json
 //
 // Preconditions (what the harness guarantees a backend; docs/adding-a-backend.md):
 //   - One Runtime at a time per process: the driver constructs a Runtime, calls run() once,
@@ -79,6 +88,13 @@ class SpawnError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// ChannelClosed — thrown by a channel's send on a closed channel and by a second close
+// (Go panics in both cases); workloads catch it and report the point failed.
+class ChannelClosed : public std::logic_error {
+  public:
+    using std::logic_error::logic_error;
+};
+
 namespace detail {
 struct NopFn {
     void operator()() const noexcept {}
@@ -119,6 +135,16 @@ concept Backend =
 template <class B>
 concept HasCapacity = requires(const RuntimeOptions& o, std::size_t n) {
     { B::capacity(o, n) } -> std::same_as<std::optional<std::string>>;
+};
+
+// HasChannel — B brings its own channel (a template over the value type, see above).
+template <class B>
+concept HasChannel = requires(typename B::template Channel<long>& ch, long v) {
+    requires std::constructible_from<typename B::template Channel<long>, std::size_t>;
+    ch.send(v);
+    { ch.recv() } -> std::same_as<std::optional<long>>;
+    ch.close();
+    { B::template Channel<long>::kind } -> std::convertible_to<std::string_view>;
 };
 
 // is_preemptive — B's threads are preempted by the OS (spin-waiting on them is safe).

@@ -33,9 +33,7 @@
 #include <limits>
 #include <string_view>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "runtimes/native/cpu_relax.hpp"
 
 namespace locks {
 
@@ -90,14 +88,9 @@ class Deadline {
     bool started_ = false;
 };
 
-// cpu_relax — a spin-wait hint (x86 PAUSE); a no-op elsewhere.
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield" ::: "memory");
-#endif
-}
+// cpu_relax — coop's spin-wait hint (runtimes/native/cpu_relax.hpp: x86 PAUSE, aarch64
+// YIELD, else nothing), the one every spinning loop of the project uses.
+using coop::cpu_relax;
 
 // random_below — a per-thread xorshift64* number in [0, n) (n > 0); no shared state.
 inline std::uint32_t random_below(std::uint32_t n) {

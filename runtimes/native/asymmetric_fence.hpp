@@ -1,6 +1,7 @@
 // asymmetric_fence.hpp — an asymmetric store–load fence: a compiler-only fence on the
 // frequent (light) side, Linux membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on the rare
-// (heavy) side.
+// (heavy) side. Part of coop for its owner guard (owner_guard.hpp); locks/ includes it from
+// here.
 //
 // Citation: the idea of folly's asymmetric thread fence (folly/synchronization/
 // AsymmetricThreadFence.h, asymmetric_thread_fence_light/heavy); Linux membarrier(2).
@@ -28,7 +29,7 @@
 #include <cstring>
 #include <string>
 
-namespace locks {
+namespace coop {
 
 // asymmetric_fence_light — the cheap side: a compiler-only fence.
 inline void asymmetric_fence_light() { std::atomic_signal_fence(std::memory_order_seq_cst); }
@@ -76,4 +77,4 @@ inline void asymmetric_fence_heavy() {
     }
 }
 
-}  // namespace locks
+}  // namespace coop

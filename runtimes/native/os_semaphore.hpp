@@ -18,7 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace locks {
+#include "runtimes/native/cpu_relax.hpp"
+
+namespace coop {
 
 class OsSemaphore {
   public:
@@ -36,7 +38,7 @@ class OsSemaphore {
     void acquire() {
         for (int i = 0; i < kSpins; ++i) {
             if (try_acquire()) return;
-            spin_pause();
+            cpu_relax();
         }
         while (sem_wait(&s_) != 0)
             if (errno != EINTR) fail("sem_wait");
@@ -55,13 +57,6 @@ class OsSemaphore {
 
   private:
     static constexpr int kSpins = 2000;  // ~10-50 µs of pause: about one membarrier on KVM
-    static void spin_pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
-    }
     [[noreturn]] static void fail(const char* what) {
         std::perror(what);
         std::abort();
@@ -69,4 +64,4 @@ class OsSemaphore {
     sem_t s_;
 };
 
-}  // namespace locks
+}  // namespace coop

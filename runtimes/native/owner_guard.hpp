@@ -1,9 +1,12 @@
-// owner_guard.hpp — `owner-guard` and `owner-guard-asym`: mostly lock-free access to a
-// resource that one owner thread uses most of the time.
+// owner_guard.hpp — coop::OwnerGuard and coop::OwnerGuardAsym (`owner-guard`,
+// `owner-guard-asym` in the lock workloads): mostly lock-free access to a resource that one
+// owner thread uses most of the time. Part of coop because native-parasail's deques
+// (ws/parasail_queue.hpp) stand on it; locks/owner_guard.hpp includes it from here for the
+// lock workloads.
 //
 // Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
-// 24 Sep 2012 (papers/parasail-work-stealing-owner-access.txt), and the comments under it
-// (plain atomics are not barriers: the flag protocol needs store–load ordering).
+// 24 Sep 2012, and the comments under it (plain atomics are not barriers: the flag
+// protocol needs store–load ordering). Full reference: docs/papers.md.
 //
 // Design (the blog's protocol exactly): two flags, owner_wants and nonowner_wants, one
 // mutex, and a FIFO queue of waiting non-owners protected by that mutex.
@@ -33,7 +36,7 @@
 // Where the store–load order comes from:
 //   OwnerGuard      seq_cst stores and loads of both flags (on x86 each owner store is an
 //                   XCHG: two full barriers per owner access, ~2 x 10-20 cycles);
-//   OwnerGuardAsym  an asymmetric fence (locks/asymmetric_fence.hpp): the owner's path is
+//   OwnerGuardAsym  an asymmetric fence (asymmetric_fence.hpp): the owner's path is
 //                   plain loads/stores and a compiler fence; each non-owner entry calls
 //                   membarrier instead. Where membarrier is missing it says so once on
 //                   stderr and behaves as OwnerGuard (`using_membarrier()` tells which).
@@ -46,7 +49,7 @@
 // concurrently with itself; any number of other threads call nonowner_lock/unlock. A
 // waiter record lives on its non-owner's stack while it is queued. No allocation.
 //
-// Example (compiled: docs/examples/locks_example.cpp):
+// Example (compiled: docs/examples/locks_example.cpp; locks::OwnerGuard is this class):
 //   locks::OwnerGuard g;
 //   std::thread other([&] {
 //       g.nonowner_lock(); use(); g.nonowner_unlock();             // any other thread
@@ -59,27 +62,30 @@
 #include <mutex>
 #include <string_view>
 
-#include "locks/asymmetric_fence.hpp"
-#include "locks/os_semaphore.hpp"
+#include "runtimes/native/asymmetric_fence.hpp"
+#include "runtimes/native/os_semaphore.hpp"
 
-// LOCKS_TEST_HOOK(name) — calls locks::test_hooks::name if a test set it (only where
-// LOCKS_TEST_HOOKS is defined: a directed test stops a thread inside a window).
-#if defined(LOCKS_TEST_HOOKS)
-namespace locks::test_hooks {
+// COOP_GUARD_HOOK(name) — calls coop::guard_hooks::name if a test set it (only where
+// COOP_GUARD_TEST_HOOKS is defined: a directed test stops a thread inside a window). Its own
+// switch, not config.hpp's COOP_TEST_HOOKS: the guard is header-only, and a test of the guard
+// alone should not need coop_hooked. Every file of one program must agree on it (the guard's
+// member functions are inline).
+#if defined(COOP_GUARD_TEST_HOOKS)
+namespace coop::guard_hooks {
 inline void (*try_after_fence)() = nullptr;      // nonowner_try_lock: mutex held, flag set, fenced
 inline void (*owner_before_mutex)() = nullptr;   // owner_lock: saw nonowner_wants, about to wait
-}  // namespace locks::test_hooks
-#define LOCKS_TEST_HOOK(name)                                                          \
+}  // namespace coop::guard_hooks
+#define COOP_GUARD_HOOK(name)                                                          \
     do {                                                                               \
-        if (::locks::test_hooks::name != nullptr) ::locks::test_hooks::name();         \
+        if (::coop::guard_hooks::name != nullptr) ::coop::guard_hooks::name();         \
     } while (0)
 #else
-#define LOCKS_TEST_HOOK(name) \
+#define COOP_GUARD_HOOK(name) \
     do {                      \
     } while (0)
 #endif
 
-namespace locks {
+namespace coop {
 
 // OwnerGuardT — the protocol; Asym selects the asymmetric fence (see file comment).
 template <bool Asym>
@@ -125,7 +131,7 @@ class OwnerGuardT {
         // release: a thief that reads true (acquire) holds the mutex we are about to wait
         // for, and our accesses so far (the last use included) happen-before its use.
         owner_waiting_.store(true, std::memory_order_release);
-        LOCKS_TEST_HOOK(owner_before_mutex);
+        COOP_GUARD_HOOK(owner_before_mutex);
         mutex_.acquire();
         // relaxed: the mutex orders it; a later holder of the mutex acquires our release of
         // it, which comes after this store, so no thief can read the stale true (coherence).
@@ -207,7 +213,7 @@ class OwnerGuardT {
         } else {
             nonowner_wants_.store(true, std::memory_order_seq_cst);  // seq_cst: store–load order
         }
-        LOCKS_TEST_HOOK(try_after_fence);
+        COOP_GUARD_HOOK(try_after_fence);
         // acquire: as in nonowner_lock (pairs with the owner's release clear).
         if (!owner_wants_.load(asym() ? std::memory_order_acquire : std::memory_order_seq_cst)) return true;
         // acquire: pairs with owner_lock's release store. True means the owner saw our
@@ -301,4 +307,4 @@ using OwnerGuard = OwnerGuardT<false>;
 // OwnerGuardAsym — the same with an asymmetric fence (membarrier on the non-owners' side).
 using OwnerGuardAsym = OwnerGuardT<true>;
 
-}  // namespace locks
+}  // namespace coop

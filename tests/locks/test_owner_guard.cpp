@@ -1,8 +1,8 @@
-// The ParaSail owner guard (locks/owner_guard.hpp), both fence flavours: the owner alone
-// never takes the mutex; a non-owner inside keeps the owner out and vice versa (the
-// queue and hand-off path); and a stress test of mutual exclusion between the owner and
-// many non-owners (blocking and trying) with no non-owner left waiting (a hang trips the
-// watchdog); a try-lock never waits for the owner.
+// The ParaSail owner guard (coop's runtimes/native/owner_guard.hpp, as locks/owner_guard.hpp
+// names it), both fence flavours: the owner alone never takes the mutex; a non-owner inside
+// keeps the owner out and vice versa (the queue and hand-off path); and a stress test of
+// mutual exclusion between the owner and many non-owners (blocking and trying) with no
+// non-owner left waiting (a hang trips the watchdog); a try-lock never waits for the owner.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -43,8 +43,8 @@ TYPED_TEST(OwnerGuardTest, AsymUsesMembarrierWhereAvailable) {
     if constexpr (TypeParam::name == "owner-guard") {
         EXPECT_FALSE(g.using_membarrier());
     } else {
-        EXPECT_EQ(g.using_membarrier(), locks::asymmetric_fence_heavy_available())
-            << locks::asymmetric_fence_unavailable_reason();
+        EXPECT_EQ(g.using_membarrier(), coop::asymmetric_fence_heavy_available())
+            << coop::asymmetric_fence_unavailable_reason();
     }
 }
 
@@ -144,12 +144,12 @@ TYPED_TEST(OwnerGuardTest, TryLockSucceedsWhileOwnerWaitsForTheMutex) {
         });
         while (!g.owner_waiting()) std::this_thread::yield();  // the owner is queued behind our mutex
     };
-    locks::test_hooks::try_after_fence = [] {
-        locks::test_hooks::try_after_fence = nullptr;  // once
+    coop::guard_hooks::try_after_fence = [] {
+        coop::guard_hooks::try_after_fence = nullptr;  // once
         g_after_fence();
     };
     const bool got = g.nonowner_try_lock();
-    locks::test_hooks::try_after_fence = nullptr;
+    coop::guard_hooks::try_after_fence = nullptr;
     EXPECT_TRUE(got) << "the owner only waits for our mutex: the try must succeed";
     if (got) {
         inside = 1;

@@ -10,7 +10,6 @@
 
 namespace coop::internal {
 
-namespace {
 std::vector<int> allowed_cpus() {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -22,9 +21,8 @@ std::vector<int> allowed_cpus() {
         for (long c = 0; c < std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)); ++c) cpus.push_back(static_cast<int>(c));
     return cpus;
 }
-}  // namespace
 
-std::vector<int> choose_cpus(unsigned processors) {
+std::vector<int> cpus_by_core() {
     const std::vector<int> allowed = allowed_cpus();
     auto is_allowed = [&](int c) { return std::find(allowed.begin(), allowed.end(), c) != allowed.end(); };
     std::vector<std::vector<int>> cores;  // allowed PUs per core
@@ -54,10 +52,16 @@ std::vector<int> choose_cpus(unsigned processors) {
     }
     for (int c : allowed)  // CPUs hwloc did not place: in order
         if (std::find(order.begin(), order.end(), c) == order.end()) order.push_back(c);
-    std::vector<int> out(order.begin(), order.begin() + std::min<std::size_t>(processors, order.size()));
+    return order;
+}
+
+std::vector<int> first_cpus(const std::vector<int>& by_core, unsigned processors) {
+    std::vector<int> out(by_core.begin(), by_core.begin() + std::min<std::size_t>(processors, by_core.size()));
     std::sort(out.begin(), out.end());
     return out;
 }
+
+std::vector<int> choose_cpus(unsigned processors) { return first_cpus(cpus_by_core(), processors); }
 
 std::vector<unsigned> cache_groups(const std::vector<int>& cpus) {
     std::vector<unsigned> groups(cpus.size(), 0);
@@ -86,6 +90,14 @@ void pin_current_thread(int cpu) noexcept {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+void pin_current_thread(const std::vector<int>& cpus) noexcept {
+    if (cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 

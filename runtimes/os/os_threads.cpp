@@ -1,73 +1,20 @@
 #include "runtimes/os/os_threads.hpp"
 
-#include <hwloc.h>
-#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <sstream>
+
+#include "runtimes/native/cpus.hpp"
 
 namespace coopbench::os {
 
-std::vector<int> available_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-    if (cpus.empty()) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        for (long c = 0; c < std::max(1L, n); ++c) cpus.push_back(static_cast<int>(c));
-    }
-    return cpus;
-}
+std::vector<int> available_cpus() { return coop::internal::allowed_cpus(); }
 
 namespace {
-// cpus_by_core — available CPUs ordered: first PU of every core, then second PUs, ...
-const std::vector<int>& cpus_by_core() {
-    static std::vector<int> order = [] {
-        const std::vector<int> allowed = available_cpus();
-        std::vector<std::vector<int>> cores;
-        hwloc_topology_t topo;
-        if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
-            const int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-            for (int i = 0; i < n; ++i) {
-                hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, i);
-                std::vector<int> pus;
-                unsigned pu;
-                hwloc_bitmap_foreach_begin(pu, core->cpuset) {
-                    if (std::find(allowed.begin(), allowed.end(), static_cast<int>(pu)) != allowed.end())
-                        pus.push_back(static_cast<int>(pu));
-                }
-                hwloc_bitmap_foreach_end();
-                if (!pus.empty()) cores.push_back(pus);
-            }
-            hwloc_topology_destroy(topo);
-        }
-        std::vector<int> out;
-        for (std::size_t level = 0;; ++level) {
-            bool any = false;
-            for (auto& c : cores)
-                if (level < c.size()) {
-                    out.push_back(c[level]);
-                    any = true;
-                }
-            if (!any) break;
-        }
-        // CPUs hwloc did not place (or no hwloc topology): keep them, in order.
-        for (int c : allowed)
-            if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-        return out;
-    }();
-    return order;
-}
-
 long read_long(const char* path, long fallback) {
     std::ifstream in(path);
     long v;
@@ -96,12 +43,10 @@ long own_mappings() {
 }  // namespace
 
 std::vector<int> choose_cpus(unsigned processors) {
-    const auto& order = cpus_by_core();
-    std::vector<int> out;
-    for (unsigned i = 0; i < processors; ++i) out.push_back(order[i % order.size()]);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+    // The order once per process: hwloc's topology load costs milliseconds, and the
+    // backends choose at every run (a run of a sweep point starts its own runtime).
+    static const std::vector<int> by_core = coop::internal::cpus_by_core();
+    return coop::internal::first_cpus(by_core, processors);
 }
 
 cpu_set_t cpu_mask(unsigned processors) {
@@ -111,13 +56,7 @@ cpu_set_t cpu_mask(unsigned processors) {
     return set;
 }
 
-void pin_current_thread(const std::vector<int>& cpus) {
-    if (cpus.empty()) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cpus) CPU_SET(c, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
+void pin_current_thread(const std::vector<int>& cpus) { coop::internal::pin_current_thread(cpus); }
 
 std::optional<std::string> thread_capacity_problem(std::size_t threads, std::size_t stack_bytes) {
     const long tasks = system_tasks();

@@ -1,5 +1,6 @@
-// os_threads.hpp — what backends built on OS threads share: choosing P cores with hwloc
-// (an affinity mask) and checking in advance whether N more OS threads can fit.
+// os_threads.hpp — what backends built on OS threads share: choosing P cores (an affinity
+// mask; coop's hwloc choice, runtimes/native/cpus.hpp, so that every backend of a comparison
+// runs on the same CPUs) and checking in advance whether N more OS threads can fit.
 #pragma once
 
 #include <sched.h>
@@ -14,9 +15,10 @@ namespace coopbench::os {
 // available_cpus — the logical CPUs this process may run on (its affinity mask), in order.
 std::vector<int> available_cpus();
 
-// choose_cpus — P logical CPUs for a run of P processors: one processing unit per physical
-// core first (from hwloc's topology), then the cores' further hyperthreads. P larger than
-// the machine wraps around.
+// choose_cpus — P logical CPUs for a run of P processors, sorted: one processing unit per
+// physical core first (from hwloc's topology), then the cores' further hyperthreads
+// (coop::internal::choose_cpus, with the topology read once per process). P larger than the
+// machine: all its allowed CPUs.
 std::vector<int> choose_cpus(unsigned processors);
 
 // cpu_mask — the affinity mask of choose_cpus(processors).

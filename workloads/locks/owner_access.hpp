@@ -1,6 +1,6 @@
 // owner_access.hpp — workload `owner-access`: one owner and W non-owners use one resource
-// (ParaSail's "mostly lock-free access", Taft 2012, papers/parasail-work-stealing-owner-
-// access.txt), the owner making `share_permille` of all accesses.
+// (S. T. Taft, "Work stealing and mostly lock-free access", ParaSail blog, 2012; full
+// reference in docs/papers.md), the owner making `share_permille` of all accesses.
 //
 // The owner makes N accesses in bursts of 256; the non-owners make N * (1000 - share) /
 // share accesses together, paced against the owner's progress both ways (see the code), so

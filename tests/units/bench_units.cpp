@@ -5,7 +5,8 @@
 //                     the last one; the carrier drains every unit. Per message: message
 //                     allocation, OwnerQueue enq + count, ready-queue enqueue + semaphore
 //                     release, carrier dequeue, begin_deq, the (empty) operation, resolve,
-//                     end_deq, free. Target (issue 12): <= 200 ns.
+//                     end_deq, free. Target: <= 200 ns, about the
+//                     cost of one coop spawn, so that a send stays cheaper than an activity.
 //   SendToBusyUnit  — U messages to ONE unit per round (only the first send schedules).
 //   FreeOperation   — U free operations per round.
 // Run: build/release/tests/units/bench_units [--benchmark_repetitions=5]

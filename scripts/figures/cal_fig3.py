@@ -13,7 +13,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 WORKLOAD = "abortable-lock"
 NAME = "cal_fig3_scalability"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 WORKLOAD = "owner-access"
 NAME = "owner_access"

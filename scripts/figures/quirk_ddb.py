@@ -19,7 +19,7 @@ import re
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 NAME = "quirk_fig7_10_ddb"
 

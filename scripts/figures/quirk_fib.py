@@ -14,7 +14,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 NAME = "quirk_fig4_6_fib"
 WORKLOADS = {"fib": "units", "fib-mutex": "mutex"}

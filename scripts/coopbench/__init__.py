@@ -15,7 +15,7 @@ below is the package's. NUMERIC_COLUMNS: the results.csv columns of schema type 
 """
 
 from . import schema
-from .figure import (add_caption, backend_group, figure_note, fixed_parameters, legend_entries, line_figure, plot_lines,
+from .figure import (FIG_WIDTH, add_caption, backend_group, figure_note, fixed_parameters, legend_entries, line_figure, plot_lines,
                      save_figure, series_labels, split_series)
 from .load import Results, ResultsError, load
 from .stats import (METHOD, cold_sample, failed_rows, fmt_ci, fmt_ratio, fmt_value, median_ci, ok_rows, point_stats,
@@ -32,6 +32,6 @@ __all__ = [
     "fmt_value", "fmt_ci", "fmt_ratio",
     "caption", "backend_style", "backend_colors", "use_backends", "PALETTE", "compact_number",
     "save_figure", "plot_lines", "line_figure", "split_series", "backend_group", "series_labels", "legend_entries",
-    "figure_note", "fixed_parameters", "add_caption",
+    "figure_note", "fixed_parameters", "add_caption", "FIG_WIDTH",
     "NUMERIC_COLUMNS",
 ]

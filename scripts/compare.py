@@ -32,7 +32,8 @@ forks (a fork's page layout) make it somewhat optimistic — use several forks.
 Exit status: 0 compared (some point matched); 1 no point measured in both; 2 bad input
 (A or B not a results folder, unknown --column, a --backends name not in the folder);
 3 with --fail-on-slower: some point is significantly slower (or for a non-time column,
-more) in B. Reads results.csv only (through scripts/coopbench).
+more) in B. Reads results.csv only (through scripts/coopbench); a line of it that is not a result (no
+status, point, backend or workload) is left out and named on stderr (line numbers).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pandas as pd  # noqa: E402
 
-import coopbench_results as cr  # noqa: E402
+import coopbench as cr  # noqa: E402
 
 TIME_COLUMNS = ("value", "seconds", "cpu_seconds")
 FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "median_b", "lo_b", "hi_b", "n_b",
@@ -186,10 +187,13 @@ def main(argv=None) -> int:
     frames = []
     for d in ((args.a,) if args.backends else (args.a, args.b)):
         try:
-            frames.append(cr.load(d).df)
+            res = cr.load(d)
         except cr.ResultsError as e:
             print(f"compare.py: {e}", file=sys.stderr)
             return 2
+        if res.dropped:
+            print(f"compare.py: {d}: {res.dropped_note()}", file=sys.stderr)
+        frames.append(res.df)
     if args.backends:
         df = frames[0]
         for name in args.backends:

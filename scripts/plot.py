@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """plot.py — draw every figure and table of a coopbench results folder and write its report.md.
 
-Usage: plot.py RESULTS_DIR [--modules DIR]
+Usage: plot.py RESULTS_DIR [--modules DIR] [--out DIR]
 
 Reads RESULTS_DIR/results.csv and context.json only (never console output). Imports
 every module under scripts/figures/ (or --modules DIR) in name order — files starting
@@ -9,10 +9,16 @@ with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each re
 (no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables);
 an item may add "text", a paragraph shown under its title (what is measured, how to read it).
 Then writes RESULTS_DIR/report.md: the run's context, every figure (relative links),
-every table, tables of every workload's medians with their bootstrap 95 % intervals
+every table, a generic figure for each workload no module knows (value against its first
+swept parameter, a line per backend), tables of every workload's medians with their bootstrap 95 % intervals
 (backends as columns; warm = timed iterations and cold = iteration 0 of each fork; so
 workloads without a figure module are still shown), the noisy points (measured on a busy
 machine, also marked in the tables) and the failed points with their reasons.
+
+Lines of results.csv that are not results (no status, point, backend or workload) are left
+out and named (how many, which lines) on stderr and at the top of report.md.
+--out DIR writes the figures and report.md into DIR instead of RESULTS_DIR (to re-plot a
+folder that is not yours, such as results/reference/*).
 
 A module that fails to import or raises is reported on stderr and in report.md; the
 other modules still run, and plot.py exits 1. Exit 2: RESULTS_DIR is not a results
@@ -33,7 +39,7 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 
-import coopbench_results as cr  # noqa: E402
+import coopbench as cr  # noqa: E402
 from coopbench import schema  # noqa: E402
 
 # Context keys in report.md: in harness/schema.json's order (others, e.g. an older folder's, after).
@@ -93,6 +99,8 @@ def context_section(res) -> str:
     failed = df[df["status"] != "ok"]
     reps = int(df["repetition"].max()) + 1 if len(df) else 0
     iters = int(df["iteration"].max()) + 1 if len(df) else 0
+    if df.empty:
+        return "\n".join(lines + ["No rows: results.csv holds no result (a sweep that measured nothing yet).", ""])
     lines += [
         f"Rows: {len(df)} ({n_points} points, up to {reps} fork(s) × {iters} iteration(s)); "
         f"ok: {int((df['status'] == 'ok').sum())}, failed: {len(failed)}.",
@@ -194,6 +202,8 @@ def noisy_section(res) -> str:
     df = res.df
     out = ["## Noisy points", ""]
     n = df[df["noisy"]]
+    if df.empty:
+        return "\n".join(out + ["None (no rows).", ""])
     if n.empty:
         known = df["load_before"].notna().any()
         return "\n".join(out + ["None." if known else
@@ -249,6 +259,7 @@ def run_modules(res, modules_dir: Path, figdir: Path):
             mod = load_module(path)
             if not hasattr(mod, "make"):
                 raise AttributeError(f"{path.name} defines no make(res, outdir)")
+            res.asked.clear()
             got = mod.make(res, figdir)
             if got is None:
                 got = []
@@ -256,12 +267,68 @@ def run_modules(res, modules_dir: Path, figdir: Path):
                     isinstance(i, dict) and "title" in i and ("files" in i or "markdown" in i) for i in got):
                 raise TypeError(f"{path.name}: make() must return a list of items "
                                 "{'title', 'files'} or {'title', 'markdown'}")
-            items += [(path.stem, i) for i in got]
+            # The workloads a module knows: those it asked res.workload() for, when it drew something.
+            items += [(path.stem, dict(i, workloads=i.get("workloads", sorted(res.asked)))) for i in got]
         except Exception:  # noqa: BLE001 — one broken module must not stop the others
             tb = traceback.format_exc()
             print(f"plot.py: figure module {path.name} failed:\n{tb}", file=sys.stderr)
             errors.append((path.name, tb))
     return items, errors
+
+
+def known_workloads(res, items) -> set:
+    """known_workloads — the workloads some item shows: asked for through res.workload() by a module that drew
+    something, named in an item's "workloads", or in a cell of a table item (a module reading res.df itself)."""
+    import re
+
+    def norm(s) -> str:
+        return re.sub(r"[^a-z0-9]", "", str(s).lower())
+
+    known = set()
+    for _, i in items:
+        known |= set(i.get("workloads", ()))
+        if "markdown" in i:
+            # A table row whose first cell is the workload's name, however spelled ("| Token Ring |", "| `news` |").
+            firsts = {norm(ln.split("|")[1]) for ln in str(i["markdown"]).splitlines()
+                      if ln.startswith("|") and ln.count("|") > 1}
+            known |= {w for w in res.df["workload"].unique() if norm(w) and norm(w) in firsts}
+    return known
+
+
+def generic_items(res, figdir: Path, known: set) -> list:
+    """generic_items — a figure for each workload no module knows: its value against its first swept
+    (numeric, more than one value) parameter, a line per backend (per P when several), as Fig. 8 draws."""
+    out, unswept = [], []
+    for w in sorted(set(res.df["workload"].unique()) - known):
+        df = res.df[res.df["workload"] == w]
+        swept = [c for c in _param_cols(df) if pd_numeric(df[c]).nunique() > 1 and (pd_numeric(df[c]) > 0).any()]
+        title = f"{w} — a generic figure (no module in scripts/figures/ knows this workload)"
+        if not swept:
+            unswept.append(w)
+            continue
+        x = swept[0]
+        unit = next((u for u in df["unit"] if u), "value")
+        fig, _ = cr.line_figure([{"df": df, "ylabel": f"{w} [{unit}]"}], x, xlabel=x[len("param."):],
+                                suptitle=f"{w} (generic figure)")
+        cr.add_caption(fig, res.context, df)
+        files = cr.save_figure(fig, figdir, f"generic_{''.join(ch if ch.isalnum() or ch in '-_' else '_' for ch in w)}")
+        out.append({"title": title, "files": files, "workloads": [w],
+                    "text": f"No figure module draws `{w}`, so plot.py draws its value against its first swept "
+                            f"parameter, {x[len('param.'):]}, a line per backend (and per P and other parameter "
+                            "when they vary); write a module in scripts/figures/ for a better one."})
+    if unswept:
+        out.append({"title": "Workloads without a figure", "workloads": unswept,
+                    "markdown": "No module in scripts/figures/ knows " + ", ".join(f"`{w}`" for w in unswept)
+                                + ", and none of their numeric parameters takes more than one value, so plot.py "
+                                  "draws no generic figure of them either: their medians are in *Median values*."})
+    return out
+
+
+def pd_numeric(s):
+    """The numbers of a column (NaN where not a number)."""
+    import pandas as pd
+
+    return pd.to_numeric(s, errors="coerce")
 
 
 def item_markdown(item: dict, results_dir: Path) -> str:
@@ -281,12 +348,17 @@ def item_markdown(item: dict, results_dir: Path) -> str:
     return "\n".join(out)
 
 
-def write_report(res, items, errors) -> Path:
-    """write_report — RESULTS_DIR/report.md from the context, items, medians, failures and errors."""
-    d = res.dir
-    parts = [f"# coopbench results — {d.resolve().name}", "", f"_{cr.caption(res.context)}_", ""]
+def write_report(res, items, errors, out_dir: Path | None = None) -> Path:
+    """write_report — report.md (in out_dir, default RESULTS_DIR) from the context, items, medians, failures and errors."""
+    d = Path(out_dir) if out_dir is not None else res.dir
+    parts = [f"# coopbench results — {res.dir.resolve().name}", "", f"_{cr.caption(res.context)}_", ""]
     if errors:
         parts += [f"**Warning: {len(errors)} figure module(s) failed — see [Errors](#errors).**", ""]
+    if res.dropped:
+        lines = ", ".join(str(n) for n, _ in res.dropped)
+        parts += [f"**Warning: {len(res.dropped)} row(s) of results.csv dropped** (line(s) {lines}): they are not "
+                  "results (no status, point, backend or workload: a line cut short by a sweep still writing, or "
+                  f"damage), e.g. `{md_escape(res.dropped[0][1])}`.", ""]
     parts.append(context_section(res))
     figs = [i for _, i in items if "files" in i]
     tables = [i for _, i in items if "files" not in i]
@@ -311,16 +383,27 @@ def main(argv=None) -> int:
     ap.add_argument("results_dir", type=Path)
     ap.add_argument("--modules", type=Path, default=SCRIPTS / "figures",
                     help="folder of figure/table modules (default: scripts/figures)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="write figures/ and report.md here (default: RESULTS_DIR itself)")
     a = ap.parse_args(argv)
     try:
         res = cr.load(a.results_dir)
     except cr.ResultsError as e:
         print(f"plot.py: {e}", file=sys.stderr)
         return 2
-    figdir = a.results_dir / "figures"
+    if res.dropped:
+        print(f"plot.py: {a.results_dir}: {res.dropped_note()}", file=sys.stderr)
+    out = a.out if a.out is not None else a.results_dir
+    figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     items, errors = run_modules(res, a.modules, figdir)
-    report = write_report(res, items, errors)
+    try:
+        items += [("generic", i) for i in generic_items(res, figdir, known_workloads(res, items))]
+    except Exception:  # noqa: BLE001 — the report is still written
+        tb = traceback.format_exc()
+        print(f"plot.py: generic figures failed:\n{tb}", file=sys.stderr)
+        errors.append(("generic figures (plot.py)", tb))
+    report = write_report(res, items, errors, out)
     n_files = sum(len(i.get("files", [])) for _, i in items)
     print(f"plot.py: {len(items)} item(s), {n_files} file(s) in {figdir}; wrote {report}"
           + (f"; {len(errors)} module(s) FAILED" if errors else ""))

@@ -79,21 +79,23 @@ def _series_name(cols, key) -> str:
 
 
 def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale: str = "auto", title: str = "",
-               legend: bool = True, cold: bool = False):
+               legend: bool = True, cold: bool = False, which: str = "warm"):
     """plot_lines — draw one workload's points on ax: one line per series (see series_labels).
 
-    Each line is the median of the timed iterations of all forks (coopbench.stats), with
-    its bootstrap 95 % interval as a band. cold=True also draws, when the folder has warm
-    iterations (some fork ran more than one), a cold line per series: the median of the
-    forks' iteration 0 (same colour, hollow markers, thin dotted line, labelled "cold";
-    the other then "warm"). A point with no ok timed iteration is drawn as an 'x' in the series' colour at the height of the series'
-    nearest ok median (or near the bottom of the axis when the series has none), so the
-    place where a backend stopped is visible. x is always logarithmic; yscale "log",
-    "linear" or "auto" (log when the medians span a factor of 10 or more). legend: draw
-    the legend outside, right of the axes (False: leave it to the caller, e.g. one
-    legend for several panels via legend_entries). Returns the number of failed points.
+    Each line is the median of the timed iterations of all forks (which="warm", coopbench.stats),
+    or of the forks' iteration 0 (which="cold"), with its bootstrap 95 % interval as a band.
+    Every backend has its own colour (style.backend_colors over the backends of df and of the
+    run). cold=True (kept for callers drawing one panel) also draws, when the folder has warm
+    iterations, a cold line per series beside the warm one (hollow markers, dotted); figures
+    with many lines draw cold in panels of their own instead (line_figure). A point with no ok
+    value is drawn as an 'x' in the series' colour at the height of the series' nearest ok
+    median (or in the middle of the axis when the series has none); an axis with no ok value
+    at all shows no numbers. x is always logarithmic; yscale "log", "linear" or "auto" (log when
+    the medians span a factor of 10 or more). The y axis ends at a labelled tick at or above the
+    top median. legend: a legend below the axes (False: leave it to the caller, e.g. one legend
+    for several panels via legend_entries). Returns the number of failed points.
     """
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
     d = df.copy()
     d[x] = pd.to_numeric(d[x], errors="coerce")
@@ -101,19 +103,20 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     cols = series_labels(d, x)
     procs = sorted(d["processors"].dropna().unique())
     hosts = sorted(d["host"].unique()) if "host" in cols else []
+    backends = sorted(d["backend"].unique())
     pending_failed = []  # (x, series key, style) — placed once the y range is known
     all_medians = []
     bands = []  # (x, y) corners of the interval bands, so that the axis limits include them
-    both = cold and bool((d["iteration"] > 0).any())  # a cold line only where warm differs from cold
+    both = cold and which == "warm" and bool((d["iteration"] > 0).any())  # a cold line only where warm differs
     for key, g in d.groupby(cols if len(cols) > 1 else cols[0], sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        style = backend_style(key[0])
+        style = backend_style(key[0], backends)
         if "processors" in cols:
             p = key[cols.index("processors")]
             style["linestyle"] = _P_LINESTYLES[procs.index(p) % len(_P_LINESTYLES)]
         if "host" in cols:  # the backend's colour, a marker per host
             style["marker"] = _HOST_MARKERS[hosts.index(key[cols.index("host")]) % len(_HOST_MARKERS)]
-        s = summarize(g, x).sort_values(x)
+        s = summarize(g, x, which).sort_values(x)
         ok = s[s["n_ok"] > 0]
         name = _series_name(cols, key)
         _draw_series(ax, x, ok, name + (" warm" if both else ""), style, bands, all_medians)
@@ -123,21 +126,36 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
             _draw_series(ax, x, c[c["n_ok"] > 0], name + " cold", cstyle, bands, all_medians, thin=True)
         for xv in s[s["n_ok"] == 0][x]:
             pending_failed.append((xv, ok, style))
+    siblings = [a for a in ax.get_shared_y_axes().get_siblings(ax) if a is not ax]
+    sibling_medians = [y for a in siblings for ln in a.get_lines() if not ln.get_label().startswith("_")
+                       for y in ln.get_ydata()]
     if yscale == "auto":
-        pos = [m for m in all_medians if m > 0]
+        pos = [m for m in all_medians + sibling_medians if m > 0]
         yscale = "log" if pos and max(pos) / min(pos) >= 10 else "linear"
     ax.set_xscale("log")
     ax.set_yscale(yscale)
-    if all_medians:
+    no_values = not all_medians and not sibling_medians
+    if no_values:
+        # Nothing but failed points: an axis without numbers (any would be made up), the × in its middle.
+        ax.set_yscale("linear")
+        ax.set_ylim(0.0, 1.0)
+        ax.yaxis.set_major_locator(NullLocator())
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.text(0.5, 0.62, "no ok value", transform=ax.transAxes, ha="center", fontsize=8, color="#666666")
+    elif all_medians:
         ax.relim()
         if bands:
             ax.update_datalim(bands)
+        # A panel sharing its y axis may have fixed the limits (_top_at_a_tick): scale again over all of them.
+        ax.set_autoscaley_on(True)
         ax.autoscale_view()
     lo, hi = ax.get_ylim()
     for xv, ok, style in pending_failed:
         if len(ok):
             before = ok[ok[x] <= xv]
             yv = before["median"].iloc[-1] if len(before) else ok["median"].iloc[0]
+        elif no_values:
+            yv = 0.5
         else:
             yv = (lo * (hi / lo) ** 0.08) if yscale == "log" and lo > 0 else lo + 0.08 * (hi - lo)
         ax.plot([xv], [yv], linestyle="none", marker="x", markersize=10, markeredgewidth=2.2, color=style["color"])
@@ -146,24 +164,170 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         ax.xaxis.set_major_locator(FixedLocator(xs))
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(FuncFormatter(compact_number))
-    if yscale == "log":
+    if yscale == "log" and not no_values:
         lo, hi = ax.get_ylim()
         if lo > 0 and hi / lo < 300:
             # Under ~2.5 decades the powers of 10 alone leave the axis nearly unlabelled: label 1, 2, 5 x 10^k.
             ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             ax.yaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_major_formatter(FuncFormatter(compact_number))
+    if not no_values:
+        _top_at_a_tick(ax, all_medians + sibling_medians)
     ax.set_xlabel(xlabel + " (log)")
-    ax.set_ylabel(ylabel + (" (log)" if yscale == "log" else ""))
+    ax.set_ylabel(ylabel + (" (log)" if yscale == "log" and not no_values else ""))
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
     if legend:
         handles, labels = legend_entries([ax], failed=bool(pending_failed))
         if handles:
-            ax.legend(handles, labels, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            ax.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                      ncol=_legend_columns(labels))
     return len(pending_failed)
+
+
+def _top_at_a_tick(ax, medians) -> None:
+    """Raise the top of the y axis to the first major tick at or above the highest median, so it is labelled."""
+    top = max((m for m in medians if m == m), default=None)
+    if top is None:
+        return
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in ax.yaxis.get_major_locator().tick_values(lo, max(hi, top)) if t >= top * (1 - 1e-9)]
+    inside = [t for t in ticks if t <= hi]
+    if not inside and ticks:
+        ax.set_ylim(lo, min(ticks))
+
+
+def _legend_columns(labels) -> int:
+    """Columns of a legend below the axes: as many as fit in about 7 inches of 8-point text."""
+    longest = max((len(str(lab)) for lab in labels), default=10)
+    return max(1, min(len(labels), int(95 // (longest + 6))))
+
+
+def backend_group(backend: str) -> str:
+    """backend_group — the panel a backend goes to when a figure is split: "native" for every coop build, else its family."""
+    family = str(backend).split("/")[0]
+    return "native" if family.startswith("native") else family
+
+
+def split_series(df: pd.DataFrame, x: str, max_lines: int = 8) -> list:
+    """split_series — [(label, rows)] so that no part holds more than max_lines lines (small multiples).
+
+    One part when the lines fit; else a part per processor count P (when several), and a part
+    that still has too many lines is cut between backend groups (backend_group: the coop builds
+    together, then each other family), into as few parts as it takes, of about equal size.
+    """
+    cols = series_labels(df, x)
+
+    def count(d):
+        return d.groupby(cols).ngroups if len(d) else 0
+
+    if count(df) <= max_lines:
+        return [("", df)]
+    parts = ([(f"P={compact_number(p)}", df[df["processors"] == p]) for p in sorted(df["processors"].unique())]
+             if df["processors"].nunique() > 1 else [("", df)])
+    out = []
+    for label, d in parts:
+        n = count(d)
+        if n <= max_lines:
+            out.append((label, d))
+            continue
+        sub = series_labels(d, x)
+        lines_of = d.groupby(sub).ngroups
+        k = -(-lines_of // max_lines)
+        target = -(-lines_of // k)
+        groups = sorted(d["backend"].map(backend_group).unique(), key=lambda g: (g != "native", g))
+        chunks, cur, cur_n = [], [], 0
+        for grp in groups:
+            for b in sorted(d["backend"][d["backend"].map(backend_group) == grp].unique()):
+                nb = d[d["backend"] == b].groupby(sub).ngroups
+                starts_group = not cur or backend_group(cur[-1]) != grp
+                if cur and (cur_n + nb > max_lines or (starts_group and cur_n + nb > target)):
+                    chunks.append(cur)
+                    cur, cur_n = [], 0
+                cur.append(b)
+                cur_n += nb
+        if cur:
+            chunks.append(cur)
+        for bs in chunks:
+            names = sorted({backend_group(b) for b in bs}, key=lambda g: (g != "native", g))
+            what = ("other backends" if len(names) > 2 else
+                    ", ".join("coop (native*)" if g == "native" else g for g in names))
+            out.append((" · ".join(t for t in (label, what) if t), d[d["backend"].isin(bs)]))
+    return out
+
+
+FIG_WIDTH = 7.3  # inches: 1,095 px at save_figure's 150 dpi, caption and legend included
+
+
+def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool = False, max_lines: int = 8,
+                yscale: str = "auto"):
+    """line_figure — (fig, failed): small multiples of plot_lines, one legend below them all.
+
+    panels: [{"title", "df", "ylabel", optional "yscale"}] — one per quantity (Fig. 9: local and
+    global lock). Each is split by split_series so that no panel holds more than max_lines
+    lines; with cold=True and warm iterations in the rows, every panel gets a cold twin beside
+    it (iteration 0 of each fork: the first run in a fresh process), so warm and cold lines
+    never overlap. The panels of one quantity share their y axis (and all the x axis); two
+    columns at most, FIG_WIDTH inches wide. The caller adds the caption (add_caption) and saves.
+    """
+    import matplotlib.pyplot as plt
+
+    cells = []  # (title, rows, which, ylabel, yscale, quantity index)
+    splits = [split_series(p["df"], x, max_lines) for p in panels]
+    for i in range(max((len(s) for s in splits), default=0)):
+        for q, (p, parts) in enumerate(zip(panels, splits)):
+            if i >= len(parts):
+                continue
+            label, rows = parts[i]
+            kinds = ["warm", "cold"] if cold and bool((p["df"]["iteration"] > 0).any()) else [None]
+            for which in kinds:
+                t = " · ".join(s for s in (p.get("title", ""), label, which or "") if s)
+                cells.append((t, rows, which or "warm", p["ylabel"], p.get("yscale", yscale), q))
+    ncols = 1 if len(cells) == 1 else 2
+    nrows = -(-len(cells) // ncols)
+    width = 6.0 if ncols == 1 else FIG_WIDTH
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, 3.4 * nrows + 0.3), squeeze=False)
+    flat = [a for row in axes for a in row]
+    first_of = {}
+    for ax, (_, _, _, _, _, q) in zip(flat, cells):
+        if q in first_of:
+            ax.sharey(first_of[q])
+        else:
+            first_of[q] = ax
+        if ax is not flat[0]:
+            ax.sharex(flat[0])
+    for ax in flat[len(cells):]:
+        ax.set_visible(False)
+    # "auto" once per quantity, over all its panels, so that panels sharing an axis agree.
+    scale_of = {}
+    for q, p in enumerate(panels):
+        s = p.get("yscale", yscale)
+        if s == "auto":
+            vals = _point_medians(p["df"], x)
+            s = "log" if len(vals) and vals.max() / vals.min() >= 10 else "linear"
+        scale_of[q] = s
+    failed = 0
+    # Draw the quantity's panels last to first, so that the first (top-left) one settles the shared limits.
+    for ax, (t, rows, which, ylabel, _, q) in reversed(list(zip(flat, cells))):
+        failed += plot_lines(ax, rows, x, xlabel=xlabel, ylabel=ylabel, yscale=scale_of[q], title=t, legend=False,
+                             which=which)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    fig.tight_layout()
+    handles, labels = legend_entries(flat[:len(cells)], failed=failed > 0)
+    if handles:
+        fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=_legend_columns(labels))
+    return fig, failed
+
+
+def _point_medians(df: pd.DataFrame, x: str) -> pd.Series:
+    """The positive median value of each point (its ok rows, any iteration): enough to choose a log or linear axis."""
+    ok = df[(df["status"] == "ok") & pd.to_numeric(df[x], errors="coerce").gt(0)]
+    m = ok.groupby("point")["value"].median()
+    return m[m > 0]
 
 
 def _draw_series(ax, x, ok, label, style, bands, all_medians, thin=False):
@@ -196,10 +360,23 @@ def legend_entries(axes, failed: bool = False):
     return handles, labels
 
 
-def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
-    """figure_note — how to read a line figure: forks and iterations, what line and band are, noisy points.
+def fixed_parameters(df: pd.DataFrame) -> str:
+    """fixed_parameters — "K=2000, M=1" for the parameters that take one value in every row that has them."""
+    out = []
+    for c in sorted(c for c in df.columns if c.startswith("param.")):
+        v = df[c]
+        v = v[v.notna() & (v.astype(str) != "")]
+        if len(v) and v.nunique() == 1:
+            val = v.iloc[0]
+            out.append(f"{c[len('param.'):]}={f'{val:g}' if isinstance(val, (int, float)) else val}")
+    return ", ".join(out)
 
-    cold: the figure also has cold lines (plot_lines(cold=True)); band: it draws interval bands.
+
+def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
+    """figure_note — how to read a line figure: fixed parameters, forks and iterations, line and band, noisy points.
+
+    cold: the figure also has cold lines or panels (cold=True of plot_lines / line_figure); band:
+    it draws interval bands.
     """
     forks = df.groupby("point")["repetition"].nunique()
     f = int(forks.max()) if len(forks) else 0
@@ -207,9 +384,11 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
     i = int(timed.max()) if len(timed) else 0
     procs = sorted(df["processors"].dropna().unique())
     on = f"P={compact_number(procs[0])} processors; " if len(procs) == 1 else ""
+    fixed = fixed_parameters(df)
+    on += f"fixed: {fixed}; " if fixed else ""
     if bool((df["iteration"] > 0).any()):
         what = (f"up to {f} forks × {i} timed iterations; line: median of the timed iterations (warm)"
-                + ("; dotted, hollow: cold = iteration 0 of each fork" if cold else ""))
+                + ("; cold: iteration 0 of each fork (a fresh process)" if cold else ""))
     else:
         what = f"up to {f} fork(s), one cold run each (iteration 0); line: median over the forks"
     bands = f"; band: {LEVEL:.0%} bootstrap interval of the median ({RESAMPLES} resamples)" if band else ""
@@ -219,8 +398,19 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
 
 
 def add_caption(fig, context: dict, df: pd.DataFrame | None = None, cold: bool = False, band: bool = True) -> None:
-    """add_caption — the machine/commit caption (and the reading note, figure_note(df, cold, band)) under a figure."""
+    """add_caption — the machine/commit caption (and the reading note, figure_note(df, cold, band)) under a figure.
+
+    Wrapped to the figure's width and put below everything already drawn (axes, a legend below
+    them), so that save_figure's tight bounding box does not widen the figure for it.
+    """
+    import textwrap
+
     text = caption(context)
     if df is not None:
         text += "\n" + figure_note(df, cold, band)
-    fig.text(0.5, -0.01, text, ha="center", va="top", fontsize=7.5, color="#444444", wrap=True)
+    width_in = fig.get_figwidth()
+    chars = max(60, int(width_in * 72 / 4.4))  # 7.5-point text: about 4.4 points a character
+    wrapped = "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+    fig.canvas.draw()
+    bottom = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # inches -> figure fraction
+    fig.text(0.5, min(bottom, 0.0) - 0.01, wrapped, ha="center", va="top", fontsize=7.5, color="#444444")

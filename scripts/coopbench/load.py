@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import schema
+from . import schema, style
 
 REQUIRED = ("point", "backend", "workload", "status")
 
@@ -34,10 +34,24 @@ class Results:
     dir: Path
     df: pd.DataFrame
     context: dict = field(default_factory=dict)
+    # The lines of results.csv that are not results (no status, point, backend or workload): [(line number, text)].
+    dropped: list = field(default_factory=list)
+    # The workloads asked for through workload() (plot.py: which workloads a figure module knows).
+    asked: set = field(default_factory=set)
 
     def workload(self, name: str) -> pd.DataFrame:
         """workload — the rows of one workload (a copy; empty frame when absent)."""
+        self.asked.add(name)
         return self.df[self.df["workload"] == name].copy()
+
+    def dropped_note(self) -> str:
+        """dropped_note — one sentence on the dropped lines of results.csv ("" when none)."""
+        if not self.dropped:
+            return ""
+        lines = [n for n, _ in self.dropped]
+        shown = ", ".join(str(n) for n in lines[:20]) + (", ..." if len(lines) > 20 else "")
+        return (f"dropped {len(lines)} row(s) of results.csv that are not results (no status, point, backend or "
+                f"workload): line(s) {shown}; e.g. {self.dropped[0][1]!r}")
 
     @property
     def has_warm(self) -> bool:
@@ -52,6 +66,20 @@ def _expand_counters(df: pd.DataFrame) -> pd.DataFrame:
         df["counter." + k] = pd.to_numeric(pd.Series([d.get(k) for d in df["counters"]], index=df.index),
                                            errors="coerce")
     return df
+
+
+def _record_lines(path: Path) -> list:
+    """The 1-based line on which each data record of a CSV file starts (blank lines skipped, as pandas does)."""
+    import csv
+
+    starts, prev_end = [], 0
+    with open(path, newline="", errors="replace") as f:
+        r = csv.reader(f)
+        for rec in r:
+            if rec:
+                starts.append(prev_end + 1)
+            prev_end = r.line_num
+    return starts[1:]  # the header is not a data record
 
 
 def read_context(d: Path) -> dict:
@@ -70,7 +98,8 @@ def load(results_dir) -> Results:
     """load — read RESULTS_DIR/results.csv and context.json into a Results.
 
     Columns are typed by the schema (coopbench.schema.to_typed); a row without a status
-    (a line cut short while a sweep is still writing) is left out; `family` is filled
+    or point, backend or workload (a line cut short while a sweep is still writing, or
+    garbage) is left out and listed in Results.dropped (line numbers; dropped_note()); `family` is filled
     from the backend where empty; `processors` defaults to 1, `repetition` to 0; `host`
     is the row's (a merged folder) or the context's. Raises ResultsError when
     results.csv is missing, unreadable or lacks a required column. A missing or broken
@@ -91,8 +120,17 @@ def load(results_dir) -> Results:
     for c in schema.COLUMNS:
         if c["name"] != schema.PARAM and c["name"] not in raw.columns and c["name"] not in schema.LEGACY_COLUMNS:
             raw[c["name"]] = ""
-    # A row without a status is a line cut short (results.csv is appended while a sweep runs): not a point.
-    raw = raw[raw["status"].str.strip() != ""].reset_index(drop=True)
+    # A row without a status, point, backend or workload is not a point: a line cut short (results.csv is
+    # appended while a sweep runs) or garbage. Left out, and said so (Results.dropped, with line numbers).
+    bad = (raw[["status", "point", "backend", "workload"]].apply(lambda c: c.str.strip() == "")).any(axis=1)
+    dropped = []
+    if bad.any():
+        starts = _record_lines(csv)
+        text = csv.read_text(errors="replace").splitlines()
+        for i in raw.index[bad]:
+            n = starts[i] if i < len(starts) else i + 2
+            dropped.append((n, text[n - 1][:80] if 0 < n <= len(text) else ""))
+    raw = raw[~bad].reset_index(drop=True)
     df = schema.to_typed(raw)
     df["status"] = df["status"].str.lower()
     df["family"] = df["family"].where(df["family"] != "", df["backend"].str.split("/").str[0])
@@ -104,4 +142,5 @@ def load(results_dir) -> Results:
     if "host" not in df.columns:
         df["host"] = str(context.get("host") or "")
     df["host"] = df["host"].fillna("").astype(str)
-    return Results(dir=d, df=df, context=context)
+    style.use_backends(df["backend"].unique())  # one colour per backend in every figure of this run
+    return Results(dir=d, df=df, context=context, dropped=dropped)

@@ -1,9 +1,9 @@
 """coopbench.style — what makes every figure look alike: captions, backend styles, tick labels.
 
-caption(context) names the machine, compiler, build type and commit; backend_style(name)
-gives a backend the same colour, marker and line style in every figure (known families
-fixed, unknown names a stable style from a hash of the name); compact_number formats
-tick labels (1k, 10M).
+caption(context) names the machine, compiler, build type and commit; backend_colors(names)
+gives every backend of a figure its own colour from a colour-blind-safe palette (Okabe-Ito,
+then Tol's muted), known backends fixed; backend_style(name) adds the family's marker and a
+variant's line style; compact_number formats tick labels (1k, 10M).
 """
 
 from __future__ import annotations
@@ -53,37 +53,106 @@ def caption(context: dict) -> str:
     return " · ".join(parts) if parts else "(no context.json)"
 
 
-# Fixed styles for the backends we know; others get a stable style from a hash of their name.
-_KNOWN_STYLES = {
-    "native": {"color": "#d62728", "marker": "o"},
-    "native-ws": {"color": "#ff7f0e", "marker": "v"},  # issue 10: coop, work stealing
-    "native-parasail": {"color": "#8c564b", "marker": "X"},  # issue 10: coop, ParaSail deques
-    "pthreads": {"color": "#1f77b4", "marker": "s"},
-    "stdthread": {"color": "#2ca02c", "marker": "^"},
-    "boostfiber": {"color": "#9467bd", "marker": "D"},
-    "go": {"color": "#00a3c4", "marker": "P"},  # Go's own cyan; a filled plus
+# Colour-blind-safe palettes: Okabe and Ito, "Color Universal Design" (2008), then Paul Tol's
+# "muted" scheme (Tol, "Colour Schemes", SRON/EPS/TN/09-002) for a run with more backends.
+# PALETTE is both, the yellow and the pale grey (hard to see on white) last.
+OKABE_ITO = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"]
+TOL_MUTED = ["#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933", "#AA4499",
+             "#DDDDDD"]
+PALETTE = [c for c in OKABE_ITO + TOL_MUTED if c not in ("#F0E442", "#DDDDDD")] + ["#F0E442", "#DDDDDD"]
+
+# Fixed colours for the backends we know, each its own (a backend keeps its colour in every
+# figure, whatever else is drawn beside it); the coop builds in warm colours, kernel threads
+# in blues and greens, fibers in purples. A variant ("boostfiber/work_stealing") is a backend
+# of its own: its own colour, its family's marker.
+_KNOWN_COLORS = {
+    "native": "#D55E00",            # vermillion
+    "native-ws": "#E69F00",         # orange: coop with work stealing
+    "native-parasail": "#CC79A7",   # reddish purple: coop with ParaSail's deques
+    "native-clang": "#882255",      # wine
+    "native-implicit": "#CC6677",   # rose
+    "pthreads": "#0072B2",          # blue
+    "stdthread": "#009E73",         # bluish green
+    "go": "#56B4E9",                # sky blue
+    "tokio": "#000000",             # black
+    "boostfiber": "#332288",        # indigo
+    "boostfiber/round_robin": "#332288",
+    "boostfiber/shared_work": "#AA4499",  # purple
+    "boostfiber/work_stealing": "#44AA99",  # teal
 }
-_PALETTE = ["#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#ff9896", "#393b79", "#637939", "#8c6d31"]
-_MARKERS = ["v", "<", ">", "p", "h", "*", "P", "X", "d"]
+# Colours no known backend has: where an unknown backend goes first (a hash of its name picks one).
+_FREE = [c for c in PALETTE if c not in set(_KNOWN_COLORS.values())]
+_KNOWN_MARKERS = {"native": "o", "native-ws": "v", "native-parasail": "X", "native-clang": "h",
+                  "native-implicit": "p", "pthreads": "s", "stdthread": "^", "boostfiber": "D", "go": "P",
+                  "tokio": "*"}
+_MARKERS = ["<", ">", "d", "H", "8", "*", "P", "X"]
 _LINESTYLES = ["-", "--", "-.", ":"]
 # The registered variants get distinct line styles (a hash of the name gave round_robin and
 # work_stealing the same one); other variants fall back to the hash.
 _KNOWN_VARIANT_STYLES = {"round_robin": "--", "shared_work": ":", "work_stealing": "-."}
+# The backends of the folder loaded last (coopbench.load calls use_backends): every figure of a
+# run takes its colours from one assignment over all of them, so an unknown backend keeps its
+# colour from figure to figure even when it had to move off its hashed colour.
+_RUN_BACKENDS: tuple = ()
 
 
-def backend_style(name: str) -> dict:
+def use_backends(names) -> None:
+    """use_backends — the backends of the run being drawn (coopbench.load calls it): colours are assigned over all of them."""
+    global _RUN_BACKENDS
+    _RUN_BACKENDS = tuple(sorted({str(n) for n in names}))
+
+
+def _extra_color(i: int) -> str:
+    """More backends than PALETTE has colours: evenly spaced hues (no longer colour-blind-safe, but distinct)."""
+    import colorsys
+    r, g, b = colorsys.hsv_to_rgb((i * 0.618034) % 1.0, 0.75, 0.75)
+    return "#{:02X}{:02X}{:02X}".format(int(r * 255), int(g * 255), int(b * 255))
+
+
+def backend_colors(names) -> dict:
+    """backend_colors — {backend: colour} with a different colour for every name, from PALETTE.
+
+    Known backends have fixed colours; unknown ones take a free colour picked by a hash of the
+    name (the next free one when it is taken), in name order, so the answer depends only on the
+    set of names. Names of the run registered by use_backends take part too, so that a figure
+    showing some of them gives each the colour it has in the others.
+    """
+    names = sorted({str(n) for n in names} | set(_RUN_BACKENDS))
+    out, used = {}, set()
+    for n in names:
+        c = _KNOWN_COLORS.get(n)
+        if c is not None and c not in used:
+            out[n] = c
+            used.add(c)
+    for n in names:
+        if n in out:
+            continue
+        free = [c for c in PALETTE if c not in used]
+        if free:
+            pref = [c for c in _FREE if c not in used] or free
+            c = pref[zlib.crc32(n.encode()) % len(pref)]
+        else:
+            c = next(_extra_color(i) for i in range(len(used) + 1) if _extra_color(i) not in used)
+        out[n] = c
+        used.add(c)
+    return out
+
+
+def backend_style(name: str, others=()) -> dict:
     """backend_style — matplotlib kwargs (color, marker, linestyle) for a backend, the same in every figure.
 
-    Known families have fixed colours; a variant ("boostfiber/work_stealing") keeps its
-    family's colour and marker with a line style of its own; unknown names get a stable
-    colour from a hash of the name.
+    The colour is backend_colors's (of name, `others` — the other backends of the figure — and the
+    run's backends): known backends fixed, each its own; unknown ones a stable colour no other
+    backend of the figure has. The marker is the family's ("boostfiber/work_stealing" has
+    boostfiber's); a variant has a line style of its own.
     """
-    family, _, variant = str(name).partition("/")
-    if family in _KNOWN_STYLES:
-        style = dict(_KNOWN_STYLES[family])
+    name = str(name)
+    family, _, variant = name.partition("/")
+    style = {"color": backend_colors([name, *others])[name]}
+    if family in _KNOWN_MARKERS:
+        style["marker"] = _KNOWN_MARKERS[family]
     else:
-        h = zlib.crc32(family.encode())
-        style = {"color": _PALETTE[h % len(_PALETTE)], "marker": _MARKERS[(h // 7) % len(_MARKERS)]}
+        style["marker"] = _MARKERS[(zlib.crc32(family.encode()) // 7) % len(_MARKERS)]
     if not variant:
         style["linestyle"] = "-"
     elif variant in _KNOWN_VARIANT_STYLES:
@@ -91,8 +160,6 @@ def backend_style(name: str) -> dict:
     else:
         style["linestyle"] = _LINESTYLES[zlib.crc32(variant.encode()) % (len(_LINESTYLES) - 1) + 1]
     return style
-
-
 
 
 def compact_number(v, _pos=None) -> str:

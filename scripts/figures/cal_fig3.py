@@ -10,10 +10,12 @@ use (loaded by path, since scripts/figures is not a package).
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 WORKLOAD = "abortable-lock"
 NAME = "cal_fig3_scalability"
@@ -48,8 +50,15 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
     if df.empty:
         return []
     groups = list(df.groupby(list(panel_by), sort=True))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.2), squeeze=False)
-    for ax, (key, g) in zip(axes[0], groups):
+    # Two panels a row at most, cr.FIG_WIDTH wide, one legend below them all.
+    ncols = 1 if len(groups) == 1 else 2
+    nrows = -(-len(groups) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.0 if ncols == 1 else cr.FIG_WIDTH, 3.4 * nrows + 0.4),
+                             squeeze=False)
+    flat = [a for row in axes for a in row]
+    for ax in flat[len(groups):]:
+        ax.set_visible(False)
+    for ax, (key, g) in zip(flat, groups):
         key = key if isinstance(key, tuple) else (key,)
         for lock in [l for l in LOCK_ORDER if l in set(g["param.lock"])] + sorted(set(g["param.lock"]) - set(LOCK_ORDER)):
             s = pd.DataFrame([(xv, *cr.median_ci(gx[y])) for xv, gx in g[g["param.lock"] == lock].groupby(x)],
@@ -70,10 +79,12 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
         if ylim:
             ax.set_ylim(*ylim)
         ax.grid(True, alpha=0.3)
-    axes[0][-1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, 90), fontsize=10)
     fig.tight_layout()
-    fig.text(0.01, 0.005, cr.caption(res.context), fontsize=6, alpha=0.7)
+    handles, labels = cr.legend_entries(flat[:len(groups)])
+    fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(len(labels), 4) or 1)
+    cr.add_caption(fig, res.context)
     return [{"title": title, "files": cr.save_figure(fig, outdir, name)}]
 
 

@@ -8,10 +8,9 @@ Failed points (a capacity check that refused, a stack that could not be had) mar
 Writes figures/fig11_skynet.{png,svg}.
 """
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 WORKLOAD = "skynet"
 NAME = "fig11_skynet"
@@ -31,14 +30,11 @@ def make(res, outdir):
     rss = df.copy()
     rss["value"] = pd.to_numeric(rss.get("peak_rss_kib"), errors="coerce") / 1024.0
     has_rss = rss["value"].notna().any()
-    panels = 2 if has_rss else 1
-    fig, axes = plt.subplots(1, panels, figsize=(6.4 * panels, 4.4), squeeze=False)
-    cr.plot_lines(axes[0][0], df, "leaves", xlabel="leaves (B^L)", ylabel="time for the tree [ms]",
-                  yscale="log", title="skynet — time", legend=not has_rss)
+    panels = [{"title": "time", "df": df, "ylabel": "time for the tree [ms]", "yscale": "log"}]
     if has_rss:
         rss.loc[rss["value"].isna() & (rss["status"] == "ok"), "status"] = "failed"
-        cr.plot_lines(axes[0][1], rss, "leaves", xlabel="leaves (B^L)", ylabel="peak RSS of the fork [MiB]",
-                      yscale="log", title="skynet — peak RSS")
+        panels.append({"title": "peak RSS", "df": rss, "ylabel": "peak RSS of the fork [MiB]", "yscale": "log"})
+    fig, _ = cr.line_figure(panels, "leaves", xlabel="leaves (B^L)", suptitle="skynet")
     cr.add_caption(fig, res.context, df)
     return [{"title": "skynet — a tree of threads alive at once", "files": cr.save_figure(fig, outdir, NAME),
              "text": "A root spawns B children, each of them B children, down to L levels (B^L leaves, "

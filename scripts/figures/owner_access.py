@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 WORKLOAD = "owner-access"
 NAME = "owner_access"
@@ -37,7 +37,7 @@ def make(res, outdir):
     if "counter.nonowner_ns" not in df.columns:
         df["counter.nonowner_ns"] = float("nan")
     groups = list(df.groupby(["backend", "processors", "param.W"], sort=True))
-    fig, axes = plt.subplots(len(groups), 2, figsize=(10.5, 3.8 * len(groups)), squeeze=False)
+    fig, axes = plt.subplots(len(groups), 2, figsize=(cr.FIG_WIDTH, 3.4 * len(groups) + 0.4), squeeze=False)
     for row, (key, g) in zip(axes, groups):
         for ax, col, label in ((row[0], "counter.owner_ns", "ns per owner access"),
                                (row[1], "counter.nonowner_ns", "ns per non-owner access")):
@@ -52,10 +52,12 @@ def make(res, outdir):
             ax.set_ylabel(label)
             ax.set_title(f"{key[0]}, P={key[1]}, W={key[2]} non-owners", fontsize=9)
             ax.grid(True, alpha=0.3)
-        row[1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("Owner/non-owner access (ParaSail): cost per access against the owner's share", fontsize=10)
+    fig.suptitle("Owner/non-owner access (ParaSail):\ncost per access against the owner's share", fontsize=10)
     fig.tight_layout()
-    fig.text(0.01, 0.002, cr.caption(res.context), fontsize=6, alpha=0.7)
+    handles, labels = cr.legend_entries([a for row in axes for a in row])
+    fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(len(labels), 4) or 1)
+    cr.add_caption(fig, res.context)
     items = [{"title": "Owner/non-owner access — owner cost against owner share",
               "files": cr.save_figure(fig, outdir, NAME)}]
     t = (df.groupby(["backend", "param.W", "share_pct", "param.guard"])[["counter.owner_ns", "counter.nonowner_ns",

@@ -19,7 +19,7 @@ import re
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 NAME = "quirk_fig7_10_ddb"
 
@@ -31,7 +31,7 @@ def make(res, outdir):
     if units.empty and mutex.empty:
         return []
     items = []
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), squeeze=False)
+    fig, axes = plt.subplots(2, 2, figsize=(cr.FIG_WIDTH, 6.8), squeeze=False)
     ax7, ax8, ax9, ax10 = axes[0][0], axes[0][1], axes[1][0], axes[1][1]
     u = cr.ok_rows(units) if not units.empty else units
     if not u.empty:
@@ -103,7 +103,7 @@ def make(res, outdir):
     ax10.set_title("Fig. 10: CPU utilisation", fontsize=9)
     ax10.legend(fontsize=6, frameon=False)
     ax10.grid(True, alpha=0.3)
-    fig.suptitle("ddb (Quirk 2008, Figs. 7-10): 4 server units, 28 client units, one hot key", fontsize=10)
+    fig.suptitle("ddb (Quirk 2008, Figs. 7-10):\n4 server units, 28 client units, one hot key", fontsize=10)
     fig.tight_layout()
     cr.add_caption(fig, res.context, pd.concat([d for d in (units, mutex) if not d.empty]), band=False)
     items.append({"title": "Quirk Figs. 7-10 — ddb: operations per processor, migrations, utilisation",

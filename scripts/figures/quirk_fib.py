@@ -14,7 +14,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import coopbench_results as cr
+import coopbench as cr
 
 NAME = "quirk_fig4_6_fib"
 WORKLOADS = {"fib": "units", "fib-mutex": "mutex"}
@@ -54,11 +54,12 @@ def make(res, outdir):
     items = []
     s = _series(df)
     if not s.empty:
-        fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), squeeze=False)
+        # Three panels and the legend in a 2 x 2 grid, cr.FIG_WIDTH wide.
+        fig, axes = plt.subplots(2, 2, figsize=(cr.FIG_WIDTH, 6.8), squeeze=False)
         for ax, col, ylabel, title in (
                 (axes[0][0], "speedup", "speedup over P=1", "Fig. 4: speedup"),
-                (axes[0][1], "cpu_lost", "CPU time lost [s] (cpu(P) - cpu(1))", "Fig. 5: CPU time lost"),
-                (axes[0][2], "waste", "CPU waste ratio (cpu(P) / cpu(1))", "Fig. 6: waste ratio")):
+                (axes[0][1], "cpu_lost", "CPU time lost [s]\n(cpu(P) - cpu(1))", "Fig. 5: CPU time lost"),
+                (axes[1][0], "waste", "CPU waste ratio\n(cpu(P) / cpu(1))", "Fig. 6: waste ratio")):
             for label, g in s.groupby("label", sort=True):
                 backend = g["backend"].iloc[0]
                 style = dict(cr.backend_style(backend))
@@ -72,8 +73,10 @@ def make(res, outdir):
         if "speedup" in s:
             pmax = s["processors"].max()
             axes[0][0].plot([1, pmax], [1, pmax], color="grey", linewidth=0.8, alpha=0.5, label="linear")
-        axes[0][2].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        fig.suptitle("fib (Quirk 2008, Figs. 4-6): solid = units (lock-free OwnerQueue on coop), "
+        handles, labels = cr.legend_entries([axes[0][0], axes[0][1], axes[1][0]])
+        axes[1][1].axis("off")
+        axes[1][1].legend(handles, labels, fontsize=7, frameon=False, loc="center")
+        fig.suptitle("fib (Quirk 2008, Figs. 4-6): solid = units (lock-free OwnerQueue on coop),\n"
                      "dashed = mutex baseline", fontsize=10)
         fig.tight_layout()
         cr.add_caption(fig, res.context, df, band=False)  # medians only, no interval bands

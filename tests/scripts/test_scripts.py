@@ -1,4 +1,4 @@
-"""test_scripts — behaviour of scripts/plot.py, scripts/compare.py and scripts/coopbench_results.py.
+"""test_scripts — behaviour of scripts/plot.py, scripts/compare.py and the scripts/coopbench package.
 
 Each test writes its own synthetic results folder (tests/scripts/synthetic.py, following
 docs/results-format.md: ok and failed points, several backends and P values,
@@ -307,7 +307,7 @@ class CompareTest(TempDirCase):
 
 class LoadTest(TempDirCase):
     def test_types_params_and_counters(self):
-        import coopbench_results as cr
+        import coopbench as cr
 
         d = synthetic.make_results(self.tmp / "run", processors=(1, 2))
         res = cr.load(d)
@@ -326,7 +326,7 @@ class LoadTest(TempDirCase):
     def test_caption_style_and_save(self):
         import matplotlib.pyplot as plt
 
-        import coopbench_results as cr
+        import coopbench as cr
 
         # Distinct, unmistakable values, so a caption that drops one is caught.
         ctx = {"host": "vmhost42", "cpu_model": "Xeon-QQ", "cores_available": "4", "compiler": "GNU 12.2.0",
@@ -341,10 +341,10 @@ class LoadTest(TempDirCase):
             partial = {k: v for k, v in ctx.items() if k != key}
             self.assertNotIn(needle, cr.caption(partial), key)
         self.assertEqual(cr.caption({}), "(no context.json)")
-        # Styles: a fixed colour per family, the same in every figure (a fresh call, as a
-        # second figure would make it); variants keep the family's colour and marker but
-        # differ in line style from the family and from each other; unknown names are
-        # stable across processes (a hash of the name, not of id()).
+        # Styles: a fixed colour per backend, the same in every figure (a fresh call, as a
+        # second figure would make it); a variant is a backend of its own (its own colour) with its
+        # family's marker and a line style that differs from the family's and the other variants';
+        # unknown names are stable across processes (a hash of the name, not of id()).
         names = ["native", "pthreads", "stdthread", "boostfiber"]
         colors = {n: cr.backend_style(n)["color"] for n in names}
         self.assertEqual(len(set(colors.values())), len(names), colors)
@@ -352,13 +352,14 @@ class LoadTest(TempDirCase):
             self.assertEqual(cr.backend_style(n)["linestyle"], "-")
         ws, rr = cr.backend_style("boostfiber/work_stealing"), cr.backend_style("boostfiber/round_robin")
         fam = cr.backend_style("boostfiber")
-        self.assertEqual((ws["color"], ws["marker"]), (fam["color"], fam["marker"]))
+        self.assertEqual(ws["marker"], fam["marker"])
+        self.assertEqual(len({ws["color"], rr["color"], cr.backend_style("boostfiber/shared_work")["color"]}), 3)
         self.assertNotEqual(ws["linestyle"], "-")
         sw = cr.backend_style("boostfiber/shared_work")
         self.assertEqual(len({ws["linestyle"], rr["linestyle"], sw["linestyle"], "-"}), 4)
         import subprocess, sys
-        other = subprocess.run([sys.executable, "-c", "import coopbench_results as cr; print(cr.backend_style('someday'))"],
-                               cwd=cr.__file__.rsplit("/", 1)[0], capture_output=True, text=True, check=True,
+        other = subprocess.run([sys.executable, "-c", "import coopbench as cr; print(cr.backend_style('someday'))"],
+                               cwd=str(Path(cr.__file__).resolve().parents[1]), capture_output=True, text=True, check=True,
                                env={"PYTHONHASHSEED": "123", "MPLBACKEND": "Agg", "PATH": "/usr/bin"})
         self.assertEqual(other.stdout.strip(), str(cr.backend_style("someday")))
         fig, _ = plt.subplots()
@@ -370,7 +371,7 @@ class LoadTest(TempDirCase):
     def test_lines_split_by_varying_params_and_processors(self):
         import matplotlib.pyplot as plt
 
-        import coopbench_results as cr
+        import coopbench as cr
 
         d = synthetic.make_results(self.tmp / "run", backends=("native",), workloads={"switch"})
         rows = read_rows(d)
@@ -396,7 +397,7 @@ class LoadTest(TempDirCase):
 
         import matplotlib.pyplot as plt
 
-        import coopbench_results as cr
+        import coopbench as cr
 
         d = synthetic.make_results(self.tmp / "merged", backends=("native", "pthreads"), processors=(1,),
                                    workloads={"switch"})
@@ -433,7 +434,7 @@ class LoadTest(TempDirCase):
         self.assertIn("native @big", report)
 
     def test_line_cut_short_is_left_out(self):
-        import coopbench_results as cr
+        import coopbench as cr
 
         d = synthetic.make_results(self.tmp / "run", backends=("native",), workloads={"create"})
         n = len(read_rows(d))
@@ -444,7 +445,7 @@ class LoadTest(TempDirCase):
         self.assertEqual(set(df["status"]), {"ok"})
 
     def test_missing_or_broken(self):
-        import coopbench_results as cr
+        import coopbench as cr
 
         with self.assertRaises(cr.ResultsError):
             cr.load(self.tmp)

@@ -1,4 +1,4 @@
-"""test_stats — the statistics of scripts/coopbench (issue 11) and the one schema (issue 16).
+"""test_stats — the statistics of scripts/coopbench (intervals, U test, cold/warm) and the one schema.
 
   * median_ci: known answers (one, two, three values; the exact bootstrap distribution of
     the median of 11 distinct values, from the binomial law) and the coverage of the 95 %
@@ -36,7 +36,7 @@ sys.path.insert(0, str(SCRIPTS))
 
 import numpy as np  # noqa: E402
 
-import coopbench_results as cr  # noqa: E402
+import coopbench as cr  # noqa: E402
 import synthetic  # noqa: E402
 from coopbench import schema, stats  # noqa: E402
 
@@ -364,10 +364,11 @@ class ReportAndFigureTest(TempDirCase):
         real_save = cr.save_figure
 
         def capture(fig, outdir, name):
-            ax = fig.axes[0]
-            seen["lines"] = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
-            seen["bands"] = len(ax.collections)
-            seen["caption"] = " ".join(t.get_text() for t in fig.texts)
+            # Warm and cold lines sit in panels of their own, titled "warm" and "cold".
+            seen["lines"] = {f"{ln.get_label()} {ax.get_title()}".strip(): ln for ax in fig.axes
+                             for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+            seen["bands"] = sum(len(ax.collections) for ax in fig.axes)
+            seen["caption"] = " ".join(t.get_text().replace("\n", " ") for t in fig.texts)  # wrapped lines joined
             return real_save(fig, outdir, name)
 
         with mock.patch.object(cr, "save_figure", side_effect=capture):
@@ -380,7 +381,7 @@ class ReportAndFigureTest(TempDirCase):
         np.testing.assert_allclose(cold.get_ydata(), 3 * np.asarray(warm.get_ydata()))  # iteration 0: 3 x
         self.assertGreaterEqual(seen["bands"], 4)  # an interval band per line
         self.assertIn("bootstrap interval of the median", seen["caption"])
-        self.assertIn("cold = iteration 0", seen["caption"])
+        self.assertIn("cold: iteration 0", seen["caption"])
         self.assertIn("1 noisy point", seen["caption"])
         # One run per fork (a version-1 folder): a single line per backend, not labelled cold/warm.
         old = cr.load(synthetic.make_results(self.tmp / "old", legacy=True, backends=("native",),

@@ -1,9 +1,17 @@
 // apps.go — the application workloads (Negele et al. 2017, section 5, Table 1 and Fig. 10),
 // matching workloads/apps/*.hpp: same parameters, timed interval (from before the first
-// spawn to after the last join) and self-checks. Where the C++ programs use a BoundedBuffer
-// (mutex + two condition variables) Go uses a buffered channel of the same capacity; where
-// they use a one-slot Mailbox (two semaphores), a channel of capacity 1; a monitor stays a
-// sync.Mutex with a sync.Cond; a join is a sync.WaitGroup or a done channel.
+// spawn to after the last join) and self-checks. The apps that pass values (city,
+// eratosthenes, producer, tokenring) have the parameter `via` (workloads/apps/via.hpp):
+//
+//	via=monitor  the paper's program, the same as the C++ one: a BoundedBuffer is a ring
+//	             guarded by a sync.Mutex with two sync.Conds (boundedBuffer below), a one-slot
+//	             Mailbox two semaphores built from a sync.Mutex and a sync.Cond (mailbox).
+//	via=channel  Go's idiom: a buffered channel of the same capacity for a BoundedBuffer, a
+//	             channel of capacity 1 for a Mailbox.
+//
+// Both variants end the sieve with the terminator 0 (no close), as the C++ program does.
+// A monitor elsewhere (the News board, the river) is a sync.Mutex with a sync.Cond in both;
+// a join is a sync.WaitGroup or a done channel.
 package main
 
 import (
@@ -11,6 +19,116 @@ import (
 	"sync"
 	"time"
 )
+
+// monitorVia — whether the point runs the monitor program (via=monitor, the default) or
+// Go's channels (via=channel); another value is an error.
+func monitorVia(c *Ctx) (bool, error) {
+	switch v := c.params["via"]; v {
+	case "", "monitor":
+		return true, nil
+	case "channel":
+		return false, nil
+	default:
+		return false, fmt.Errorf("parameter via: %q is not monitor or channel", v)
+	}
+}
+
+// boundedBuffer — workloads/apps/channel.hpp's BoundedBuffer: a FIFO ring of fixed capacity
+// guarded by one sync.Mutex, with two sync.Conds; every wait re-checks its predicate in a
+// loop and every change signals the other side while holding the mutex.
+type boundedBuffer[T any] struct {
+	mu                sync.Mutex
+	notFull, notEmpty sync.Cond
+	slots             []T
+	head, count       int
+}
+
+func newBoundedBuffer[T any](capacity int64) *boundedBuffer[T] {
+	b := &boundedBuffer[T]{slots: make([]T, capacity)}
+	b.notFull.L = &b.mu
+	b.notEmpty.L = &b.mu
+	return b
+}
+
+// put — append v, blocking while the buffer is full.
+func (b *boundedBuffer[T]) put(v T) {
+	b.mu.Lock()
+	for b.count == len(b.slots) {
+		b.notFull.Wait()
+	}
+	b.slots[(b.head+b.count)%len(b.slots)] = v
+	b.count++
+	b.notEmpty.Signal()
+	b.mu.Unlock()
+}
+
+// take — remove and return the oldest value, blocking while the buffer is empty.
+func (b *boundedBuffer[T]) take() T {
+	b.mu.Lock()
+	for b.count == 0 {
+		b.notEmpty.Wait()
+	}
+	v := b.slots[b.head]
+	b.head = (b.head + 1) % len(b.slots)
+	b.count--
+	b.notFull.Signal()
+	b.mu.Unlock()
+	return v
+}
+
+// semaphore — a counting semaphore from a sync.Mutex and a sync.Cond (as a C++ backend
+// without one builds its Semaphore).
+type semaphore struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	permits int64
+}
+
+func (s *semaphore) init(permits int64) {
+	s.permits = permits
+	s.cond.L = &s.mu
+}
+
+func (s *semaphore) acquire() {
+	s.mu.Lock()
+	for s.permits == 0 {
+		s.cond.Wait()
+	}
+	s.permits--
+	s.mu.Unlock()
+}
+
+func (s *semaphore) release() {
+	s.mu.Lock()
+	s.permits++
+	s.cond.Signal()
+	s.mu.Unlock()
+}
+
+// mailbox — workloads/apps/channel.hpp's Mailbox: a one-slot buffer on two semaphores
+// (empty = 1, full = 0).
+type mailbox struct {
+	empty, full semaphore
+	slot        int64
+}
+
+func (m *mailbox) init() {
+	m.empty.init(1)
+	m.full.init(0)
+}
+
+func (m *mailbox) put(v int64) {
+	m.empty.acquire()
+	m.slot = v
+	m.full.release()
+}
+
+func (m *mailbox) take() int64 {
+	m.full.acquire()
+	v := m.slot
+	m.empty.release()
+	return v
+}
 
 // spawnGated — start n goroutines running body(i) behind a start gate, then open it, as
 // workloads/apps/start.hpp does (no goroutine works before all exist). A `go` statement
@@ -31,10 +149,15 @@ func spawnGated(n int64, body func(i int64)) *sync.WaitGroup {
 	return &wg
 }
 
-// city — one power plant and N houses; the energy store is a channel of capacity C, the
-// river a mutex-guarded counter. Self-check: produced = consumed = N*K, water = 2*N*K.
+// city — one power plant and N houses; the energy store is a buffer of capacity C (via:
+// a boundedBuffer or a channel), the river a mutex-guarded counter. Self-check: produced =
+// consumed = N*K, water = 2*N*K.
 func city(c *Ctx) (Result, error) {
 	n, k, cp := c.I64("N"), c.I64("K"), c.I64("C")
+	monitor, err := monitorVia(c)
+	if err != nil {
+		return Result{}, err
+	}
 	units := n * k
 	var river struct {
 		mu    sync.Mutex
@@ -45,12 +168,26 @@ func city(c *Ctx) (Result, error) {
 		river.drawn++
 		river.mu.Unlock()
 	}
-	store := make(chan uint8, cp)
+	var store chan uint8
+	var box *boundedBuffer[uint8]
+	if monitor {
+		box = newBoundedBuffer[uint8](cp)
+	} else {
+		store = make(chan uint8, cp)
+	}
 	var produced int64
 	consumed := make([]padded, n)
 	start := time.Now()
 	wg := spawnGated(n+1, func(i int64) {
 		if i == 0 {
+			if monitor {
+				for u := int64(0); u < units; u++ {
+					draw()
+					box.put(1)
+					produced++
+				}
+				return
+			}
 			for u := int64(0); u < units; u++ {
 				draw()
 				store <- 1
@@ -59,6 +196,13 @@ func city(c *Ctx) (Result, error) {
 			return
 		}
 		mine := &consumed[i-1].v
+		if monitor {
+			for j := int64(0); j < k; j++ {
+				*mine += int64(box.take())
+				draw()
+			}
+			return
+		}
 		for j := int64(0); j < k; j++ {
 			*mine += int64(<-store)
 			draw()
@@ -98,15 +242,42 @@ func sequentialPrimes(n int64) []int64 {
 }
 
 // eratosthenes — the concurrent prime sieve: a generator feeds 2..N and the terminator 0
-// into a channel of capacity C; each stage takes its prime p, spawns the next stage on a
-// new channel, passes on the numbers not divisible by p, then the terminator, and waits for
-// the stage it spawned. Self-check: the count and sum of the primes equal a sequential
-// sieve's.
+// into a buffer of capacity C (via: a boundedBuffer or a channel); each stage takes its
+// prime p, spawns the next stage on a new buffer, passes on the numbers not divisible by p,
+// then the terminator, and waits for the stage it spawned. Self-check: the count and sum of
+// the primes equal a sequential sieve's.
 func eratosthenes(c *Ctx) (Result, error) {
 	n, cp := c.I64("N"), c.I64("C")
+	monitor, err := monitorVia(c)
+	if err != nil {
+		return Result{}, err
+	}
 	reference := sequentialPrimes(n)
 	var mu sync.Mutex
 	primes := make([]int64, 0, len(reference))
+	var stageMonitor func(in *boundedBuffer[int64])
+	stageMonitor = func(in *boundedBuffer[int64]) {
+		p := in.take()
+		if p == 0 {
+			return
+		}
+		mu.Lock()
+		primes = append(primes, p)
+		mu.Unlock()
+		out := newBoundedBuffer[int64](cp)
+		done := make(chan struct{})
+		go func() {
+			stageMonitor(out)
+			close(done)
+		}()
+		for v := in.take(); v != 0; v = in.take() {
+			if v%p != 0 {
+				out.put(v)
+			}
+		}
+		out.put(0)
+		<-done
+	}
 	var stage func(in chan int64)
 	stage = func(in chan int64) {
 		p := <-in
@@ -130,15 +301,29 @@ func eratosthenes(c *Ctx) (Result, error) {
 		out <- 0
 		<-done
 	}
-	first := make(chan int64, cp)
+	var first chan int64
+	var firstBox *boundedBuffer[int64]
+	if monitor {
+		firstBox = newBoundedBuffer[int64](cp)
+	} else {
+		first = make(chan int64, cp)
+	}
 	start := time.Now()
 	wg := spawnGated(2, func(i int64) {
-		if i == 0 {
+		switch {
+		case i == 0 && monitor:
+			for v := int64(2); v <= n; v++ {
+				firstBox.put(v)
+			}
+			firstBox.put(0)
+		case i == 0:
 			for v := int64(2); v <= n; v++ {
 				first <- v
 			}
 			first <- 0
-		} else {
+		case monitor:
+			stageMonitor(firstBox)
+		default:
 			stage(first)
 		}
 	})
@@ -338,11 +523,22 @@ func news(c *Ctx) (Result, error) {
 	return Result{Seconds: secs, Value: secs * 1e3, Check: check, Counters: map[string]float64{"threads": float64(n + m)}}, nil
 }
 
-// producer — N producers and N consumers exchange K messages each through one channel of
-// capacity C. Self-check: count, sum and hash-sum of the consumed messages.
+// producer — N producers and N consumers exchange K messages each through one buffer of
+// capacity C (via: a boundedBuffer or a channel). Self-check: count, sum and hash-sum of the
+// consumed messages.
 func producer(c *Ctx) (Result, error) {
 	n, cp, k := c.I64("N"), c.I64("C"), c.I64("K")
-	buffer := make(chan int64, cp)
+	monitor, err := monitorVia(c)
+	if err != nil {
+		return Result{}, err
+	}
+	var buffer chan int64
+	var box *boundedBuffer[int64]
+	if monitor {
+		box = newBoundedBuffer[int64](cp)
+	} else {
+		buffer = make(chan int64, cp)
+	}
 	type tally struct {
 		count, sum int64
 		hash       uint64
@@ -353,12 +549,27 @@ func producer(c *Ctx) (Result, error) {
 	wg := spawnGated(2*n, func(t int64) {
 		if t < n {
 			base := t * k
+			if monitor {
+				for j := int64(1); j <= k; j++ {
+					box.put(base + j)
+				}
+				return
+			}
 			for j := int64(1); j <= k; j++ {
 				buffer <- base + j
 			}
 			return
 		}
 		me := &tallies[t-n]
+		if monitor {
+			for j := int64(0); j < k; j++ {
+				v := box.take()
+				me.count++
+				me.sum += v
+				me.hash += digest(v)
+			}
+			return
+		}
 		for j := int64(0); j < k; j++ {
 			v := <-buffer
 			me.count++
@@ -387,14 +598,27 @@ func producer(c *Ctx) (Result, error) {
 	return Result{Seconds: secs, Value: secs * 1e3, Check: check, Counters: map[string]float64{"threads": float64(2 * n)}}, nil
 }
 
-// tokenring — N goroutines in a ring, each with a one-slot mailbox (a channel of capacity
-// 1), pass a counter K times around. Self-check: final counter and hand-offs = N*K, no
-// player saw the token out of ring order.
+// tokenring — N goroutines in a ring, each with a one-slot mailbox (via: a mailbox of two
+// semaphores or a channel of capacity 1), pass a counter K times around. Self-check: final
+// counter and hand-offs = N*K, no player saw the token out of ring order.
 func tokenring(c *Ctx) (Result, error) {
 	n, k := c.I64("N"), c.I64("K")
-	boxes := make([]chan int64, n)
-	for i := range boxes {
-		boxes[i] = make(chan int64, 1)
+	monitor, err := monitorVia(c)
+	if err != nil {
+		return Result{}, err
+	}
+	var boxes []chan int64
+	var mailboxes []mailbox
+	if monitor {
+		mailboxes = make([]mailbox, n)
+		for i := range mailboxes {
+			mailboxes[i].init()
+		}
+	} else {
+		boxes = make([]chan int64, n)
+		for i := range boxes {
+			boxes[i] = make(chan int64, 1)
+		}
 	}
 	type player struct {
 		handoffs, outOfOrder int64
@@ -404,6 +628,18 @@ func tokenring(c *Ctx) (Result, error) {
 	start := time.Now()
 	wg := spawnGated(n, func(i int64) {
 		me := &players[i]
+		if monitor {
+			mine, next := &mailboxes[i], &mailboxes[(i+1)%n]
+			for round := int64(0); round < k; round++ {
+				token := mine.take()
+				if token != i+round*n {
+					me.outOfOrder++
+				}
+				next.put(token + 1)
+				me.handoffs++
+			}
+			return
+		}
 		next := boxes[(i+1)%n]
 		for round := int64(0); round < k; round++ {
 			token := <-boxes[i]
@@ -414,10 +650,20 @@ func tokenring(c *Ctx) (Result, error) {
 			me.handoffs++
 		}
 	})
-	boxes[0] <- 0
-	wg.Wait()
+	var final int64
+	if monitor {
+		mailboxes[0].put(0)
+		wg.Wait()
+	} else {
+		boxes[0] <- 0
+		wg.Wait()
+	}
 	secs := time.Since(start).Seconds()
-	final := <-boxes[0]
+	if monitor {
+		final = mailboxes[0].take()
+	} else {
+		final = <-boxes[0]
+	}
 	var handoffs, outOfOrder int64
 	for i := range players {
 		handoffs += players[i].handoffs

@@ -24,6 +24,10 @@ table1.png/.svg, the ratios drawn: per row, each backend's time relative to pthr
 log axis, one marker per backend (the figures' backend styles), and the paper's
 Native/Linux ratio as a star beside ours.
 
+The apps that pass values have two variants (their parameter `via`, workloads/apps/via.hpp):
+Table 1 shows the paper's program, `via=monitor`; a row without a `via` (a results folder
+from before the parameter) is a monitor row. The channel variant is table_channels.py's.
+
 A measured row is set beside the paper's row of the same benchmark whose parameters agree
 with it the most (producer N=1 with the paper's N=1 row, N=64 with N=64); the column `size`
 says "paper" when every parameter equals the paper's and "reduced" otherwise (the quick
@@ -46,7 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import coopbench_results as cr  # noqa: E402
+import coopbench as cr  # noqa: E402
 
 NAME = "table1"
 REFERENCE = "pthreads"
@@ -74,6 +78,20 @@ def parse_params(text: str) -> dict:
             except ValueError:
                 out[k.strip()] = v
     return out
+
+
+VIA = "param.via"
+MONITOR = "monitor"
+
+
+def via_rows(df: pd.DataFrame, via: str) -> pd.DataFrame:
+    """via_rows — the rows of variant `via` ("monitor" or "channel") without the `param.via` column. A row with
+    no via (a workload without the parameter, or a folder from before it) counts as the monitor program."""
+    if VIA not in df.columns:
+        return df.copy() if via == MONITOR else df.iloc[0:0].copy()
+    v = df[VIA].fillna("").astype(str).str.strip()
+    keep = v.eq(via) | (v.eq("") if via == MONITOR else False)
+    return df[keep].drop(columns=[VIA])
 
 
 def load_paper(path: Path = PAPER_CSV) -> pd.DataFrame:
@@ -171,7 +189,7 @@ def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """
     paper = load_paper() if paper is None else paper
     order = list(dict.fromkeys(paper["workload"]))
-    df = res.df[res.df["workload"].isin(order)].copy()
+    df = via_rows(res.df[res.df["workload"].isin(order)], MONITOR)  # the paper's program
     if df.empty:
         return pd.DataFrame()
     backends = _backend_order(df["backend"].unique())

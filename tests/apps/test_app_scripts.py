@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "scripts" / "figures"))
 
-import coopbench_results as cr  # noqa: E402
+import coopbench as cr  # noqa: E402
 import fig10_matrix  # noqa: E402
 import table1  # noqa: E402
 

@@ -2,6 +2,9 @@
 // stdthread (directly through run_point) and on every backend in the registry (through the
 // same runners the driver uses), their self-checks (inject_fault must fail the point), the
 // paper's Eratosthenes answer, and refused spawns (the point fails cleanly, nothing hangs).
+// The apps that pass values (City, Eratosthenes, Producer, TokenRing) run both variants of
+// the parameter `via` (workloads/apps/via.hpp) in every plan, so each of the tests above
+// covers both; a backend with a channel of its own shows which variant went through it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +13,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "harness/registry.hpp"
 #include "workloads/all.hpp"
@@ -18,6 +24,7 @@
 #include "tests/support/grid.hpp"
 #include "tests/support/watchdog.hpp"
 #include "workloads/apps/all.hpp"
+#include "workloads/apps/via.hpp"
 
 using namespace coopbench;
 using coopbench::test::Watchdog;
@@ -55,6 +62,31 @@ struct RefusingBackend : StdThreadBackend {
     }
 };
 static_assert(Backend<RefusingBackend>);
+
+// CountingChannelBackend — stdthread with a channel of its own (HasChannel): GenericChannel
+// that counts its sends, so a test sees whether a point went through channel_t at all.
+struct CountingChannelBackend : StdThreadBackend {
+    static inline std::atomic<long> sends{0};
+    template <class T>
+    class Channel : public apps::GenericChannel<CountingChannelBackend, T> {
+      public:
+        static constexpr std::string_view kind = "counting (a test's)";
+        explicit Channel(std::size_t capacity) : apps::GenericChannel<CountingChannelBackend, T>(capacity) {}
+        void send(T v) {
+            sends.fetch_add(1, std::memory_order_relaxed);  // a tally read after the joins
+            apps::GenericChannel<CountingChannelBackend, T>::send(std::move(v));
+        }
+    };
+};
+static_assert(Backend<CountingChannelBackend> && HasChannel<CountingChannelBackend>);
+static_assert(std::is_same_v<apps::channel_t<CountingChannelBackend, long>, CountingChannelBackend::Channel<long>>);
+
+// exchanges_values — the apps with the parameter `via`.
+template <class W>
+constexpr bool exchanges_values() {
+    return std::is_same_v<W, City> || std::is_same_v<W, Eratosthenes> || std::is_same_v<W, Producer> ||
+           std::is_same_v<W, TokenRing>;
+}
 
 template <class W>
 class AppTest : public ::testing::Test {};
@@ -105,10 +137,84 @@ TYPED_TEST(AppTest, InfoDescribesThePaperWorkload) {
             EXPECT_EQ(p.params.size(), info.params.size()) << plan << " " << coopbench::test::describe(p.params);
             for (const auto& spec : info.params) {
                 ASSERT_TRUE(p.params.count(spec.name)) << plan << " lacks " << spec.name;
-                EXPECT_GE(std::stoll(p.params.at(spec.name)), spec.min) << plan << " " << spec.name;
+                const std::string& v = p.params.at(spec.name);
+                if (spec.choices.empty()) {
+                    EXPECT_GE(std::stoll(v), spec.min) << plan << " " << spec.name;
+                } else {
+                    EXPECT_NE(std::find(spec.choices.begin(), spec.choices.end(), v), spec.choices.end())
+                        << plan << " " << spec.name << "=" << v;
+                }
             }
         }
     }
+}
+
+// The apps that pass values declare `via` (default monitor, the paper's program) and run
+// both variants in every plan; the others (Mandelbrot, Matrix: no values pass; News: a
+// broadcast board, no buffer) have no `via`.
+TYPED_TEST(AppTest, EveryPlanRunsBothVariantsOfTheAppsThatPassValues) {
+    const auto info = TypeParam::info(Machine{coopbench::test::processors()});
+    const auto spec = std::find_if(info.params.begin(), info.params.end(), [](const ParamSpec& s) { return s.name == "via"; });
+    if (!exchanges_values<TypeParam>()) {
+        EXPECT_EQ(spec, info.params.end()) << info.name << " passes no values through a buffer";
+        return;
+    }
+    ASSERT_NE(spec, info.params.end()) << info.name << " lacks the parameter via";
+    EXPECT_EQ(spec->default_value, "monitor");
+    EXPECT_EQ(spec->choices, (std::vector<std::string>{"monitor", "channel"}));
+    for (const char* plan : {"tiny", "quick", "paper"}) {
+        std::set<std::string> seen;
+        for (const auto& p : coopbench::test::expand_grids(info.plans.at(plan))) seen.insert(p.params.at("via"));
+        EXPECT_EQ(seen, (std::set<std::string>{"monitor", "channel"})) << info.name << " plan " << plan;
+    }
+}
+
+// via=channel goes through the backend's channel (channel_t), via=monitor never does, and
+// both pass their self-checks and catch the injected fault.
+TYPED_TEST(AppTest, ViaChannelUsesTheBackendsChannelAndMonitorDoesNot) {
+    if constexpr (exchanges_values<TypeParam>()) {
+        for (const auto& p : tiny_points<TypeParam>()) {
+            const bool channel = p.params.at("via") == "channel";
+            for (bool fault : {false, true}) {
+                Watchdog dog(workload_name<TypeParam>() + " counting " + coopbench::test::describe(p.params));
+                CountingChannelBackend::sends = 0;
+                const Outcome o = run_point<CountingChannelBackend, TypeParam>(context_for(p, fault));
+                EXPECT_EQ(o.ok, !fault) << coopbench::test::describe(p.params) << ": " << o.reason;
+                if (fault) {
+                    EXPECT_NE(o.reason.find("self-check failed"), std::string::npos) << o.reason;
+                }
+                if (channel) {
+                    EXPECT_GT(CountingChannelBackend::sends.load(), 0) << coopbench::test::describe(p.params);
+                } else {
+                    EXPECT_EQ(CountingChannelBackend::sends.load(), 0) << coopbench::test::describe(p.params);
+                }
+            }
+        }
+    }
+}
+
+// The exact number of values each app sends (per variant, the same program): Producer N*K,
+// City N*K, TokenRing N*K + main's first token, Eratosthenes every number the generator
+// and each stage passes on plus one terminator per channel.
+TEST(AppsVia, ChannelVariantSendsWhatTheMonitorProgramPuts) {
+    Watchdog dog("via counts");
+    Context ctx;
+    ctx.options.processors = coopbench::test::processors();
+    const auto sends = [&](auto w, Params params) {
+        ctx.params = std::move(params);
+        CountingChannelBackend::sends = 0;
+        const Outcome o = run_point<CountingChannelBackend, decltype(w)>(ctx);
+        EXPECT_TRUE(o.ok) << o.reason;
+        return CountingChannelBackend::sends.load();
+    };
+    EXPECT_EQ(sends(Producer{}, {{"N", "3"}, {"C", "2"}, {"K", "100"}, {"via", "channel"}}), 300);
+    EXPECT_EQ(sends(City{}, {{"N", "4"}, {"K", "5"}, {"C", "3"}, {"via", "channel"}}), 20);
+    EXPECT_EQ(sends(TokenRing{}, {{"N", "5"}, {"K", "7"}, {"via", "channel"}}), 36);
+    // N = 10: the generator sends 2..10 and 0 (10); stage 2 passes 3,5,7,9,0 (5); stage 3
+    // 5,7,0 (3); stage 5 7,0 (2); stage 7 0 (1); the last stage sends nothing: 21.
+    EXPECT_EQ(sends(Eratosthenes{}, {{"N", "10"}, {"C", "1"}, {"via", "channel"}}), 21);
+    EXPECT_EQ(sends(Eratosthenes{}, {{"N", "10"}, {"C", "1"}, {"via", "monitor"}}), 0);
+    EXPECT_EQ(sends(Eratosthenes{}, {{"N", "10"}, {"C", "1"}}), 0);  // no via: the paper's program
 }
 
 TYPED_TEST(AppTest, TinyPlanOnPthreads) { expect_tiny_plan_passes<PthreadsBackend, TypeParam>(); }

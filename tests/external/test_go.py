@@ -1,6 +1,8 @@
 """test_go.py COOPBENCH — the `go` backend (runtimes/go) through the real binary: every
 workload at its tiny plan with its self-check passing, at 1 and 2 processors, and
---inject-fault caught by every workload's self-check (as tests/apps does for C++). Exits
+--inject-fault caught by every workload's self-check (as tests/apps does for C++); the apps
+that pass values in both variants of their parameter via (monitor: sync.Mutex/sync.Cond
+buffers as the C++ programs; channel: Go's chan). Exits
 77 (CTest: skipped) with one line saying why when the go backend is absent."""
 import csv
 import json
@@ -12,6 +14,12 @@ import unittest
 BIN = None
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
              "news", "producer", "tokenring", "skynet"}
+# The apps with the parameter via, each run in both variants by the tiny plan.
+VIA_APPS = {(w, v) for w in ("city", "eratosthenes", "producer", "tokenring") for v in ("monitor", "channel")}
+
+
+def vias(got):
+    return {(r["workload"], r["param.via"]) for r in got if r.get("param.via")}
 
 
 def rows(folder):
@@ -30,6 +38,7 @@ class Go(unittest.TestCase):
         out = self.run_go()
         got = rows(out)
         self.assertEqual({r["workload"] for r in got}, WORKLOADS)
+        self.assertEqual(vias(got), VIA_APPS)
         bad = [(r["point"], r["reason"]) for r in got if r["status"] != "ok"]
         self.assertEqual(bad, [])
         for r in got:
@@ -57,9 +66,25 @@ class Go(unittest.TestCase):
             self.assertEqual([r["phase"] for r in runs], ["warmup"] * 2 + ["measure"] * 3, key)
             self.assertEqual([json.loads(r["counters"])["process_run"] for r in runs], [0, 1, 2, 3, 4], key)
 
+    def test_the_monitor_variant_loses_no_wake_up_under_stress(self):
+        # The sync.Cond buffers and semaphore mailboxes at capacity 1 with many waiters, on more
+        # processors than cores: a lost wake-up hangs the point until --timeout fails it.
+        for w, params in (("producer", ["N=16", "C=1", "K=2000"]), ("eratosthenes", ["N=3000", "C=1"]),
+                          ("city", ["N=100", "K=50", "C=1"]), ("tokenring", ["N=50", "K=200"])):
+            d = tempfile.mkdtemp(prefix="coopbench-go-test.")
+            args = [BIN, "run", "-b", "go", "-w", w, "-P", "2,4", "-W", "0", "-I", "5", "--timeout", "30",
+                    "-o", d + "/run", "-q", "--param", "via=monitor"]
+            for p in params:
+                args += ["--param", p]
+            subprocess.run(args, check=True, capture_output=True, text=True, timeout=600)
+            got = rows(d + "/run")
+            self.assertEqual(len(got), 2 * 5, w)
+            self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [], w)
+
     def test_an_injected_fault_is_caught_by_every_workload(self):
         got = rows(self.run_go("--inject-fault"))
         self.assertEqual({r["workload"] for r in got}, WORKLOADS)
+        self.assertEqual(vias(got), VIA_APPS)
         missed = [r["point"] for r in got if r["status"] != "failed" or "self-check failed" not in r["reason"]]
         self.assertEqual(missed, [])
 

@@ -17,6 +17,7 @@ WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthe
              "news", "producer", "tokenring"}
 # tokio-std-mutex lists only the workloads that lock a mutex (runtimes/tokio/src/main.rs).
 STD_MUTEX_WORKLOADS = {"lock-local", "lock-global", "city", "eratosthenes", "news", "producer"}
+VIAS = {"monitor", "channel"}
 
 
 def rows(folder):
@@ -49,18 +50,17 @@ class Tokio(unittest.TestCase):
         self.assertEqual(ctx["backend.tokio.mutex"], "tokio::sync::Mutex")
         self.assertEqual(ctx["backend.tokio-std-mutex.mutex"], "std::sync::Mutex")
 
-    def test_the_channel_variant_passes_and_catches_a_fault(self):
-        # --backend-opt buffers=channel: the apps on mpsc/broadcast/oneshot (src/channels.rs).
-        apps = ["city", "eratosthenes", "news", "producer", "tokenring"]
-        out = run("-b", "tokio", "--backend-opt", "buffers=channel", "-w", ",".join(apps), "--plan", "tiny",
-                  "-P", "1,2")
+    def test_both_variants_of_via_pass_and_catch_a_fault(self):
+        # The parameter via of the apps that pass values: monitor = apps.rs (the C++ programs),
+        # channel = mpsc/oneshot (src/channels.rs); News has one program (no via).
+        apps = ["city", "eratosthenes", "producer", "tokenring"]
+        out = run("-b", "tokio", "-w", ",".join(apps), "--plan", "tiny", "-P", "1,2")
         got = rows(out)
         self.assertEqual({r["workload"] for r in got}, set(apps))
+        self.assertEqual({(r["workload"], r["param.via"]) for r in got}, {(w, v) for w in apps for v in VIAS})
         self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [])
-        with open(out + "/points.jsonl") as f:
-            self.assertEqual({json.loads(line)["backend_options"]["buffers"] for line in f}, {"channel"})
-        got = rows(run("-b", "tokio", "--backend-opt", "buffers=channel", "-w", ",".join(apps), "--plan", "tiny",
-                       "-P", "1,2", "--inject-fault"))
+        got = rows(run("-b", "tokio", "-w", ",".join(apps), "--plan", "tiny", "-P", "1,2", "--inject-fault"))
+        self.assertEqual({(r["workload"], r["param.via"]) for r in got}, {(w, v) for w in apps for v in VIAS})
         missed = [r["point"] for r in got if r["status"] != "failed" or "self-check failed" not in r["reason"]]
         self.assertEqual(missed, [])
 
@@ -90,12 +90,13 @@ class Tokio(unittest.TestCase):
         # the sieve's chain of capacity-1 buffers, a board with many waiting readers, on two
         # workers and on more workers than cores, repeated: a lost wake-up hangs a point until
         # the driver's timeout fails it.
-        for backend, opts in (("tokio", []), ("tokio-std-mutex", []), ("tokio", ["--backend-opt", "buffers=channel"])):
-            for w, params in (("producer", ["N=16", "C=1", "K=2000"]), ("eratosthenes", ["N=3000", "C=1"]),
-                              ("news", ["N=200", "M=8", "K=50"]), ("city", ["N=100", "K=50", "C=1"])):
+        for backend, via in (("tokio", "monitor"), ("tokio-std-mutex", "monitor"), ("tokio", "channel")):
+            for w, params in (("producer", ["N=16", "C=1", "K=2000", "via=" + via]),
+                              ("eratosthenes", ["N=3000", "C=1", "via=" + via]),
+                              ("news", ["N=200", "M=8", "K=50"]), ("city", ["N=100", "K=50", "C=1", "via=" + via])):
                 d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
                 args = [BIN, "run", "-b", backend, "-w", w, "-P", "2,4", "-r", "2", "-W", "0", "-I", "5",
-                        "--timeout", "20", "-o", d + "/run", "-q", *opts]
+                        "--timeout", "20", "-o", d + "/run", "-q"]
                 for p in params:
                     args += ["--param", p]
                 subprocess.run(args, check=True, capture_output=True, text=True, timeout=900)

@@ -304,25 +304,18 @@ class GarbageRowTest(TempDirCase):
 
 
 class OneApiTest(unittest.TestCase):
-    OTHERS = {"table1.py", "fig10_matrix.py", "table_channels.py"}  # another engineer's files for now
-
     def test_scripts_import_the_package_only(self):
         files = [SCRIPTS / "plot.py", SCRIPTS / "compare.py", SCRIPTS / "scaling_model.py"]
-        files += [f for f in sorted((SCRIPTS / "figures").glob("*.py")) if f.name not in self.OTHERS]
-        files += sorted(HERE.glob("*.py"))
+        files += sorted((SCRIPTS / "figures").glob("*.py"))
+        files += sorted(HERE.glob("*.py")) + [ROOT / "tests" / "apps" / "test_app_scripts.py"]
         for f in files:
-            if f.name in ("test_table1.py", "test_table_channels.py", "test_figures.py"):
+            if f.name == "test_figures.py":
                 continue
             self.assertNotRegex(f.read_text(), r"import coopbench_results|from coopbench_results",
                                 f.relative_to(ROOT))
 
-    def test_the_old_name_is_a_one_line_alias_at_most(self):
-        old = SCRIPTS / "coopbench_results.py"
-        if old.exists():
-            import ast
-            body = ast.parse(old.read_text()).body
-            code = [n for n in body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-            self.assertLessEqual(len(code), 1, [ast.dump(n) for n in code])
+    def test_the_old_name_is_gone(self):
+        self.assertFalse((SCRIPTS / "coopbench_results.py").exists())
         self.assertTrue(hasattr(coopbench, "NUMERIC_COLUMNS"))
 
     def test_no_issue_numbers_as_reasons(self):

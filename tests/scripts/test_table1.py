@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "scripts" / "figures"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import coopbench_results as cr  # noqa: E402
+import coopbench as cr  # noqa: E402
 from coopbench import schema  # noqa: E402
 import table1  # noqa: E402
 

@@ -2,8 +2,9 @@
 // paper: N = 1000 houses, K = 10 units, C = 100 capacity).
 //
 // One power-plant thread and N house threads share a river (a mutex-guarded counter of
-// the water drawn) and the plant's energy store (a BoundedBuffer of capacity C, one entry
-// per unit of energy). The plant repeatedly draws one unit of water and stores one unit of
+// the water drawn) and the plant's energy store (a buffer of capacity C, one entry per unit
+// of energy: with via=monitor, the paper's program, a BoundedBuffer; with via=channel the
+// backend's channel of capacity C, workloads/apps/via.hpp; the river is a mutex in both). The plant repeatedly draws one unit of water and stores one unit of
 // energy, blocking while its store holds C units, and stops after N*K units. Each house, K
 // times, takes one unit of energy (blocking while the store is empty) and draws one unit of
 // water. Value: ms from before the first spawn to after the last join (the whole program,
@@ -17,6 +18,7 @@
 #include "harness/workload.hpp"
 #include "workloads/apps/channel.hpp"
 #include "workloads/apps/start.hpp"
+#include "workloads/apps/via.hpp"
 #include "workloads/common.hpp"
 
 namespace coopbench {
@@ -32,10 +34,12 @@ struct City {
         w.unit = "ms";
         w.params = {{"N", "1000", "houses (threads)"},
                     {"K", "10", "units of energy and of water each house consumes"},
-                    {"C", "100", "units of energy the plant can store"}};
-        w.plans["tiny"] = {{{"N", values({10})}, {"K", values({10})}, {"C", values({5})}}};
-        w.plans["quick"] = {{{"N", values({500})}, {"K", values({10})}, {"C", values({100})}}};
-        w.plans["paper"] = {{{"N", values({1000})}, {"K", values({10})}, {"C", values({100})}}};
+                    {"C", "100", "units of energy the plant can store"},
+                    apps::via_param()};
+        const auto via = apps::both_vias();
+        w.plans["tiny"] = {{{"N", values({10})}, {"K", values({10})}, {"C", values({5})}, {"via", via}}};
+        w.plans["quick"] = {{{"N", values({500})}, {"K", values({10})}, {"C", values({100})}, {"via", via}}};
+        w.plans["paper"] = {{{"N", values({1000})}, {"K", values({10})}, {"C", values({100})}, {"via", via}}};
         // Expected seconds, roughly (from results/reference/): balances --shard.
         w.cost = [](const Params& p) { return 1.5e-5 * param_number(p, "N") * param_number(p, "K"); };
         return w;
@@ -43,6 +47,13 @@ struct City {
 
     template <Backend B>
     static Outcome run(const Context& ctx) {
+        if (apps::via_of(ctx) == apps::Via::channel) return run_via<B, apps::Via::channel>(ctx);
+        return run_via<B, apps::Via::monitor>(ctx);
+    }
+
+    // run_via — the program over the variant's energy store.
+    template <Backend B, apps::Via via>
+    static Outcome run_via(const Context& ctx) {
         const std::size_t n = ctx.size("N");
         const std::int64_t k = ctx.i64("K");
         const std::int64_t units = static_cast<std::int64_t>(n) * k;
@@ -56,7 +67,7 @@ struct City {
                 mutex.unlock();
             }
         } river;
-        apps::BoundedBuffer<B, std::uint8_t> store(ctx.size("C"));
+        apps::Pipe<B, std::uint8_t, via> store(ctx.size("C"));
         std::int64_t produced = 0;                         // written by the plant only
         std::vector<Padded<std::int64_t>> consumed(n);     // house i writes consumed[i] only
 

@@ -6,8 +6,11 @@
 // removed its multiples); the stage records p, creates its output channel, spawns the next
 // stage on it, and passes on every following number not divisible by p, then the
 // terminator, and joins the stage it spawned. So each prime found starts a new filter
-// thread, and the pipeline grows to pi(N) stages. Channels are BoundedBuffers of capacity C
-// (a parameter; 1 as in the classic program). Value: ms from before the first spawn to
+// thread, and the pipeline grows to pi(N) stages. Channels have capacity C (a parameter; 1
+// as in the classic program): with via=monitor (the paper's program) BoundedBuffers (a
+// B::Mutex and two B::CondVars), with via=channel the backend's channels
+// (workloads/apps/via.hpp). Both variants end the pipeline with the terminator 0 (a channel
+// is never closed), so they are the same computation. Value: ms from before the first spawn to
 // after the last join. Self-check: the number and the sum of the primes found equal a
 // sequential sieve's (1229 primes for N = 10000).
 //
@@ -26,6 +29,7 @@
 #include "harness/workload.hpp"
 #include "workloads/apps/channel.hpp"
 #include "workloads/apps/start.hpp"
+#include "workloads/apps/via.hpp"
 #include "workloads/common.hpp"
 
 namespace coopbench {
@@ -55,10 +59,12 @@ struct Eratosthenes {
                         "of capacity C";
         w.unit = "ms";
         w.params = {{"N", "10000", "sieve the numbers 2..N"},
-                    {"C", "1", "capacity of each channel between stages"}};
-        w.plans["tiny"] = {{{"N", values({200})}, {"C", values({1})}}};
-        w.plans["quick"] = {{{"N", values({2000})}, {"C", values({1})}}};
-        w.plans["paper"] = {{{"N", values({10000})}, {"C", values({1})}}};
+                    {"C", "1", "capacity of each channel between stages"},
+                    apps::via_param()};
+        const auto via = apps::both_vias();
+        w.plans["tiny"] = {{{"N", values({200})}, {"C", values({1})}, {"via", via}}};
+        w.plans["quick"] = {{{"N", values({2000})}, {"C", values({1})}, {"via", via}}};
+        w.plans["paper"] = {{{"N", values({10000})}, {"C", values({1})}, {"via", via}}};
         // Expected seconds, roughly (from results/reference/): balances --shard.
         w.cost = [](const Params& p) { return 1.8e-8 * param_number(p, "N") * param_number(p, "N"); };
         return w;
@@ -66,9 +72,9 @@ struct Eratosthenes {
 
     // Sieve — the state the pipeline's stages share: the channel capacity, the primes found
     // and the first spawn failure (both guarded by `mutex`).
-    template <Backend B>
+    template <Backend B, apps::Via via>
     struct Sieve {
-        using Channel = apps::BoundedBuffer<B, std::int64_t>;
+        using Channel = apps::Pipe<B, std::int64_t, via>;
         std::size_t capacity;
         typename B::Mutex mutex;
         std::vector<std::int64_t> primes;  // guarded by mutex
@@ -111,13 +117,20 @@ struct Eratosthenes {
 
     template <Backend B>
     static Outcome run(const Context& ctx) {
+        if (apps::via_of(ctx) == apps::Via::channel) return run_via<B, apps::Via::channel>(ctx);
+        return run_via<B, apps::Via::monitor>(ctx);
+    }
+
+    // run_via — the program over the variant's channels.
+    template <Backend B, apps::Via via>
+    static Outcome run_via(const Context& ctx) {
         const std::int64_t n = ctx.i64("N");
         const auto reference = detail::sequential_primes(n);
 
-        Sieve<B> sieve;
+        Sieve<B, via> sieve;
         sieve.capacity = ctx.size("C");
         sieve.primes.reserve(reference.size());
-        typename Sieve<B>::Channel first(sieve.capacity);
+        typename Sieve<B, via>::Channel first(sieve.capacity);
 
         Group<B> group(2);
         // Live at once: the generator, one stage per prime and the stage that sees the end.

@@ -1,11 +1,12 @@
 // producer.hpp — Producer/Consumer (Negele et al. 2017, section 5 and Table 1;
 // paper: N = 1 and N = 64 pairs, C = 10, K = 10000).
 //
-// N producers and N consumers share one global BoundedBuffer of capacity C (a B::Mutex and
-// two B::CondVars). Producer p puts K messages, p*K + 1 .. p*K + K; each consumer takes K
-// messages. Value: ms from before the first spawn to after the last join. Self-check: the
-// number and the sum of all consumed messages equal those produced, and so does a sum of
-// their hashes (so a duplicated and a lost message cannot cancel out).
+// N producers and N consumers share one global buffer of capacity C: with via=monitor (the
+// paper's program) a BoundedBuffer (a B::Mutex and two B::CondVars), with via=channel the
+// backend's channel of capacity C (workloads/apps/via.hpp). Producer p puts K messages,
+// p*K + 1 .. p*K + K; each consumer takes K messages. Value: ms from before the first
+// spawn to after the last join. Self-check: the number and the sum of all consumed messages
+// equal those produced, and so does a sum of their hashes (so a duplicated and a lost message cannot cancel out).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "harness/workload.hpp"
 #include "workloads/apps/channel.hpp"
 #include "workloads/apps/start.hpp"
+#include "workloads/apps/via.hpp"
 #include "workloads/common.hpp"
 
 namespace coopbench {
@@ -29,10 +31,12 @@ struct Producer {
         w.unit = "ms";
         w.params = {{"N", "1", "producer/consumer pairs"},
                     {"C", "10", "capacity of the shared buffer"},
-                    {"K", "10000", "messages each producer puts and each consumer takes"}};
-        w.plans["tiny"] = {{{"N", values({1, 4})}, {"C", values({10})}, {"K", values({500})}}};
-        w.plans["quick"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({1000})}}};
-        w.plans["paper"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({10000})}}};
+                    {"K", "10000", "messages each producer puts and each consumer takes"},
+                    apps::via_param()};
+        const auto via = apps::both_vias();
+        w.plans["tiny"] = {{{"N", values({1, 4})}, {"C", values({10})}, {"K", values({500})}, {"via", via}}};
+        w.plans["quick"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({1000})}, {"via", via}}};
+        w.plans["paper"] = {{{"N", values({1, 64})}, {"C", values({10})}, {"K", values({10000})}, {"via", via}}};
         // Expected seconds, roughly (from results/reference/): balances --shard.
         w.cost = [](const Params& p) { return 4e-6 * param_number(p, "N") * param_number(p, "K"); };
         return w;
@@ -48,9 +52,16 @@ struct Producer {
 
     template <Backend B>
     static Outcome run(const Context& ctx) {
+        if (apps::via_of(ctx) == apps::Via::channel) return run_via<B, apps::Via::channel>(ctx);
+        return run_via<B, apps::Via::monitor>(ctx);
+    }
+
+    // run_via — the program over the variant's buffer.
+    template <Backend B, apps::Via via>
+    static Outcome run_via(const Context& ctx) {
         const std::size_t n = ctx.size("N");
         const std::int64_t k = ctx.i64("K");
-        apps::BoundedBuffer<B, std::int64_t> buffer(ctx.size("C"));
+        apps::Pipe<B, std::int64_t, via> buffer(ctx.size("C"));
         struct alignas(64) Tally {
             std::int64_t count = 0, sum = 0;  // written by its consumer only
             std::uint64_t hash = 0;

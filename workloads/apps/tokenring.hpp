@@ -1,7 +1,9 @@
 // tokenring.hpp — the Token Ring game (Negele et al. 2017, section 5 and Table 1;
 // paper: N = 1000 players, K = 1000 rounds).
 //
-// N player threads form a ring; each has a one-slot Mailbox (two B::Semaphores). The main
+// N player threads form a ring; each has a one-slot mailbox: with via=monitor (the paper's
+// program) a Mailbox (two B::Semaphores), with via=channel the backend's channel of
+// capacity 1 (workloads/apps/via.hpp). The main
 // thread puts the token, a hand-off counter starting at 0, into player 0's mailbox; each
 // player, K times, takes the token from its mailbox, checks that the counter is the one
 // ring order predicts for it (player i sees i, i + N, i + 2N, ...), and puts counter + 1
@@ -18,6 +20,7 @@
 #include "harness/workload.hpp"
 #include "workloads/apps/channel.hpp"
 #include "workloads/apps/start.hpp"
+#include "workloads/apps/via.hpp"
 #include "workloads/common.hpp"
 
 namespace coopbench {
@@ -30,10 +33,13 @@ struct TokenRing {
         w.origin = "Negele et al. 2017, Table 1";
         w.description = "N threads in a ring pass a token K times around through one-slot mailboxes";
         w.unit = "ms";
-        w.params = {{"N", "1000", "players (threads)"}, {"K", "1000", "rounds of the token around the ring"}};
-        w.plans["tiny"] = {{{"N", values({10})}, {"K", values({50})}}};
-        w.plans["quick"] = {{{"N", values({100})}, {"K", values({200})}}};
-        w.plans["paper"] = {{{"N", values({1000})}, {"K", values({1000})}}};
+        w.params = {{"N", "1000", "players (threads)"},
+                    {"K", "1000", "rounds of the token around the ring"},
+                    apps::via_param()};
+        const auto via = apps::both_vias();
+        w.plans["tiny"] = {{{"N", values({10})}, {"K", values({50})}, {"via", via}}};
+        w.plans["quick"] = {{{"N", values({100})}, {"K", values({200})}, {"via", via}}};
+        w.plans["paper"] = {{{"N", values({1000})}, {"K", values({1000})}, {"via", via}}};
         // Expected seconds, roughly (from results/reference/): balances --shard.
         w.cost = [](const Params& p) { return 6e-6 * param_number(p, "N") * param_number(p, "K"); };
         return w;
@@ -41,10 +47,17 @@ struct TokenRing {
 
     template <Backend B>
     static Outcome run(const Context& ctx) {
+        if (apps::via_of(ctx) == apps::Via::channel) return run_via<B, apps::Via::channel>(ctx);
+        return run_via<B, apps::Via::monitor>(ctx);
+    }
+
+    // run_via — the program over the variant's mailboxes.
+    template <Backend B, apps::Via via>
+    static Outcome run_via(const Context& ctx) {
         const std::size_t n = ctx.size("N");
         const std::int64_t k = ctx.i64("K");
         const auto ring = static_cast<std::int64_t>(n);
-        std::unique_ptr<apps::Mailbox<B, std::int64_t>[]> boxes(new apps::Mailbox<B, std::int64_t>[n]);
+        std::unique_ptr<apps::Box<B, std::int64_t, via>[]> boxes(new apps::Box<B, std::int64_t, via>[n]);
         struct alignas(64) Player {
             std::int64_t handoffs = 0, out_of_order = 0;  // written by its player only
         };

@@ -1,18 +1,17 @@
-// channels.rs — the channel variant of the apps that pass values (`--backend-opt
-// buffers=channel` of the backend tokio): the same workloads, parameters, timed interval,
+// channels.rs — the channel variant of the apps that pass values (their parameter
+// `via=channel`, workloads/apps/via.hpp): the same workloads, parameters, timed interval,
 // start gate and self-checks as apps.rs, with tokio's channels where apps.rs has monitors:
 //   BoundedBuffer of capacity C -> tokio::sync::mpsc::channel(C); where several tasks take
 //     from one buffer (city's houses, producer's consumers) they share the Receiver under a
 //     tokio::sync::Mutex held across recv().await (tokio has no multi-consumer mpsc);
 //   Mailbox (tokenring)         -> mpsc::channel(1) per player;
-//   the News board              -> tokio::sync::broadcast with room for every message;
 //   a sieve stage's join        -> a oneshot the stage fires when it is done.
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Instant;
 
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::micro::capacity;
 use crate::sync::{join_all, spawn_gated, Gate, Lent, Lock, Padded};
@@ -161,79 +160,6 @@ pub async fn eratosthenes(c: Ctx) -> Result<Outcome, String> {
     let mut o = Outcome { seconds: secs, value: secs * 1e3, check, ..Default::default() };
     o.counters.insert("primes".into(), count as f64);
     o.counters.insert("threads".into(), (count + 2) as f64);
-    Ok(o)
-}
-
-/// news — as apps::news, the board a broadcast channel with room for all M*K messages (no
-/// customer lags), each customer subscribed before the first message.
-pub async fn news(c: Ctx) -> Result<Outcome, String> {
-    let (n, m, k) = (c.size("N")?, c.size("M")?, c.i64("K")?);
-    capacity(n + m)?;
-    let total = m * k as usize;
-    let (tx, _) = broadcast::channel::<i64>(total.max(1));
-    let message = move |r: i64, j: i64| r * k + j + 1;
-    struct Reader {
-        read: AtomicI64,
-        sum: AtomicU64,
-    }
-    let readers: Vec<Padded<Reader>> =
-        (0..n).map(|_| Padded(Reader { read: AtomicI64::new(0), sum: AtomicU64::new(0) })).collect();
-    let gate = Gate::new();
-    // SAFETY: every task is awaited by join_all below before these are dropped.
-    let (btx, rd, g) = unsafe { (Lent::new(&tx), Lent::new(&readers), Lent::new(&gate)) };
-    let start = Instant::now();
-    let mut handles = Vec::with_capacity(n + m);
-    for t in 0..m {
-        handles.push(tokio::spawn(async move {
-            g.wait().await;
-            for j in 0..k {
-                if btx.send(message(t as i64, j)).is_err() {
-                    closed()
-                }
-            }
-        }));
-    }
-    for t in 0..n {
-        let mut rx = tx.subscribe();
-        handles.push(tokio::spawn(async move {
-            g.wait().await;
-            let (mut read, mut sum) = (0i64, 0u64);
-            for _ in 0..total {
-                let v = rx.recv().await.unwrap_or_else(|e| panic!("customer {t}: {e}"));
-                sum = sum.wrapping_add(crate::apps::digest(v));
-                read += 1;
-            }
-            // Relaxed: one writer, read after join_all.
-            rd[t].0.read.store(read, Ordering::Relaxed);
-            rd[t].0.sum.store(sum, Ordering::Relaxed);
-        }));
-    }
-    gate.go();
-    join_all(handles).await?;
-    let secs = start.elapsed().as_secs_f64();
-    let mut want_sum = 0u64;
-    for r in 0..m as i64 {
-        for j in 0..k {
-            want_sum = want_sum.wrapping_add(crate::apps::digest(message(r, j)));
-        }
-    }
-    if c.inject_fault && n > 0 {
-        let s = &readers[n / 2].0.sum;
-        s.store(s.load(Ordering::Relaxed).wrapping_sub(1), Ordering::Relaxed);
-    }
-    let mut check = String::new();
-    for (i, r) in readers.iter().enumerate() {
-        let who = format!("customer {i}");
-        check = first_failure(&[
-            expect(&format!("{who} messages read"), r.0.read.load(Ordering::Relaxed), total as i64),
-            expect(&format!("{who} checksum"), r.0.sum.load(Ordering::Relaxed), want_sum),
-        ]);
-        if !check.is_empty() {
-            break;
-        }
-    }
-    let mut o = Outcome { seconds: secs, value: secs * 1e3, check, ..Default::default() };
-    o.counters.insert("threads".into(), (n + m) as f64);
     Ok(o)
 }
 

@@ -15,8 +15,10 @@
 //
 // `--mutex=std` (the manifest backend-std-mutex.json) makes every workload's mutex a
 // std::sync::Mutex instead of tokio::sync::Mutex.
-// The request's option `buffers` (backend.json: monitor | channel) picks the apps'
-// buffers: the C++ monitor programs (apps.rs) or tokio's channels (channels.rs).
+// The workload parameter `via` of the apps that pass values (city, eratosthenes, producer,
+// tokenring; workloads/apps/via.hpp) picks their buffers: monitor = the C++ monitor programs
+// (apps.rs), channel = tokio's channels (channels.rs). News has no `via`: it is one program
+// everywhere, a monitor board (apps.rs).
 mod apps;
 mod channels;
 mod micro;
@@ -37,8 +39,6 @@ struct Request {
     params: BTreeMap<String, String>,
     #[serde(default)]
     processors: i64,
-    #[serde(default)]
-    options: BTreeMap<String, String>,
     #[serde(default)]
     inject_fault: bool,
     #[serde(default)]
@@ -65,7 +65,7 @@ pub struct Ctx {
     params: BTreeMap<String, String>,
     pub inject_fault: bool,
     pub mutex: MutexKind,
-    /// The apps' buffers: monitors (apps.rs, the default) or tokio's channels (channels.rs).
+    /// The parameter `via`: monitors (apps.rs, the default) or tokio's channels (channels.rs).
     pub channels: bool,
 }
 
@@ -130,7 +130,6 @@ async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
         "lock-global" => micro::lock(c, true).await,
         "city" if c.channels => channels::city(c).await,
         "eratosthenes" if c.channels => channels::eratosthenes(c).await,
-        "news" if c.channels => channels::news(c).await,
         "producer" if c.channels => channels::producer(c).await,
         "tokenring" if c.channels => channels::tokenring(c).await,
         "city" => apps::city(c).await,
@@ -230,12 +229,12 @@ fn main() {
             return;
         }
     };
-    // `--backend-opt buffers=monitor|channel` (backend.json): the apps' buffers.
-    let channels = match req.options.get("buffers").map(String::as_str) {
+    // The parameter `via` (monitor | channel) of the apps that pass values; absent: monitor.
+    let channels = match req.params.get("via").map(String::as_str) {
         None | Some("monitor") => false,
         Some("channel") => true,
         Some(other) => {
-            emit(&failed(format!("option buffers: {other:?} is not monitor or channel")));
+            emit(&failed(format!("parameter via: {other:?} is not monitor or channel")));
             return;
         }
     };

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""table_channels — the channel variant of the apps that pass values, every backend beside Go.
+
+The apps City, Eratosthenes, Producer and TokenRing have two variants (their parameter `via`,
+workloads/apps/via.hpp): Table 1 (table1.py) shows the paper's program, `via=monitor`; this
+table shows `via=channel`, the same program over each backend's own channel (coop's and
+Boost.Fiber's when they have one, else the generic channel from the backend's mutex and
+condition variables; Go's `chan`; tokio's mpsc).
+
+Rows: one per app and parameter set (the `via` column aside), split by processor count P when
+the folder has several. Columns: every backend's median in ms over the timed iterations of
+all forks ("failed" when no run succeeded), then each backend / go (its median divided by Go's;
+< 1: faster than Go) with its bootstrap 95 % interval (coopbench.stats.ratio_ci; in the CSV as
+"X / go", "X / go lo", "X / go hi"; in the Markdown as "0.85× (0.80–0.91)"). `noisy` names the
+backends whose cell was measured while the machine was busy; the Markdown marks those cells,
+and every ratio with a noisy side, with table1's dagger (table1.NOISY_MARK) and a footnote.
+
+Writes <outdir>/table_channels.md and table_channels.csv; as a plot.py module, make(res,
+outdir) returns the Markdown table as an item ([] when the folder has no via=channel row).
+Standalone:
+    /usr/bin/python3 scripts/figures/table_channels.py RESULTS_DIR [--out DIR]
+Reads only results files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import coopbench as cr  # noqa: E402
+import table1  # noqa: E402
+
+NAME = "table_channels"
+GO = "go"
+CHANNEL = "channel"
+# The apps with the parameter via, in Table 1's order, and their names there.
+APPS = {"city": "City", "eratosthenes": "Eratosthenes", "producer": "Producer/Consumer", "tokenring": "Token Ring"}
+PARAM_ORDER = ["N", "M", "K", "C"]
+NOISY_MARK = table1.NOISY_MARK
+NOISY_NOTE = table1.NOISY_NOTE
+
+
+def _backend_order(backends) -> list:
+    """Go first (the reference of the ratios), then coop's policies, then the others by name."""
+    first = [GO, "native", "native-ws", "native-parasail"]
+    return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
+
+
+def build(res) -> pd.DataFrame:
+    """build — the table as a DataFrame (one row per app, parameter set and, when several ran, P); empty when the
+    results hold no via=channel row."""
+    df = table1.via_rows(res.df[res.df["workload"].isin(list(APPS))], CHANNEL)
+    if df.empty:
+        return pd.DataFrame()
+    backends = _backend_order(df["backend"].unique())
+    rows = []
+    for workload in APPS:
+        w = df[df["workload"] == workload]
+        if w.empty:
+            continue
+        pcols = [c for c in w.columns if c.startswith("param.") and w[c].notna().any()
+                 and w[c].astype(str).str.strip().ne("").any()]
+        groups = w.groupby(pcols[0] if len(pcols) == 1 else pcols, sort=True, dropna=False) if pcols else [((), w)]
+        for key, g in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            params = {c[len("param."):]: table1._num(v) for c, v in zip(pcols, key)}
+            for p, gp in g.groupby("processors", sort=True):
+                rows.append(_row(workload, params, int(p), gp, backends))
+    return pd.DataFrame(rows)
+
+
+def _row(workload, params, p, g, backends) -> dict:
+    row = {"benchmark": APPS[workload], "workload": workload,
+           "params": table1._params_text(params, PARAM_ORDER), "P": p}
+    medians, noisy = {}, []
+    for b in backends:
+        gb = g[g["backend"] == b]
+        medians[b] = table1._median(gb)
+        row[b] = medians[b]
+        if table1._noisy(gb):
+            noisy.append(b)
+    if GO in medians:
+        for b in backends:
+            if b != GO:
+                table1._ratio(row, f"{b} / {GO}", g[g["backend"] == b], g[g["backend"] == GO], medians[b], medians[GO])
+    row["noisy"] = "; ".join(noisy)
+    return row
+
+
+def ratio_columns(table: pd.DataFrame) -> list:
+    """ratio_columns — the "X / go" columns, in table order."""
+    return [c for c in table.columns if c.endswith(f" / {GO}")]
+
+
+def to_markdown(table: pd.DataFrame, context: dict) -> str:
+    """to_markdown — the table as GitHub Markdown: each backend's ms, each backend / go with its interval, noisy
+    cells marked, and a note on what the numbers are."""
+    before = ["benchmark", "params", "P"]
+    times = [c for c in table.columns if c not in before + ["workload", "noisy"] and " / " not in c
+             and not c.endswith(" lo") and not c.endswith(" hi")]
+    cols = before + times + ratio_columns(table)
+    lines = ["| " + " | ".join(cols) + " |",
+             "|" + "|".join("---" if c in ("benchmark", "params") else "---:" for c in cols) + "|"]
+    for _, r in table.iterrows():
+        cells = []
+        for c in cols:
+            v = r[c]
+            if isinstance(v, str):
+                cells.append(v)
+            elif c == "P":
+                cells.append(str(int(v)))
+            elif " / " in c:
+                cells.append(cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else "")
+            else:
+                cells.append(table1._fmt_ms(v))
+            if cells[-1] and table1.cell_noisy(r, c):
+                cells[-1] += f" {NOISY_MARK}"
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["",
+              "The channel variant (`via=channel`, workloads/apps/via.hpp): the apps' programs with each backend's "
+              "own channel where the paper's program has a bounded buffer (capacity C) or a one-slot mailbox "
+              "(capacity 1); Table 1 has the paper's monitor program. Values: median run time in ms over the timed "
+              f"iterations of all forks (whole program: from before the first spawn to after the last join); "
+              f"`X / {GO}`: X's median divided by {GO}'s (< 1: faster than Go's channels), with its bootstrap "
+              "95 % interval (both samples resampled). P: the processors the row ran on."]
+    if any(str(r.get("noisy", "")) for _, r in table.iterrows()):
+        lines += ["", f"{NOISY_MARK}: {NOISY_NOTE} (the harness's noise guard marked a fork of that backend's point "
+                      "noisy); a ratio is marked when either side is. table_channels.csv's `noisy` column names the "
+                      "backends."]
+    lines += ["", f"_{cr.caption(context)}_"]
+    return "\n".join(lines)
+
+
+def write(res, outdir) -> tuple[pd.DataFrame, str, list]:
+    """write — build the table and write table_channels.md and .csv into outdir; (table, markdown, paths)."""
+    table = build(res)
+    if table.empty:
+        return table, "", []
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    md = to_markdown(table, res.context)
+    paths = [out / f"{NAME}.md", out / f"{NAME}.csv"]
+    paths[0].write_text("# The apps' channel variant, beside Go\n\n" + md + "\n")
+    table.to_csv(paths[1], index=False)
+    return table, md, paths
+
+
+def make(res, outdir):
+    """make — the channel table as a plot.py item, or [] without via=channel rows."""
+    table, md, _ = write(res, outdir)
+    if table.empty:
+        return []
+    return [{"title": f"The apps' channel variant (via=channel): median ms, each backend / {GO}; "
+                      f"{NOISY_MARK}: {NOISY_NOTE}", "markdown": md}]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results_dir")
+    ap.add_argument("--out", help="output folder (default RESULTS_DIR/figures)")
+    a = ap.parse_args(argv)
+    try:
+        res = cr.load(a.results_dir)
+    except cr.ResultsError as e:
+        print(f"table_channels.py: {e}", file=sys.stderr)
+        return 2
+    table, md, paths = write(res, a.out or Path(a.results_dir) / "figures")
+    if table.empty:
+        print("table_channels.py: no via=channel row in these results", file=sys.stderr)
+        return 1
+    print(md)
+    for p in paths:
+        print(f"wrote {p}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

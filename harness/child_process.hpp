@@ -51,7 +51,7 @@ struct ChildRun {
 };
 
 // run_child — fork a child that leads its own process group, dies with the driver
-// (PR_SET_DEATHSIG) and runs under opts.memory_limit_bytes, with stderr to a pipe; `child`
+// (PR_SET_PDEATHSIG) and runs under opts.memory_limit_bytes, with stderr to a pipe; `child`
 // runs in it with the write end of the stdout pipe; when it returns, the child exits with
 // status 0 without running exit handlers (a child that execs never returns).
 // The parent feeds stdout to `reply` (each complete line to `each_line`), keeps stderr's

@@ -20,6 +20,7 @@
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 #include "harness/cli.hpp"
+#include "harness/external.hpp"
 #include "harness/machine.hpp"
 #include "harness/register_backend.hpp"
 #include "harness/results.hpp"
@@ -529,6 +530,32 @@ TEST(DriverFormat, CsvQuotingRoundTrips) {
         auto f = coopbench::parse_csv_line(line);
         ASSERT_EQ(f.size(), 2u) << line;
         EXPECT_EQ(f[0], s);
+    }
+}
+
+// A point's runner is chosen once, by the kind of its backend (harness/runner.hpp): a C++
+// backend's forked child, or this process with --isolation none; a C++ backend has no
+// program runner (an external backend's, tested through the binary in tests/external).
+TEST(DriverRunner, OneRunnerPerKindOfBackend) {
+    coopbench::Point p;
+    p.backend = "pthreads";
+    p.workload = "create";
+    coopbench::RunnerOptions forked, inline_;
+    inline_.isolation = coopbench::Isolation::none;
+    const coopbench::PointRunner& a = coopbench::runner_for(p, forked);
+    const coopbench::PointRunner& b = coopbench::runner_for(p, inline_);
+    EXPECT_NE(&a, &b);
+    EXPECT_EQ(&a, &coopbench::runner_for(p, forked));  // one runner per kind, not per point
+    EXPECT_EQ(coopbench::program_runner("pthreads"), nullptr);
+    // Both measure the same point, each in its own way.
+    p.params = {{"N", "4"}};
+    p.options.processors = 1;
+    p.warmup = 0;
+    p.iterations = 1;
+    for (const auto* r : {&a, &b}) {
+        const auto m = r->measure(p, r == &a ? forked : inline_);
+        ASSERT_EQ(m.runs.size(), 1u);
+        EXPECT_TRUE(m.runs[0].ok) << m.runs[0].reason;
     }
 }
 

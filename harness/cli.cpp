@@ -287,7 +287,7 @@ int cli_main(int argc, char** argv) {
     run->add_flag("--inject-fault", inject_fault, "tests: perturb every result so the self-checks must fail")
         ->group("");
     run->add_option("--proc-root", proc_root, "tests: the noise guard's /proc (loadavg, stat)")->group("");
-    // Sharding (issue 15, harness/shard.hpp).
+    // Sharding: one part of a sweep per run, for a cluster's job array (harness/shard.hpp).
     std::string shard_flag;
     unsigned shard_count = 0;
     run->add_option("--shard", shard_flag,

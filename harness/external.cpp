@@ -1,6 +1,6 @@
 #include "harness/external.hpp"
 
-#include "harness/runner.hpp"  // kMaxReplyBytes
+#include "harness/child_process.hpp"  // run_child, kMaxReplyBytes
 
 #include <fcntl.h>
 #include <poll.h>
@@ -30,8 +30,8 @@ std::map<std::string, ExternalBackend>& externals() {
     return m;
 }
 
-// Never called by the driver: measure() runs an external point by exec'ing its program in
-// the point's child process. It keeps the registry's runner table (what a backend runs)
+// Never called by the driver: an external point's runner (ProgramRunner) execs its program
+// in the point's child process. It keeps the registry's runner table (what a backend runs)
 // the same for C++ and external backends.
 Outcome external_runner_stub(const Context&) {
     return Outcome::failed("an external backend runs only in its own process (coopbench::measure)");
@@ -139,6 +139,72 @@ std::vector<std::string> manifests() {
 
 }  // namespace
 
+namespace {
+
+// exec_external — in the forked child: exec the program with the request on stdin (stdout
+// already redirected). Never returns (exit 127 when exec fails).
+[[noreturn]] void exec_external(const ExternalBackend& b, const Point& point, bool inject_fault) {
+    // The request goes through a pipe filled before exec (it is far below the pipe's
+    // capacity, so the write cannot block); the program reads it as its stdin.
+    const std::string request = external_request(point, inject_fault);
+    int in[2];
+    if (pipe(in) != 0 || write(in[1], request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+        std::fprintf(stderr, "coopbench: cannot pass the request to %s: %s\n", b.command.front().c_str(),
+                     std::strerror(errno));
+        _exit(127);
+    }
+    close(in[1]);
+    dup2(in[0], STDIN_FILENO);
+    close(in[0]);
+    auto args = b.command;
+    auto argv = c_argv(args);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "coopbench: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+}
+
+// ProgramRunner — an external backend's fork: its program exec'd in the child process
+// (child_process.hpp: so timeout, peak RSS, CPU time and crash reports are the program's
+// own), the request on its stdin, the last non-blank line of its stdout the reply.
+class ProgramRunner : public PointRunner {
+  public:
+    explicit ProgramRunner(const ExternalBackend& b) : backend_(b) {}
+    Measurement measure(const Point& point, const RunnerOptions& opts) const override {
+        Measurement m;
+        ReplyReader reply(kMaxReplyBytes);
+        auto child = [&](int out) {
+            dup2(out, STDOUT_FILENO);
+            exec_external(backend_, point, opts.inject_fault);
+        };
+        // Only the last non-blank line counts (ReplyReader keeps it); whatever the program
+        // printed before is its own.
+        auto ignore = [](std::string&&) {};
+        // The group is killed after the program exits: whatever it left running there.
+        const ChildRun c = run_child(opts, child, reply, ignore, /*kill_group_after=*/true);
+        if (!c.error.empty()) {
+            m.runs.push_back(Outcome::failed(c.error));
+            return m;
+        }
+        std::string failure;
+        if (reply.too_long())
+            failure = reply_too_long(reply, "program's");
+        else if (reply.has_last() && !c.timed_out && !WIFSIGNALED(c.status))
+            m.runs = external_outcomes(reply.last() + "\n", WEXITSTATUS(c.status), point.runs());
+        end_fork(m, c, point.runs(), std::move(failure), opts);
+        return m;
+    }
+
+  private:
+    const ExternalBackend& backend_;
+};
+
+std::map<std::string, ProgramRunner>& program_runners() {
+    static std::map<std::string, ProgramRunner> m;
+    return m;
+}
+
+}  // namespace
+
 std::optional<std::string> load_manifest(const std::string& path) {
     nlohmann::json j;
     try {
@@ -162,6 +228,11 @@ std::optional<std::string> load_manifest(const std::string& path) {
         e.description = j.value("description", std::string("external backend"));
         e.preemptive = j.value("preemptive", false);
         e.origin = j.value("source", path) + " (program " + b.command.front() + ")";
+        // What the program's channel is (context.json: backend.<name>.channel), when its
+        // manifest says; the harness cannot tell from outside.
+        if (j.contains("channel") && (!j.at("channel").is_string() || j.at("channel").get<std::string>().empty()))
+            return std::string("\"channel\" must be a non-empty string, got ") + shorten(j.at("channel").dump());
+        e.channel = j.value("channel", std::string("the program's own"));
         // A program that runs on fewer OS threads than a point asks for (e.g. one): its points
         // run on at most that many processors and are recorded so, as a C++ variant's fixed
         // option max_processors (harness/plan.cpp).
@@ -204,7 +275,9 @@ std::optional<std::string> load_manifest(const std::string& path) {
     e.family = b.name.substr(0, b.name.find('/'));
     b.manifest = path;
     Registry::instance().add_backend(std::move(e));
-    externals().emplace(b.name, std::move(b));
+    const std::string name = b.name;
+    const ExternalBackend& kept = externals().emplace(name, std::move(b)).first->second;
+    program_runners().try_emplace(name, kept);
     return std::nullopt;
 }
 
@@ -238,26 +311,6 @@ std::string external_request(const Point& point, bool inject_fault) {
     j["warmup"] = point.warmup;
     j["iterations"] = point.iterations;
     return j.dump() + "\n";
-}
-
-void exec_external(const ExternalBackend& b, const Point& point, bool inject_fault) {
-    // The request goes through a pipe filled before exec (it is far below the pipe's
-    // capacity, so the write cannot block); the program reads it as its stdin.
-    const std::string request = external_request(point, inject_fault);
-    int in[2];
-    if (pipe(in) != 0 || write(in[1], request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-        std::fprintf(stderr, "coopbench: cannot pass the request to %s: %s\n", b.command.front().c_str(),
-                     std::strerror(errno));
-        _exit(127);
-    }
-    close(in[1]);
-    dup2(in[0], STDIN_FILENO);
-    close(in[0]);
-    auto args = b.command;
-    auto argv = c_argv(args);
-    execv(argv[0], argv.data());
-    std::fprintf(stderr, "coopbench: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
 }
 
 Outcome external_outcome(const std::string& out, int exit_code) {
@@ -317,6 +370,11 @@ std::vector<Outcome> external_outcomes(const std::string& out, int exit_code, in
         runs.push_back(Outcome::failed("the program replied " + std::to_string(runs.size()) + " runs, " +
                                        std::to_string(expected_runs) + " were requested"));
     return runs;
+}
+
+const PointRunner* program_runner(const std::string& backend) {
+    auto it = program_runners().find(backend);
+    return it == program_runners().end() ? nullptr : &it->second;
 }
 
 void add_external_context(nlohmann::json& context, const std::vector<Point>& points) {

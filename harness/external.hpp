@@ -13,8 +13,8 @@
 //   {"protocol": 1, "workloads": ["create", ...], "context": {"go_version": "go1.19.8", ...}}
 //
 // The backend runs the listed workloads that the harness knows (any other is skipped, not
-// failed, like a workload a C++ backend does not support). To measure a point, the child
-// process the runner forks for it exec()s `program args...` (so timeout, peak RSS, CPU time
+// failed, like a workload a C++ backend does not support). To measure a point, its runner
+// (program_runner below) forks a child process that exec()s `program args...` (so timeout, peak RSS, CPU time
 // and crash reports are the program's own), with one JSON request line on stdin:
 //
 //   {"protocol": 1, "backend": "go", "workload": "create", "params": {"N": "1000"},
@@ -29,7 +29,7 @@
 //
 // status "ok" with check "passed" is a measured point; any other check text fails it with
 // that text as the reason; status "failed" (with "reason") or "unsupported" fails it too.
-// The reply is read with a bound (kMaxReplyBytes per line, harness/runner.hpp): a longer
+// The reply is read with a bound (kMaxReplyBytes per line, harness/child_process.hpp): a longer
 // last line fails the point with "reply longer than ...". A manifest may declare
 // "max_processors" (the most OS threads the program uses) and "source" (its origin).
 // The full protocol: docs/adding-a-backend.md, "A backend in another language".
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "harness/plan.hpp"
+#include "harness/runner.hpp"
 
 namespace coopbench {
 
@@ -67,9 +68,9 @@ const ExternalBackend* external_backend(const std::string& name);
 // external_request — the request line for `point`.
 std::string external_request(const Point& point, bool inject_fault);
 
-// exec_external — in the forked child: exec the program with the request on stdin and
-// stdout already redirected by the caller. Never returns (exit 127 when exec fails).
-[[noreturn]] void exec_external(const ExternalBackend& b, const Point& point, bool inject_fault);
+// program_runner — the runner of an external backend's points (runner.hpp: PointRunner;
+// its program exec'd in the point's own process), or nullptr for a C++ backend.
+const PointRunner* program_runner(const std::string& backend);
 
 // external_outcome — the outcome of a program's stdout (`exit_code` from its normal exit).
 Outcome external_outcome(const std::string& out, int exit_code);

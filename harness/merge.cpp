@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "harness/plan.hpp"
-#include "harness/results.hpp"
+#include "harness/csv.hpp"
 #include "harness/shard.hpp"
 
 namespace coopbench {
@@ -47,7 +47,7 @@ json read_json(const fs::path& p, bool required) {
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 // context_text — a context value as text, whatever its type (folders before the typed context
-// of issue 16 wrote every value as a string), or `otherwise` when it is absent.
+// wrote every value as a string), or `otherwise` when it is absent.
 std::string context_text(const json& context, const std::string& key, const std::string& otherwise) {
     return context.contains(key) ? text_of(context[key]) : otherwise;
 }
@@ -112,7 +112,7 @@ ShardDir load_shard(const fs::path& dir) {
             if (f.size() == s.header.size()) s.rows.push_back(std::move(f));  // else: a torn last line from a crash
         }
     }
-    // The rows a whole fork has (per-iteration rows, issue 11), from points.jsonl.
+    // The rows a whole fork has (one row per iteration), from points.jsonl.
     std::ifstream jl(dir / "points.jsonl");
     for (std::string l; std::getline(jl, l);) {
         try {

@@ -11,8 +11,11 @@
 // the fixed options (e.g. max_processors) and docs/adding-a-backend.md for a walk-through.
 #pragma once
 
+#include <string>
+
 #include "harness/registry.hpp"
 #include "workloads/all.hpp"
+#include "workloads/apps/channel.hpp"  // apps::channel_kind: the backend's channel, for context.json
 
 #define COOPBENCH_CAT2(a, b) a##b
 #define COOPBENCH_CAT(a, b) COOPBENCH_CAT2(a, b)
@@ -21,12 +24,12 @@
 #define COOPBENCH_REGISTER_BACKEND(Type, name, description, ...)                                     \
     static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");          \
     [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =               \
-        ::coopbench::register_backend<Type, ::coopbench::AllWorkloads>(name, description, __FILE__, \
-                                                                       {} __VA_OPT__(, ) __VA_ARGS__)
+        ::coopbench::register_backend<Type, ::coopbench::AllWorkloads>(                                  \
+            name, description, __FILE__, std::string(::coopbench::apps::channel_kind<Type>()), {} __VA_OPT__(, ) __VA_ARGS__)
 
 // COOPBENCH_REGISTER_BACKEND_VARIANT(Type, "family/variant", "description", {fixed}, {options})
 #define COOPBENCH_REGISTER_BACKEND_VARIANT(Type, name, description, fixed, ...)                      \
     static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");          \
     [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =               \
-        ::coopbench::register_backend<Type, ::coopbench::AllWorkloads>(name, description, __FILE__, \
-                                                                       fixed __VA_OPT__(, ) __VA_ARGS__)
+        ::coopbench::register_backend<Type, ::coopbench::AllWorkloads>(                                  \
+            name, description, __FILE__, std::string(::coopbench::apps::channel_kind<Type>()), fixed __VA_OPT__(, ) __VA_ARGS__)

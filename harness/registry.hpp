@@ -22,20 +22,16 @@
 // workload, and this header includes none.
 #pragma once
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
-#include <new>
-#include <stdexcept>
 #include <string>
 #include <vector>
 #include <climits>
 #include <pthread.h>
 
+#include "harness/run_point.hpp"  // run_point, the runner each registration records
 #include "harness/workload.hpp"
 #include "harness/typelist.hpp"
 #include "runtimes/concept.hpp"
@@ -51,14 +47,6 @@ struct OptionSpec {
 };
 
 using RunFn = Outcome (*)(const Context&);
-
-// process_cpu_seconds — user + system CPU time of this process so far (all its threads).
-inline double process_cpu_seconds() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 // min_stack_size — the smallest --stack-size B takes: B::min_stack_size() when B declares
 // it, else PTHREAD_STACK_MIN for a preemptive (OS-thread) backend, else one 4 KiB page. A
@@ -83,6 +71,7 @@ struct BackendEntry {
     std::vector<OptionSpec> options;           // options users may set
     std::function<std::optional<std::string>(const RuntimeOptions&, std::size_t)> capacity;
     std::size_t min_stack_size = 0;            // the smallest --stack-size it takes (bytes)
+    std::string channel;                       // what its channel is, in words (context.json)
     std::map<std::string, RunFn> runners;      // workload name -> runner
 };
 
@@ -116,64 +105,6 @@ class Registry {
     std::map<std::string, WorkloadEntry> workloads_;
 };
 
-// exception_reason — a failed run's reason from the exception that ended it: the sizes'
-// allocation failures say what they mean (a bare "std::bad_alloc" or "vector::reserve" does
-// not tell a user that N was too large for the machine).
-inline std::string exception_reason(const std::exception& e) {
-    if (dynamic_cast<const std::bad_alloc*>(&e))
-        return std::string("out of memory: the point's sizes need more memory than this process may use (") + e.what() + ")";
-    if (dynamic_cast<const std::length_error*>(&e))
-        return std::string("the point's sizes are larger than a container can hold (") + e.what() + ")";
-    return e.what();
-}
-
-// run_point — construct B's runtime from the context's options, run the workload inside
-// it ctx.runs times (the fork's warm-up and measured iterations: fresh threads each time,
-// one runtime instance, as Boost.Fiber's work_stealing allows one per process), tear the
-// runtime down. Each run's outcome goes to ctx.on_run as it ends, with the process's CPU
-// time of that run; a failed run ends the series. Exceptions become failed outcomes.
-// Returns the last outcome (the failed one, if any).
-template <Backend B, class W>
-Outcome run_point(const Context& ctx) {
-    Outcome out = Outcome::failed("workload did not run");
-    int done = 0;
-    auto report = [&](int i, Outcome o) {
-        out = std::move(o);
-        ++done;
-        if (ctx.on_run) ctx.on_run(i, out);
-    };
-    try {
-        typename B::Runtime rt(ctx.options);
-        rt.run([&] {
-            for (int i = 0; i < std::max(1, ctx.runs); ++i) {
-                const double cpu0 = process_cpu_seconds();
-                // A runtime that counts (e.g. native's scheduler: steals, parks): this run's
-                // share of its counters (after - before) joins the run's own counters (the
-                // workload's win on a name clash). Counters are readable while running.
-                std::map<std::string, double> before;
-                if constexpr (requires { rt.counters(); })
-                    for (auto& [k, v] : rt.counters()) before[k] = static_cast<double>(v);
-                Outcome o;
-                try {
-                    o = W::template run<B>(ctx);
-                } catch (const std::exception& e) {
-                    o = Outcome::failed(exception_reason(e));
-                }
-                if (o.ok && !(o.seconds >= 0)) o = Outcome::failed("workload reported a negative time");
-                o.cpu_seconds = process_cpu_seconds() - cpu0;
-                if constexpr (requires { rt.counters(); })
-                    for (auto& [k, v] : rt.counters()) o.counters.emplace(k, static_cast<double>(v) - before[k]);
-                const bool ok = o.ok;
-                report(i, std::move(o));
-                if (!ok) break;
-            }
-        });
-    } catch (const std::exception& e) {
-        report(done, Outcome::failed(std::string("runtime: ") + exception_reason(e)));
-    }
-    return out;
-}
-
 template <class W, class B>
 constexpr bool workload_supports() {
     if constexpr (requires { W::template supports<B>(); }) return W::template supports<B>();
@@ -204,8 +135,10 @@ void add_workloads(TypeList<Ws...>) {
 // register_backend — what the macros of harness/register_backend.hpp expand to: B's
 // runners for every workload of the list Ws (a TypeList) that supports B, and the entries of
 // those workloads (a workload registered by an earlier backend stays as it was).
+// `channel`: what B's channel is, in words (apps::channel_kind<B>(), passed by the macros:
+// this header includes no workload), recorded in context.json as backend.<name>.channel.
 template <Backend B, class Ws>
-bool register_backend(std::string name, std::string description, std::string origin,
+bool register_backend(std::string name, std::string description, std::string origin, std::string channel,
                       std::map<std::string, std::string> fixed = {}, std::vector<OptionSpec> options = {}) {
     detail::add_workloads(Ws{});
     BackendEntry e;
@@ -218,6 +151,7 @@ bool register_backend(std::string name, std::string description, std::string ori
     e.options = std::move(options);
     e.capacity = [](const RuntimeOptions& o, std::size_t n) { return capacity_problem<B>(o, n); };
     e.min_stack_size = min_stack_size<B>();
+    e.channel = std::move(channel);
     detail::add_runners<B>(e, Ws{});
     Registry::instance().add_backend(std::move(e));
     return true;

@@ -1,8 +1,8 @@
-// runner.hpp — measure one point, isolated in a child process (as JMH forks) or inline.
+// runner.hpp — measure one fork of a point, isolated in a child process (as JMH forks) or
+// inline, by the runner of its kind of backend (PointRunner).
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,35 +28,26 @@ struct RunnerOptions {
     bool inject_fault = false;
 };
 
-// The longest line the driver reads from a point's stdout (an external program's reply, or a
-// C++ child's line per run), and the tail of its stderr it keeps.
-inline constexpr std::size_t kMaxReplyBytes = std::size_t{1} << 20;
-inline constexpr std::size_t kStderrTailBytes = 64 * 1024;
-
-// ReplyReader — a child's stdout taken in chunks with bounded memory: each complete
-// non-blank line up to `limit` bytes goes to `each_line`, and the last one is kept; a longer
-// line is counted, not kept.
-class ReplyReader {
+// PointRunner — how the points of one kind of backend are measured, chosen once per point
+// (runner_for): a C++ backend's point in a forked child process (ForkRunner, runner.cpp) or
+// in this process (InlineRunner, --isolation none), an external backend's program exec'd in
+// its own process (ProgramRunner, external.cpp). The process machinery they share:
+// child_process.hpp.
+class PointRunner {
   public:
-    explicit ReplyReader(std::size_t limit) : limit_(limit) {}
-    void feed(const char* data, std::size_t n, const std::function<void(std::string&&)>& each_line);
-    // too_long — the reply (the last non-blank line, complete or not) exceeded the limit.
-    bool too_long() const;
-    bool has_last() const;
-    // last — the last non-blank line (an unfinished last line included).
-    const std::string& last() const;
-    std::size_t longest() const { return longest_; }  // bytes of the longest line seen
-    bool any_too_long() const { return any_too_long_; }
-
-  private:
-    std::size_t limit_;
-    std::string pending_, last_;
-    std::size_t current_ = 0, longest_ = 0;
-    bool overflow_ = false, too_long_last_ = false, any_too_long_ = false, has_last_ = false;
+    virtual ~PointRunner() = default;
+    // measure — one fork of `point`: point.runs() runs of the workload in one process. Never
+    // throws for a failing point: a crash, a timeout, a wrong answer or a refused thread is a
+    // failed Measurement with the reason.
+    virtual Measurement measure(const Point& point, const RunnerOptions& opts) const = 0;
 };
 
-// measure — run one fork of `point`: point.runs() runs of the workload in one process. Never throws for a failing point: a crash, a timeout, a
-// wrong answer or a refused thread is a failed Measurement with the reason.
+// runner_for — the runner of `point`: its program's for an external backend (always its own
+// process, whatever opts.isolation says), else a forked child, or this process with
+// Isolation::none.
+const PointRunner& runner_for(const Point& point, const RunnerOptions& opts);
+
+// measure — one fork of `point` by its runner: runner_for(point, opts).measure(point, opts).
 Measurement measure(const Point& point, const RunnerOptions& opts);
 
 // outcome_to_json / outcome_from_json — the child-to-parent wire format: one JSON line

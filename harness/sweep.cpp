@@ -1,6 +1,5 @@
 #include "harness/sweep.hpp"
 
-#include <benchmark/benchmark.h>
 #include <regex.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,9 +19,13 @@
 #include <sstream>
 #include <string_view>
 
-#include "harness/external.hpp"  // gopeer (issue 13): external backends' context
+#include "harness/external.hpp"  // external backends' context (their --list answers)
 #include "harness/machine.hpp"
+#include "harness/gbench_reporter.hpp"
+#include "harness/noise_guard.hpp"
+#include "harness/point_line.hpp"
 #include "harness/results.hpp"
+#include "harness/resume.hpp"
 
 namespace coopbench {
 
@@ -46,7 +49,7 @@ std::string request_to_json(const SweepOptions& o) {
     j["isolation"] = o.runner.isolation == Isolation::process ? "process" : "none";
     j["timeout_seconds"] = o.runner.timeout_seconds;
     j["memory_limit_bytes"] = o.runner.memory_limit_bytes;
-    if (!o.shard.is_null()) j["shard"] = o.shard;  // shard (issue 15)
+    if (!o.shard.is_null()) j["shard"] = o.shard;  // which shard of which sweep (harness/shard.hpp)
     return j.dump(2);
 }
 
@@ -63,14 +66,14 @@ SweepOptions request_from_json(const std::string& text) {
     r.stack_size = j.at("stack_size").get<std::size_t>();
     r.pin = j.at("pin").get<bool>();
     r.repetitions = j.at("repetitions").get<int>();
-    // Folders written before warm-up and iterations (issue 11) ran one cold shot per fork.
+    // Folders written before forks ran warm-up and measured iterations ran one cold shot per fork.
     r.warmup = j.value("warmup", 0);
     r.iterations = j.value("iterations", 1);
     r.budget_seconds = j.value("budget_seconds", 2.0);
     o.runner.isolation = j.at("isolation").get<std::string>() == "none" ? Isolation::none : Isolation::process;
     o.runner.timeout_seconds = j.at("timeout_seconds").get<double>();
     o.runner.memory_limit_bytes = j.at("memory_limit_bytes").get<std::size_t>();
-    if (j.contains("shard")) o.shard = j["shard"];  // shard (issue 15)
+    if (j.contains("shard")) o.shard = j["shard"];  // which shard of which sweep (harness/shard.hpp)
     // The values the command line would have refused (a hand-edited or damaged file).
     auto refuse = [](const std::string& what) { throw std::runtime_error(what); };
     if (r.repetitions < 1 || r.repetitions > 1000000) refuse("repetitions out of range");
@@ -120,195 +123,6 @@ void on_interrupt(int sig) {
     signal(sig, SIG_DFL);
     raise(sig);
 }
-
-// GbenchReporter — Google Benchmark's own reporters fed by our loop: JSONReporter writes
-// benchmark.json (what Google's compare.py reads), ConsoleReporter the table on stdout
-// (--benchmark_format=console only). Each measured iteration is one run (manual time: its
-// interval; cpu_time: the child process's CPU time during that iteration, all threads), named
-// by the point id, with repetition_index counting the point's measured iterations over its
-// forks; a failed fork is one run with error_occurred. Warm-up iterations are not reported
-// here (results.csv has them).
-//
-// The file is valid JSON after every fork, so an interrupted sweep (SIGINT, SIGTERM, kill -9)
-// leaves one that compare.py reads: JSONReporter writes into a buffer; the file holds what it
-// wrote so far followed by the closing text JSONReporter::Finalize would write ("\n  ]\n}\n").
-// Each fork's runs are written over that closing text together with a new one, in one
-// pwrite: the file is only invalid while that call runs.
-class GbenchReporter : public Reporter {
-  public:
-    // open — the file, created (or emptied) and checked writable; throws UsageError.
-    GbenchReporter(const fs::path& file, const nlohmann::json& context, bool display, bool quiet, std::size_t name_width)
-        : file_(file), display_(display) {
-        fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd_ < 0) throw UsageError("cannot write " + file.string() + ": " + std::strerror(errno));
-        // Google Benchmark 1.7.1 keeps the custom context in a global map (AddCustomContext
-        // only adds a key once): set it afresh for this sweep.
-        auto*& global = benchmark::internal::GetGlobalContext();
-        if (global) global->clear();
-        for (auto& [k, v] : context.items()) benchmark::AddCustomContext(k, v.is_string() ? v.get<std::string>() : v.dump());
-        benchmark::BenchmarkReporter::Context::executable_name = "coopbench";
-        json_.SetOutputStream(&buf_);
-        json_.SetErrorStream(&std::cerr);
-        benchmark::BenchmarkReporter::Context ctx;
-        // Google Benchmark's runner sets this (its ConsoleReporter pads names to it); the
-        // constructor leaves it unset.
-        ctx.name_field_width = name_width;
-        json_.ReportContext(ctx);
-        append_closed();
-        if (display_) {
-            console_.SetOutputStream(&std::cout);
-            // ConsoleReporter prints the machine's context block on its error stream: not with -q.
-            console_.SetErrorStream(quiet ? &discard_ : &std::cerr);
-            console_.ReportContext(ctx);
-        }
-    }
-    ~GbenchReporter() override {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    GbenchReporter(const GbenchReporter&) = delete;
-    GbenchReporter& operator=(const GbenchReporter&) = delete;
-
-    void report(const ForkResult& fork) override {
-        const Point& p = *fork.point;
-        std::vector<benchmark::BenchmarkReporter::Run> runs;
-        auto base = [&] {
-            benchmark::BenchmarkReporter::Run r;
-            r.run_name.function_name = p.id();
-            r.run_name.time_type = "manual_time";
-            r.family_index = family_of(p.id());
-            r.per_family_instance_index = 0;
-            r.run_type = benchmark::BenchmarkReporter::Run::RT_Iteration;
-            r.iterations = 1;
-            r.threads = 1;
-            r.repetitions = p.iterations * repetitions_;
-            r.time_unit = benchmark::kMicrosecond;
-            r.statistics = nullptr;
-            return r;
-        };
-        for (std::size_t i = 0; i < fork.m.runs.size(); ++i) {
-            const Outcome& o = fork.m.runs[i];
-            const bool warm = static_cast<int>(i) < p.warmup;
-            if (o.ok && warm) continue;
-            auto r = base();
-            r.repetition_index = static_cast<std::int64_t>(fork.repetition) * p.iterations +
-                                 (static_cast<std::int64_t>(i) - p.warmup);
-            if (!o.ok) {
-                r.error_occurred = true;
-                r.error_message = o.reason;
-                r.repetition_index = static_cast<std::int64_t>(fork.repetition) * p.iterations;
-            } else {
-                r.real_accumulated_time = std::max(o.seconds, 1e-12);
-                r.cpu_accumulated_time = o.cpu_seconds >= 0 ? o.cpu_seconds : 0;
-                r.counters["value"] = o.value;
-                if (fork.m.peak_rss_kib >= 0) r.counters["peak_rss_kib"] = fork.m.peak_rss_kib;
-                if (fork.m.cpu_seconds >= 0) r.counters["cpu_seconds"] = fork.m.cpu_seconds;
-                r.counters["noisy"] = fork.noise.noisy ? 1 : 0;
-                for (auto& [k, v] : o.counters) r.counters[k] = v;
-            }
-            runs.push_back(std::move(r));
-        }
-        if (runs.empty()) return;
-        json_.ReportRuns(runs);
-        append_closed();
-        if (display_) console_.ReportRuns(runs);
-    }
-    void finish() override {
-        // Finalize writes exactly the closing text the file already ends with.
-        json_.Finalize();
-        buf_.str("");
-        if (fd_ >= 0) fsync(fd_);
-        if (display_) console_.Finalize();
-    }
-    void set_repetitions(int r) { repetitions_ = r; }
-
-  private:
-    static constexpr std::string_view kClosing = "\n  ]\n}\n";  // JSONReporter::Finalize's text
-
-    // append_closed — what JSONReporter wrote since the last call, then the closing text,
-    // written over the previous closing text in one call.
-    void append_closed() {
-        std::string text = buf_.str();
-        buf_.str("");
-        const std::size_t fresh = text.size();
-        text += kClosing;
-        const char* p = text.data();
-        std::size_t left = text.size();
-        off_t at = offset_;
-        while (left > 0) {
-            const ssize_t n = ::pwrite(fd_, p, left, at);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw std::runtime_error("cannot write " + file_.string() + ": " + std::strerror(errno));
-            p += n;
-            at += n;
-            left -= static_cast<std::size_t>(n);
-        }
-        offset_ += static_cast<off_t>(fresh);
-    }
-    std::int64_t family_of(const std::string& id) {
-        auto [it, fresh] = families_.emplace(id, static_cast<std::int64_t>(families_.size()));
-        return it->second;
-    }
-    fs::path file_;
-    int fd_ = -1;
-    off_t offset_ = 0;  // where the closing text begins
-    bool display_;
-    int repetitions_ = 1;
-    std::ostringstream buf_;
-    std::ostream discard_{nullptr};  // no buffer: writes are dropped
-    benchmark::JSONReporter json_;
-    benchmark::ConsoleReporter console_{benchmark::ConsoleReporter::OO_Tabular};
-    std::map<std::string, std::int64_t> families_;
-};
-
-// PointLine — the one line a point gets in a log: the median of its measured iterations
-// over its forks, their range and count, in the workload's unit, and whether a fork failed
-// (with the first reason) or ran while the machine was busy.
-class PointLine {
-  public:
-    void add(const ForkResult& fork) {
-        const int warmup = fork.point->warmup;
-        for (std::size_t i = 0; i < fork.m.runs.size(); ++i) {
-            const Outcome& o = fork.m.runs[i];
-            if (!o.ok) {
-                if (reason_.empty()) reason_ = o.reason.empty() ? std::string("failed") : o.reason;
-            } else if (static_cast<int>(i) >= warmup && std::isfinite(o.value)) {
-                values_.push_back(o.value);
-            }
-        }
-        noisy_ |= fork.noise.noisy;
-    }
-    std::string text(const std::string& unit) const {
-        std::string t;
-        if (!values_.empty()) {
-            auto v = values_;
-            std::sort(v.begin(), v.end());
-            const std::size_t n = v.size();
-            const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "%10s %s  [%s .. %s, %zu run%s]", number(median).c_str(), unit.c_str(),
-                          number(v.front()).c_str(), number(v.back()).c_str(), n, n == 1 ? "" : "s");
-            t = buf;
-        }
-        if (noisy_) t += "  noisy";
-        if (!reason_.empty()) {
-            std::string r = reason_.size() > 200 ? reason_.substr(0, 200) + "..." : reason_;
-            t += std::string(t.empty() ? "" : "  ") + "FAILED: " + r;
-        }
-        return t;
-    }
-
-  private:
-    // number — 4 significant digits, without an exponent below 10^9 (150800, 12.35, 0.01234).
-    static std::string number(double x) {
-        char buf[32];
-        if (std::fabs(x) >= 1e4 && std::fabs(x) < 1e9) std::snprintf(buf, sizeof buf, "%.0f", x);
-        else std::snprintf(buf, sizeof buf, "%.4g", x);
-        return buf;
-    }
-    std::vector<double> values_;
-    std::string reason_;
-    bool noisy_ = false;
-};
 
 }  // namespace
 
@@ -372,7 +186,13 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     context["iterations"] = opts.request.iterations < 1 ? nlohmann::json() : nlohmann::json(opts.request.iterations);
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
     context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
-    add_external_context(context, points);  // gopeer (issue 13): e.g. backend.go.go_version
+    add_external_context(context, points);  // what an external backend's --list reports, e.g. backend.go.go_version
+    // Each backend's channel (the apps workloads' channels: its own, or the generic one built
+    // from its mutex and condition variables), so a reader knows what the channel numbers
+    // measured.
+    for (auto& p : points)
+        if (const BackendEntry* b = Registry::instance().backend(p.backend); b && !b->channel.empty())
+            context["backend." + b->name + ".channel"] = b->channel;
     // Oversubscription is a legitimate experiment, but say it once and record it.
     unsigned most = 0;
     for (auto& p : points) most = std::max(most, p.options.processors);
@@ -380,7 +200,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     if (most > machine.cores)
         std::fprintf(stderr, "coopbench: note: %u processors requested, this process may use %u cores: oversubscribed\n",
                      most, machine.cores);
-    if (!opts.shard.is_null()) {  // shard (issue 15): which part of which sweep this folder holds
+    if (!opts.shard.is_null()) {  // a shard: which part of which sweep this folder holds
         context["shard"] = std::to_string(opts.shard.at("index").get<unsigned>()) + "/" +
                            std::to_string(opts.shard.at("count").get<unsigned>());
         context["sweep_fingerprint"] = opts.shard.at("sweep_fingerprint").get<std::string>();
@@ -544,7 +364,12 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     signal(SIGTERM, SIG_DFL);
     std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu noisy points) in %s\n", measured, failed, noisy_points,
                  opts.out.c_str());
-    return 0;
+    // The folder's failed forks: after a resume, those measured before it count too.
+    const std::size_t failed_in_folder = opts.resume ? failed_forks(opts.out).size() : failed;
+    if (failed_in_folder > failed)
+        std::fprintf(stderr, "coopbench: %zu forks of %s failed, %zu of them before this resume\n", failed_in_folder,
+                     opts.out.c_str(), failed_in_folder - failed);
+    return failed_in_folder > 0 ? kExitPointsFailed : 0;
     } catch (const UsageError&) {
         if (made_folder && !opts.resume) fs::remove_all(opts.out, ec);
         throw;

@@ -21,15 +21,22 @@ struct SweepOptions {
     bool quiet = false;                       // no progress on stderr
     std::vector<std::string> benchmark_args;  // --benchmark_* flags, passed to Google Benchmark
     std::string command;                      // the command line, recorded in context.json
-    // shard (issue 15): null, or {index, count, sweep_points, sweep_fingerprint, ...} when this run
+    // shard: null, or {index, count, sweep_points, sweep_fingerprint, ...} when this run
     // is one shard of a larger sweep (harness/shard.hpp); kept in sweep.json, named in context.json.
     nlohmann::json shard;
     std::filesystem::path proc_root = "/proc";  // the noise guard's /proc (tests: a fake one)
 };
 
+// kExitPointsFailed — run's exit code when the sweep ran to its end and a fork failed (as
+// pytest exits 1 when tests failed): every point is measured and the result files are whole
+// (figures can be made), but not every point has a value. A caller tells it apart from
+// success without reading stderr, and from bad input (2) or an interruption (128+N).
+inline constexpr int kExitPointsFailed = 3;
+
 // run_sweep — measure every point (skipping those `out` already holds when resuming);
-// returns the process exit code (0 even when points failed: failures are results, and the
-// README's exit-code paragraph says so).
+// returns the process exit code: 0 when every fork of the folder succeeded, else
+// kExitPointsFailed (after --resume, a fork that failed before the resume counts too: the
+// code describes the folder's results).
 int run_sweep(const SweepOptions& opts, const std::vector<Point>& points);
 
 // refuse_folder_with_results — a UsageError when `out` holds a sweep's files: a new sweep

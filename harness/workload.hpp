@@ -66,8 +66,8 @@ struct WorkloadInfo {
     // `coopbench run --shard` balances the shards of a sweep by it (harness/shard.hpp).
     // Empty: every point of the workload counts alike.
     std::function<double(const Params&)> cost = {};
-    // iterations — warm-up and measured iterations per fork for a point (issue 11, JMH's
-    // -wi/-i): each iteration is a complete run of `run` inside the fork's one runtime.
+    // iterations — warm-up and measured iterations per fork for a point (JMH's -wi/-i): each
+    // iteration is a complete run of `run` inside the fork's one runtime.
     // Empty: the harness's default (harness/plan.cpp, default_iterations: W=1, I=5 within a
     // per-point time budget estimated from `cost`). --warmup/--iterations override both.
     struct Iterations {

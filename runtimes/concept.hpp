@@ -16,7 +16,14 @@
 //     class Semaphore { explicit Semaphore(std::ptrdiff_t initial); void acquire(); void release(); };
 //   };
 //
-// Optional members, detected with `requires` (see below):
+// Optional members, detected with `requires` (see below and harness/registry.hpp,
+// harness/run_point.hpp):
+//   static std::size_t min_stack_size();   // the smallest --stack-size the backend takes;
+//       without it: PTHREAD_STACK_MIN for a preemptive backend, else 4096 (registry.hpp).
+//   Runtime::counters() -> a map-like range of (std::string, number) pairs, e.g.
+//       std::map<std::string, std::uint64_t>: cumulative counts of the runtime (native: steals,
+//       parks), readable while it runs; each run's difference joins its counters in the
+//       results (run_point.hpp).
 //   static std::optional<std::string> capacity(const RuntimeOptions&, std::size_t threads);
 //       says in advance why `threads` live threads cannot fit (pid_max, memory, ...), so a
 //       point fails cleanly instead of taking the machine down.
@@ -33,7 +40,7 @@
 //
 // Preconditions (what the harness guarantees a backend; docs/adding-a-backend.md):
 //   - One Runtime at a time per process: the driver constructs a Runtime, calls run() once,
-//     destroys it, and only then constructs another (run_point, harness/registry.hpp); a
+//     destroys it, and only then constructs another (run_point, harness/run_point.hpp); a
 //     point's fork is a fresh process with one Runtime, in which the workload runs its
 //     warm-up and measured iterations one after the other. A backend may therefore keep
 //     process-wide statics set by its Runtime (pthreads: thread attributes; stdthread: the
@@ -66,6 +73,10 @@
 #include <string_view>
 
 namespace coopbench {
+
+// RuntimeOptions and SpawnError are the backend's side of the harness's interface (what its
+// Runtime is built from, what its spawn throws), so they are defined here: a backend includes
+// this header only and depends on nothing of the driver.
 
 // RuntimeOptions — the run's configuration, handed to every backend's Runtime.
 struct RuntimeOptions {

@@ -145,12 +145,15 @@ for paper in "${todo[@]}"; do
     args=$(echo "$args" | with_tokio)
     sub="$dir/$name"
     echo "=== $paper/$name (planned $dur min on 2 cores): coopbench run $args" >&2
+    # Exit code 3: the run ended with failed points, which are results (README, "Exit codes").
+    status=0
     if [ -f "$sub/sweep.json" ] && [ ! -f "$sub/report.md" ]; then
-      "$bin" run --resume "$sub"   # an interrupted run continues where it stopped
+      "$bin" run --resume "$sub" || status=$?  # an interrupted run continues where it stopped
     elif [ ! -f "$sub/report.md" ]; then
       # shellcheck disable=SC2086  # args is a list of words by construction
-      "$bin" run $args --out "$sub"
+      "$bin" run $args --out "$sub" || status=$?
     fi
+    [ "$status" -eq 0 ] || [ "$status" -eq 3 ] || exit "$status"
     "$PY" scripts/plot.py "$sub" >/dev/null || echo "reproduce.sh: plot.py $sub reported a problem (see $sub/report.md)" >&2
     dirs+=("$(abspath "$sub")")
   done < <(runs_of "$paper")

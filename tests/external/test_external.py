@@ -19,11 +19,17 @@ ROOT = HERE.parent.parent
 BIN = None
 
 
+# The exit code of a run that ended with failed points (README, "Exit codes").
+POINTS_FAILED = 3
+
+
 def run(args, backends, check=True, env_extra=None):
+    """check: True expects exit code 0, an int that code, False any."""
     env = dict(os.environ, COOPBENCH_BACKENDS=":".join(str(b) for b in backends))
     env.update(env_extra or {})
     p = subprocess.run([BIN] + args, env=env, capture_output=True, text=True, timeout=300)
-    if check and p.returncode != 0:
+    want = 0 if check is True else check
+    if check is not False and p.returncode != want:
         raise AssertionError(f"coopbench {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
     return p
 
@@ -41,7 +47,7 @@ class Protocol(unittest.TestCase):
             out = pathlib.Path(d) / "run"
             run(["run", "-b", ",".join("fake-" + m for m in modes), "-w", "create,switch,lock-local",
                  "-p", "N=5", "-p", "T=2", "-p", "K=10", "-P", "2", "--timeout", "3", "-o", str(out), "-q"],
-                [HERE / "backends"], env_extra={"FAKE_SLEEP": marker})
+                [HERE / "backends"], check=POINTS_FAILED, env_extra={"FAKE_SLEEP": marker})
             got = rows(out)
             # Every (backend, create/switch) pair has its row; lock-local is not implemented
             # by the program, so it is skipped: no row at all.
@@ -95,7 +101,7 @@ class Protocol(unittest.TestCase):
     def test_inject_fault_reaches_the_program(self):
         with tempfile.TemporaryDirectory() as d:
             run(["run", "-b", "fake-good", "-w", "create", "-p", "N=3", "--inject-fault", "-o", d, "-q"],
-                [HERE / "backends"])
+                [HERE / "backends"], check=POINTS_FAILED)
             (r,) = rows(d)
             self.assertEqual(r["status"], "failed")
             self.assertIn("self-check failed: threads that ran = 2, expected 3", r["reason"])
@@ -145,7 +151,7 @@ class FirstClass(unittest.TestCase):
             p = subprocess.run([sys.executable, "-c", script, BIN, "run", "-b", "fake-flood", "-w", "create", "-p", "N=3",
                                 "-o", d + "/out", "-q"], env=env, capture_output=True, text=True, timeout=300)
             rc, peak_kib = (int(x) for x in p.stdout.split())
-            self.assertEqual(rc, 0, p.stderr)
+            self.assertEqual(rc, POINTS_FAILED, p.stderr)
             (r,) = rows(d + "/out")
             self.assertEqual(r["status"], "failed")
             self.assertIn("reply longer than 1048576 bytes", r["reason"])
@@ -165,6 +171,21 @@ class FirstClass(unittest.TestCase):
             bad = manifest(d, "fake-zero", "good", max_processors=0)
             p = run(["list"], [bad])
             self.assertIn("max_processors", p.stderr)
+            self.assertIn("left out", p.stderr)
+
+    def test_a_manifest_declares_its_channel(self):
+        # context.json records each backend's channel: the manifest's "channel", else "the
+        # program's own" (the driver cannot tell from outside).
+        with tempfile.TemporaryDirectory() as d:
+            said = manifest(d, "fake-chan", "good", channel="a test channel")
+            plain = manifest(d, "fake-plain", "good")
+            run(["run", "-b", "fake-chan,fake-plain", "-w", "create", "-p", "N=3", "-o", d + "/out", "-q"], [said, plain])
+            ctx = json.loads((pathlib.Path(d) / "out" / "context.json").read_text())
+            self.assertEqual(ctx["backend.fake-chan.channel"], "a test channel")
+            self.assertEqual(ctx["backend.fake-plain.channel"], "the program's own")
+            bad = manifest(d, "fake-badchan", "good", channel=3)
+            p = run(["list"], [bad])
+            self.assertIn("\"channel\" must be a non-empty string", p.stderr)
             self.assertIn("left out", p.stderr)
 
     def test_a_workload_the_program_does_not_list_is_named_as_the_reason(self):
@@ -203,7 +224,7 @@ class PythonGenerators(unittest.TestCase):
 
     def test_every_self_check_catches_an_injected_fault(self):
         with tempfile.TemporaryDirectory() as d:
-            run(["run", "-b", "pygen", "--plan", "tiny", "--inject-fault", "-o", d, "-q"], [self.MANIFEST])
+            run(["run", "-b", "pygen", "--plan", "tiny", "--inject-fault", "-o", d, "-q"], [self.MANIFEST], check=POINTS_FAILED)
             got = rows(d)
             self.assertTrue(got)
             for r in got:
@@ -228,7 +249,8 @@ class DocumentedExample(unittest.TestCase):
             got = rows(d + "/ok")
             self.assertEqual({r["workload"] for r in got}, {"create"})  # the only one it implements
             self.assertTrue(all(r["status"] == "ok" for r in got), [r["reason"] for r in got])
-            run(["run", "-b", "pythreads", "--plan", "tiny", "--inject-fault", "-o", d + "/fault", "-q"], [example])
+            run(["run", "-b", "pythreads", "--plan", "tiny", "--inject-fault", "-o", d + "/fault", "-q"], [example],
+                check=POINTS_FAILED)
             self.assertTrue(all(r["status"] == "failed" and "self-check failed" in r["reason"] for r in rows(d + "/fault")))
 
 

@@ -30,8 +30,11 @@ def rows(folder):
 class Go(unittest.TestCase):
     def run_go(self, *extra):
         d = tempfile.mkdtemp(prefix="coopbench-go-test.")
-        subprocess.run([BIN, "run", "-b", "go", "--plan", "tiny", "-P", "1,2", "--timeout", "120", "-o", d + "/run",
-                        "-q", *extra], check=True, capture_output=True, text=True, timeout=600)
+        p = subprocess.run([BIN, "run", "-b", "go", "--plan", "tiny", "-P", "1,2", "--timeout", "120", "-o", d + "/run",
+                            "-q", *extra], capture_output=True, text=True, timeout=600)
+        # 3: the run ended with failed points (README, "Exit codes"), as --inject-fault makes them.
+        want = 3 if "--inject-fault" in extra else 0
+        self.assertEqual(p.returncode, want, p.stderr)
         return d + "/run"
 
     def test_every_workload_at_tiny_passes_its_self_check(self):

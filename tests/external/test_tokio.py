@@ -27,8 +27,12 @@ def rows(folder):
 
 def run(*args):
     d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
-    subprocess.run([BIN, "run", "--timeout", "120", "-o", d + "/run", "-q", *args],
-                   check=True, capture_output=True, text=True, timeout=900)
+    p = subprocess.run([BIN, "run", "--timeout", "120", "-o", d + "/run", "-q", *args],
+                       capture_output=True, text=True, timeout=900)
+    # 3: the run ended with failed points (README, "Exit codes"), as --inject-fault makes them.
+    want = 3 if "--inject-fault" in args else 0
+    if p.returncode != want:
+        raise AssertionError(f"coopbench run {' '.join(args)} exited {p.returncode}, not {want}:\n{p.stderr}")
     return d + "/run"
 
 

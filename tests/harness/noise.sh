@@ -1,5 +1,5 @@
 #!/bin/sh
-# noise.sh BIN — the noise guard against real competing work (issue 11): two busy loops
+# noise.sh BIN — the noise guard against real competing work: two busy loops
 # started by this script run during a ~1 s point at P = all cores; the point's rows must
 # say noisy=true and other_cpus > 0.5 (the busy time that was not the fork's own). The
 # loops are stopped by PID on every exit. The opposite direction (the sweep's own threads

@@ -86,7 +86,8 @@ TEST(Backends, EveryWorkloadRunsOnEveryRegisteredBackend) {
             for (auto& o : b.options)
                 if (!o.default_value.empty()) p.options.extra.emplace(o.name, o.default_value);
             // Two runs in the fork's one runtime (a warm-up, then a measured one): a workload
-            // must run again inside the same runtime instance (issue 11).
+            // must run again inside the same runtime instance (a fork's warm-up and measured
+            // iterations share one runtime).
             p.warmup = 1;
             p.iterations = 1;
             run.inject_fault = false;

@@ -20,12 +20,17 @@
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 #include "harness/cli.hpp"
+#include "harness/external.hpp"
 #include "harness/machine.hpp"
 #include "harness/register_backend.hpp"
 #include "harness/results.hpp"
+#include "harness/noise_guard.hpp"
+#include "harness/schema.hpp"
+#include "harness/sweep.hpp"
 #include "harness/runner.hpp"
 #include "harness/plan.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
+#include "workloads/apps/channel.hpp"
 
 namespace fs = std::filesystem;
 using coopbench::PthreadsBackend;
@@ -217,7 +222,7 @@ TEST(DriverInput, BadInputIsOneLineAndExitCodeTwo) {
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("did you mean pthreads"), std::string::npos) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-    // A stack below the backend's minimum is refused with the minimum (issue 11).
+    // A stack below the backend's minimum is refused with the minimum (a smaller one crashed the point).
     testing::internal::CaptureStderr();
     EXPECT_EQ(cli({"run", "--dry-run", "-b", "pthreads", "-w", "create", "--stack-size", "12"}), 2);
     err = testing::internal::GetCapturedStderr();
@@ -280,7 +285,7 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
     auto j = nlohmann::json::parse(bj);
     for (auto key : {"cpu_model", "cpu_id", "cpu_mitigations", "kernel", "compiler", "build_type", "git_commit", "sweep", "numa_nodes", "sockets"})
         EXPECT_TRUE(j["context"].contains(key)) << key;
-    // context.json: typed as schema.json's context says (issue 16): numbers as numbers, the
+    // context.json: typed as schema.json's context says: numbers as numbers, the
     // sweep an object, every key listed there, every key each run writes present.
     const auto ctx = nlohmann::json::parse(std::ifstream(dir / "context.json"));
     EXPECT_EQ(coopbench::context_problems(ctx), std::vector<std::string>{});
@@ -443,7 +448,8 @@ TEST(DriverRun, OversubscriptionIsSaidAndRecorded) {
 
 TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {
     auto dir = fresh_dir("faults");
-    ASSERT_EQ(cli({"run", "-b", "faulty/crash,faulty/hang,faulty/refuse,pthreads", "-w", "create", "-p", "N=10", "--timeout", "5", "-W", "0", "-I", "1", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "faulty/crash,faulty/hang,faulty/refuse,pthreads", "-w", "create", "-p", "N=10", "--timeout", "5", "-W", "0", "-I", "1", "-o", dir, "-q"}),
+              coopbench::kExitPointsFailed);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 4u);
     std::map<std::string, Row> by;
@@ -459,9 +465,46 @@ TEST(DriverRun, FailedPointsAreRecordedAndTheSweepGoesOn) {
     fs::remove_all(dir);
 }
 
+// The exit code says whether a point failed (kExitPointsFailed, as pytest's 1), so a
+// caller need not read stderr: 0 when every fork succeeded, 3 when one failed, and after
+// --resume also when a fork measured before the resume failed (the code describes the
+// folder). The failed run still writes every result file.
+TEST(DriverRun, ExitCodeSaysWhetherAPointFailed) {
+    auto ok = fresh_dir("exit-ok");
+    EXPECT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-o", ok, "-q"}), 0);
+    auto bad = fresh_dir("exit-failed");
+    EXPECT_EQ(cli({"run", "-b", "faulty/crash,pthreads", "-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-o", bad, "-q"}),
+              coopbench::kExitPointsFailed);
+    for (const char* f : {"results.csv", "points.jsonl", "benchmark.json", "context.json", "sweep.json"})
+        EXPECT_TRUE(fs::exists(bad / f)) << f;
+    // Nothing left to measure: the resume measures nothing, and the folder still holds a failure.
+    EXPECT_EQ(cli({"run", "--resume", bad.string(), "-q"}), coopbench::kExitPointsFailed);
+    EXPECT_EQ(cli({"run", "--resume", ok.string(), "-q"}), 0);
+    EXPECT_NE(coopbench::kExitPointsFailed, 0);
+    EXPECT_NE(coopbench::kExitPointsFailed, 2);  // bad input
+    fs::remove_all(ok);
+    fs::remove_all(bad);
+}
+
+// context.json records each backend's channel (the apps workloads' channels differ by
+// backend: its own Channel<T>, or the generic one from its mutex and condition variables),
+// beside the backend's other facts, for every backend of the sweep and no other.
+TEST(DriverRun, ContextRecordsEachBackendsChannel) {
+    auto dir = fresh_dir("channel");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-o", dir, "-q"}), 0);
+    const auto ctx = nlohmann::json::parse(std::ifstream(dir / "context.json"));
+    EXPECT_EQ(coopbench::context_problems(ctx), std::vector<std::string>{});
+    ASSERT_TRUE(ctx.contains("backend.pthreads.channel")) << ctx.dump(2);
+    EXPECT_EQ(ctx["backend.pthreads.channel"], std::string(coopbench::apps::channel_kind<coopbench::PthreadsBackend>()));
+    EXPECT_EQ(coopbench::Registry::instance().backend("pthreads")->channel,
+              std::string(coopbench::apps::channel_kind<coopbench::PthreadsBackend>()));
+    EXPECT_FALSE(ctx.contains("backend.faulty/crash.channel"));  // not in this sweep
+    fs::remove_all(dir);
+}
+
 TEST(DriverRun, SystemLimitFailsEarlyAndCleanly) {
     auto dir = fresh_dir("limit");
-    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=100000000", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=100000000", "-o", dir, "-q"}), coopbench::kExitPointsFailed);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0]["status"], "failed");
@@ -471,7 +514,7 @@ TEST(DriverRun, SystemLimitFailsEarlyAndCleanly) {
 
 TEST(DriverRun, EveryMicroSelfCheckCatchesAnInjectedFault) {
     auto dir = fresh_dir("inject");
-    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-o", dir, "-q", "--inject-fault"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "--plan", "tiny", "-o", dir, "-q", "--inject-fault"}), coopbench::kExitPointsFailed);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_FALSE(rows.empty());
     for (auto& r : rows) {
@@ -490,6 +533,32 @@ TEST(DriverFormat, CsvQuotingRoundTrips) {
     }
 }
 
+// A point's runner is chosen once, by the kind of its backend (harness/runner.hpp): a C++
+// backend's forked child, or this process with --isolation none; a C++ backend has no
+// program runner (an external backend's, tested through the binary in tests/external).
+TEST(DriverRunner, OneRunnerPerKindOfBackend) {
+    coopbench::Point p;
+    p.backend = "pthreads";
+    p.workload = "create";
+    coopbench::RunnerOptions forked, inline_;
+    inline_.isolation = coopbench::Isolation::none;
+    const coopbench::PointRunner& a = coopbench::runner_for(p, forked);
+    const coopbench::PointRunner& b = coopbench::runner_for(p, inline_);
+    EXPECT_NE(&a, &b);
+    EXPECT_EQ(&a, &coopbench::runner_for(p, forked));  // one runner per kind, not per point
+    EXPECT_EQ(coopbench::program_runner("pthreads"), nullptr);
+    // Both measure the same point, each in its own way.
+    p.params = {{"N", "4"}};
+    p.options.processors = 1;
+    p.warmup = 0;
+    p.iterations = 1;
+    for (const auto* r : {&a, &b}) {
+        const auto m = r->measure(p, r == &a ? forked : inline_);
+        ASSERT_EQ(m.runs.size(), 1u);
+        EXPECT_TRUE(m.runs[0].ok) << m.runs[0].reason;
+    }
+}
+
 TEST(DriverFormat, OutcomeJsonRoundTrips) {
     coopbench::Outcome o = coopbench::Outcome::measured(1.5, 42);
     o.counters["x"] = 3;
@@ -500,7 +569,7 @@ TEST(DriverFormat, OutcomeJsonRoundTrips) {
     EXPECT_DOUBLE_EQ(back.counters.at("x"), 3);
 }
 
-// Warm-up and measured iterations (issue 11): W+I runs of the workload in each fork, inside
+// Warm-up and measured iterations (JMH's rules): W+I runs of the workload in each fork, inside
 // one runtime instance, numbered from the cold iteration 0; each fork a fresh process.
 TEST(DriverIterations, WarmupAndIterationsAreCountedInOneRuntimePerFork) {
     auto dir = fresh_dir("iterations");
@@ -528,12 +597,14 @@ TEST(DriverIterations, WarmupAndIterationsAreCountedInOneRuntimePerFork) {
     rows = read_csv(dir2 / "results.csv");
     ASSERT_EQ(rows.size(), 4u);
     for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(std::stod(rows[i]["value"]), static_cast<double>(i + 1));
+    // In-process, a fork's CPU time is the driver's own during the fork (no child's rusage).
+    for (auto& r : rows) EXPECT_FALSE(r["cpu_seconds"].empty()) << "iteration " << r["iteration"];
     fs::remove_all(dir);
     fs::remove_all(dir2);
 }
 
-// cli_main twice in one process (issue 16: the sweep was a Google Benchmark lambda, and
-// a second run in a process was impossible): each sweep writes its own folder, with its
+// cli_main twice in one process (a sweep run as a Google Benchmark lambda kept global state,
+// and a second run in a process was impossible): each sweep writes its own folder, with its
 // own rows and benchmark.json entries, and the second carries no state of the first.
 TEST(DriverRun, TwoSweepsInOneProcess) {
     using coopbench::test::cli_here;  // cli_main in this process (tests/support)
@@ -556,7 +627,8 @@ TEST(DriverRun, TwoSweepsInOneProcess) {
 // A fork that crashes in its third run keeps the two runs before it, then a failed row.
 TEST(DriverIterations, ACrashMidForkKeepsTheRunsBefore) {
     auto dir = fresh_dir("midfork");
-    ASSERT_EQ(cli({"run", "-b", "faulty/crash-third-run", "-w", "create", "-p", "N=10", "-W", "1", "-I", "3", "-o", dir, "-q"}), 0);
+    ASSERT_EQ(cli({"run", "-b", "faulty/crash-third-run", "-w", "create", "-p", "N=10", "-W", "1", "-I", "3", "-o", dir, "-q"}),
+              coopbench::kExitPointsFailed);
     auto rows = read_csv(dir / "results.csv");
     ASSERT_EQ(rows.size(), 3u);
     EXPECT_EQ(rows[0]["status"], "ok");
@@ -570,7 +642,8 @@ TEST(DriverIterations, ACrashMidForkKeepsTheRunsBefore) {
     EXPECT_NE(rows[2]["reason"].find("after 2 of 4 runs"), std::string::npos) << rows[2]["reason"];
     // A fork that failed is complete: --resume measures nothing more.
     testing::internal::CaptureStderr();
-    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);
+    // Its exit code still says the folder holds a failed fork.
+    ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), coopbench::kExitPointsFailed);
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("0 to go"), std::string::npos) << err;
     EXPECT_EQ(read_csv(dir / "results.csv").size(), 3u);
@@ -712,7 +785,7 @@ TEST(DriverNoise, NoisyFlagFromAFakeProc) {
     fs::remove_all(proc);
 }
 
-// One schema (issue 16): results.csv's header is harness/schema.json's columns in order, and
+// One schema (the writer, the readers and the docs agree): results.csv's header is harness/schema.json's columns in order, and
 // docs/results-format.md's column table lists the same columns in the same order.
 TEST(DriverSchema, CsvHeaderFollowsSchemaJson) {
     std::ifstream in(fs::path(COOPBENCH_SOURCE_DIR) / "harness" / "schema.json");
@@ -768,7 +841,7 @@ TEST(DriverSchema, ContextDocAgreesWithSchemaJson) {
     EXPECT_EQ(got, want) << "docs/results-format.md's context table and harness/schema.json disagree";
 }
 
-// context_problems (issue 16): each rule of the context schema, seen failing.
+// context_problems: each rule of the context schema, seen failing.
 TEST(DriverSchema, ContextProblemsNamesEachDisagreement) {
     nlohmann::json ok = coopbench::machine_context();
     const nlohmann::json run = {{"plan", "quick"}, {"sweep", nlohmann::json::object()}, {"points", 3},

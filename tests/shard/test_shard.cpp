@@ -1,4 +1,4 @@
-// Shards and merge (issue 15): every point of every plan exactly once for N = 1..7 shards, a
+// Shards and merge: every point of every plan exactly once for N = 1..7 shards, a
 // partition independent of the order of flags and points and balanced by cost, the shard from
 // the Slurm / Kubernetes environment, and `coopbench merge` refusing what is not one sweep,
 // refusing double measurements, and naming a missing shard or point.
@@ -21,6 +21,7 @@
 #include "harness/merge.hpp"
 #include "harness/plan.hpp"
 #include "harness/results.hpp"
+#include "harness/schema.hpp"
 #include "harness/shard.hpp"
 #include "tests/support/cli.hpp"
 
@@ -259,7 +260,7 @@ TEST_F(Merge, EveryMeasurementOnceWithItsHost) {
     EXPECT_EQ(ctx["points"], 4);
     EXPECT_TRUE(ctx["sweep"].is_object());
     EXPECT_FALSE(ctx.contains("merge_incomplete"));
-    // Typed as schema.json's context says (issue 16); the shards disagree only on what the
+    // Typed as schema.json's context says; the shards disagree only on what the
     // merge writes itself (shard, points, the command), so nothing is `differing`.
     EXPECT_EQ(context_problems(ctx), std::vector<std::string>{});
     EXPECT_FALSE(ctx.contains("differing")) << ctx["differing"].dump();
@@ -268,7 +269,7 @@ TEST_F(Merge, EveryMeasurementOnceWithItsHost) {
     EXPECT_THROW(merge_shards(root / "merged", {root / "sweep"}), UsageError);
 }
 
-// Shards from two kinds of machine (issue 16): the merged context stays typed. A number the
+// Shards from two kinds of machine: the merged context stays typed. A number the
 // shards disagree on cannot be two numbers: it is null, and `differing` holds each shard's;
 // a string is joined. A shard written before the typed context ("2" for 2) agrees with 2.
 TEST_F(Merge, ShardsThatDisagreeKeepTheContextTyped) {

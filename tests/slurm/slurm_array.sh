@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# slurm_array.sh COOPBENCH SOURCE_DIR — a sweep on a real Slurm, not a mock (issue 15).
+# slurm_array.sh COOPBENCH SOURCE_DIR — a sweep on a real Slurm, not a mock (a mock would
+# not catch what a real sbatch, srun and array task environment do).
 #
 # Starts, on this machine and without systemd, munged (as user munge, its key, socket, pid
 # and log in a temporary folder), slurmctld and slurmd (a one-node slurm.conf: the node is

@@ -1,0 +1,74 @@
+// child_process.hpp — what every point measured in its own process shares, whichever kind
+// of backend it is (runner.hpp: PointRunner): the fork into a fresh process group that dies
+// with the driver, the memory limit, stdout and stderr read with a bound, the timeout that
+// kills the whole group, the child's rusage, and the reasons a fork ended early.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "harness/runner.hpp"
+
+namespace coopbench {
+
+// The longest line the driver reads from a point's stdout (an external program's reply, or a
+// C++ child's line per run), and the tail of its stderr it keeps.
+inline constexpr std::size_t kMaxReplyBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kStderrTailBytes = 64 * 1024;
+
+// ReplyReader — a child's stdout taken in chunks with bounded memory: each complete
+// non-blank line up to `limit` bytes goes to `each_line`, and the last one is kept; a longer
+// line is counted, not kept.
+class ReplyReader {
+  public:
+    explicit ReplyReader(std::size_t limit) : limit_(limit) {}
+    void feed(const char* data, std::size_t n, const std::function<void(std::string&&)>& each_line);
+    // too_long — the reply (the last non-blank line, complete or not) exceeded the limit.
+    bool too_long() const;
+    bool has_last() const;
+    // last — the last non-blank line (an unfinished last line included).
+    const std::string& last() const;
+    std::size_t longest() const { return longest_; }  // bytes of the longest line seen
+    bool any_too_long() const { return any_too_long_; }
+
+  private:
+    std::size_t limit_;
+    std::string pending_, last_;
+    std::size_t current_ = 0, longest_ = 0;
+    bool overflow_ = false, too_long_last_ = false, any_too_long_ = false, has_last_ = false;
+};
+
+// ChildRun — how a point's child process ended.
+struct ChildRun {
+    std::string error;      // pipe or fork failed: nothing ran (the other fields are unset)
+    int status = 0;         // wait4's status
+    bool timed_out = false;  // killed (with its process group) at the timeout
+    rusage usage{};         // the child's, from wait4
+    std::string stderr_tail;  // the last kStderrTailBytes (or up to twice that) of its stderr
+};
+
+// run_child — fork a child that leads its own process group, dies with the driver
+// (PR_SET_PDEATHSIG) and runs under opts.memory_limit_bytes, with stderr to a pipe; `child`
+// runs in it with the write end of the stdout pipe; when it returns, the child exits with
+// status 0 without running exit handlers (a child that execs never returns).
+// The parent feeds stdout to `reply` (each complete line to `each_line`), keeps stderr's
+// tail, kills the group at opts.timeout_seconds, and waits. `kill_group_after`: kill
+// whatever the child left running in its group once it has exited.
+ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, ReplyReader& reply,
+                   const std::function<void(std::string&&)>& each_line, bool kill_group_after);
+
+// end_fork — the common end of a fork measured in a child: the child's peak RSS and CPU
+// time into `m`, then, unless its last run already failed, one failed run saying why the
+// fork ended early: `failure` (the runner's own reason, e.g. an unreadable reply), else the
+// timeout, the signal that killed it, or an exit without all `expected_runs` results (with
+// the telling line of its stderr).
+void end_fork(Measurement& m, const ChildRun& c, int expected_runs, std::string failure, const RunnerOptions& opts);
+
+// reply_too_long — the reason of a fork whose stdout had a line longer than kMaxReplyBytes;
+// `whose`: "program's" or "point's process's".
+std::string reply_too_long(const ReplyReader& reply, const std::string& whose);
+
+}  // namespace coopbench

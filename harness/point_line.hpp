@@ -1,0 +1,31 @@
+// point_line.hpp — the one line a point gets in the default log (hyperfine and pyperf
+// print one per benchmark): its median, range and run count in the workload's unit, and
+// whether it ran on a busy machine or failed. Google Benchmark's console tables stay behind
+// --benchmark_format=console (gbench_reporter.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/reporter.hpp"
+
+namespace coopbench {
+
+// PointLine — the one line a point gets in a log: the median of its measured iterations
+// over its forks, their range and count, in the workload's unit, and whether a fork failed
+// (with the first reason) or ran while the machine was busy. add() each fork of the point,
+// then text().
+class PointLine {
+  public:
+    void add(const ForkResult& fork);
+    std::string text(const std::string& unit) const;
+
+  private:
+    // number — 4 significant digits, without an exponent below 10^9 (150800, 12.35, 0.01234).
+    static std::string number(double x);
+    std::vector<double> values_;
+    std::string reason_;
+    bool noisy_ = false;
+};
+
+}  // namespace coopbench

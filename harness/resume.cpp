@@ -1,0 +1,151 @@
+#include "harness/resume.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "harness/csv.hpp"
+#include "harness/plan.hpp"  // UsageError
+
+namespace coopbench {
+
+std::size_t repair_torn_tail(const std::filesystem::path& file) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file, ec);
+    if (ec || size == 0) return 0;
+    std::ifstream in(file, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    if (text.empty() || text.back() == '\n') return 0;
+    const auto last_nl = text.rfind('\n');
+    const std::size_t keep = last_nl == std::string::npos ? 0 : last_nl + 1;
+    std::filesystem::resize_file(file, keep, ec);
+    if (ec) throw UsageError("cannot repair the torn last line of " + file.string() + ": " + ec.message());
+    const std::size_t removed = text.size() - keep;
+    std::fprintf(stderr, "coopbench: %s: removed a torn last line (%zu bytes) left by an interrupted run\n",
+                 file.c_str(), removed);
+    return removed;
+}
+
+namespace {
+struct ForkRows {
+    int rows = 0;
+    bool failed = false;
+};
+
+// csv_forks — results.csv's data rows as (point, repetition) in file order, with where each
+// row starts (byte offset) and whether it failed.
+struct CsvRow {
+    std::pair<std::string, int> fork;
+    std::size_t offset;
+    bool failed;
+};
+std::vector<CsvRow> csv_rows(const std::filesystem::path& file, std::vector<std::string>* damaged = nullptr) {
+    std::vector<CsvRow> out;
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    if (!std::getline(in, line)) return out;
+    auto header = parse_csv_line(line);
+    auto col = [&](const std::string& name) {
+        return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    const std::size_t ip = col("point"), ir = col("repetition"), is = col("status");
+    std::size_t offset = line.size() + 1, number = 1;
+    while (std::getline(in, line)) {
+        const std::size_t here = offset;
+        offset += line.size() + 1;
+        ++number;
+        auto f = parse_csv_line(line);
+        std::string why;
+        if (f.size() != header.size() || ip >= f.size() || ir >= f.size()) {
+            why = std::to_string(f.size()) + " fields where the header has " + std::to_string(header.size());
+        } else {
+            try {
+                std::size_t used = 0;
+                const int rep = std::stoi(f[ir], &used);
+                if (used != f[ir].size() || rep < 0) throw std::invalid_argument("repetition");
+                out.push_back({{f[ip], rep}, here, is < f.size() && f[is] == "failed"});
+            } catch (...) {
+                why = "repetition '" + f[ir].substr(0, 40) + "' is not a number";
+            }
+        }
+        if (!why.empty() && damaged) damaged->push_back("line " + std::to_string(number) + ": " + why);
+    }
+    return out;
+}
+
+bool complete(const ForkRows& r, const std::string& point, const RunsOf& runs) {
+    if (r.failed || !runs) return true;
+    const int want = runs(point);
+    return want < 0 || r.rows >= want;
+}
+}  // namespace
+
+std::vector<std::string> damaged_rows(const std::filesystem::path& file) {
+    std::vector<std::string> damaged;
+    csv_rows(file, &damaged);
+    return damaged;
+}
+
+std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir, const RunsOf& runs) {
+    std::map<std::pair<std::string, int>, ForkRows> forks;
+    for (auto& r : csv_rows(dir / "results.csv")) {
+        auto& f = forks[r.fork];
+        ++f.rows;
+        f.failed |= r.failed;
+    }
+    std::set<std::pair<std::string, int>> done;
+    for (auto& [k, f] : forks)
+        if (complete(f, k.first, runs)) done.insert(k);
+    return done;
+}
+
+std::set<std::pair<std::string, int>> failed_forks(const std::filesystem::path& dir) {
+    std::set<std::pair<std::string, int>> failed;
+    for (auto& r : csv_rows(dir / "results.csv"))
+        if (r.failed) failed.insert(r.fork);
+    return failed;
+}
+
+std::size_t repair_incomplete_fork(const std::filesystem::path& dir, const RunsOf& runs) {
+    const auto csv_path = dir / "results.csv";
+    auto rows = csv_rows(csv_path);
+    if (rows.empty()) return 0;
+    const auto last = rows.back().fork;
+    ForkRows f;
+    std::size_t first = rows.size();
+    while (first > 0 && rows[first - 1].fork == last) {
+        --first;
+        ++f.rows;
+        f.failed |= rows[first].failed;
+    }
+    if (complete(f, last.first, runs)) return 0;
+    std::error_code ec;
+    std::filesystem::resize_file(csv_path, rows[first].offset, ec);
+    if (ec) throw UsageError("cannot repair " + csv_path.string() + ": " + ec.message());
+    // points.jsonl: the same fork's lines at its end.
+    const auto jl_path = dir / "points.jsonl";
+    std::ifstream in(jl_path, std::ios::binary);
+    std::vector<std::pair<std::size_t, bool>> lines;  // offset, belongs to the fork
+    std::size_t offset = 0;
+    for (std::string line; std::getline(in, line);) {
+        bool mine = false;
+        try {
+            auto j = nlohmann::json::parse(line);
+            mine = j.value("point", "") == last.first && j.value("repetition", -1) == last.second;
+        } catch (...) {
+        }
+        lines.emplace_back(offset, mine);
+        offset += line.size() + 1;
+    }
+    in.close();
+    std::size_t keep = lines.size();
+    while (keep > 0 && lines[keep - 1].second) --keep;
+    if (keep < lines.size()) std::filesystem::resize_file(jl_path, lines[keep].first, ec);
+    std::fprintf(stderr, "coopbench: %s: removed %d rows of an unfinished fork (%s repetition %d); it is measured again\n",
+                 csv_path.c_str(), f.rows, last.first.c_str(), last.second);
+    return static_cast<std::size_t>(f.rows);
+}
+
+}  // namespace coopbench

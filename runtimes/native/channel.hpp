@@ -64,6 +64,8 @@ inline void (*channel_park_before_unlock)() = nullptr;
 inline void (*channel_handoff_dequeued)() = nullptr;
 // Channel::close: closed_ set and the waiters detached, the lock released; none woken yet.
 inline void (*channel_close_detached)() = nullptr;
+// ChannelLock: a caller found the lock held and is about to spin for it.
+inline void (*channel_lock_contended)() = nullptr;
 }  // namespace coop::test_hooks
 #endif
 
@@ -100,6 +102,7 @@ class ChannelLock {
 #endif
     }
     [[gnu::noinline]] void lock_slow() noexcept {
+        COOP_HOOK(channel_lock_contended);
         for (unsigned spins = 0;;) {
             // relaxed: a hint only; the exchange below acquires.
             while (held_.load(std::memory_order_relaxed)) {

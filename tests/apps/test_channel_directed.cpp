@@ -31,9 +31,9 @@
 
 namespace {
 
-std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0};
+std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0}, g_e{0};
 
-void reset() { g_a = 0, g_b = 0, g_c = 0, g_d = 0; }
+void reset() { g_a = 0, g_b = 0, g_c = 0, g_d = 0, g_e = 0; }
 
 // spin_until — spins until `f` is non-zero; false after `ms` milliseconds (< 0: never).
 bool spin_until(const std::atomic<int>& f, int ms = -1) {
@@ -47,14 +47,14 @@ bool spin_until(const std::atomic<int>& f, int ms = -1) {
     return true;
 }
 
-// kWindowMs — how long a hook holds its window open for a partner that must NOT get
-// through it; a correct channel never lets it, however long. (A partner that must get
-// through waits without a limit: the watchdog catches a hang.)
 // wait_for — an activity waits until `f` is non-zero, yielding (its processor runs the others).
 void wait_for(const std::atomic<int>& f) {
     while (f.load() == 0) coop::yield();
 }
 
+// kWindowMs — how long a hook holds its window open for a partner that must NOT get
+// through it; a correct channel never lets it, however long. (A partner that must get
+// through waits without a limit: the watchdog catches a hang.)
 constexpr int kWindowMs = coopbench::test::sanitized ? 600 : 200;
 
 coop::Options two() { return coop::Options{.processors = 2}; }
@@ -64,6 +64,7 @@ void clear_hooks() {
     h::channel_park_before_unlock = nullptr;
     h::channel_handoff_dequeued = nullptr;
     h::channel_close_detached = nullptr;
+    h::channel_lock_contended = nullptr;
 }
 
 class ChannelDirected : public ::testing::Test {
@@ -81,26 +82,40 @@ using Chan = coop::Channel<long>;
 
 // A receiver parks on an empty channel; while its processor runs the parking finalizer (the
 // receiver is in the list and switched out, the lock not yet released), a sender on the
-// other processor tries to send: it must not get through (it would dequeue and make_ready
-// the receiver) before the finalizer releases the lock.
+// other processor tries to send: it must find the lock held (channel_lock_contended) and
+// not get through (it would dequeue and make_ready the receiver, which a lock released
+// before the switch would allow while the receiver still runs). The hook waits for either
+// outcome, so the test does not depend on timing.
 TEST_F(ChannelDirected, ParkReleasesTheLockOnlyAfterTheSwitch) {
     coop::Runtime rt(two());
     static Chan ch(0);
     static std::optional<long> got;
+    coop::test_hooks::channel_lock_contended = [] {
+        coop::test_hooks::channel_lock_contended = nullptr;
+        g_b = 1;  // the sender found the lock held
+    };
     coop::test_hooks::channel_park_before_unlock = [] {
         coop::test_hooks::channel_park_before_unlock = nullptr;
-        g_a = 1;                                 // the receiver is parking
-        g_d = spin_until(g_c, kWindowMs) ? 1 : 0;  // did the sender get through meanwhile?
+        g_a = 1;  // the receiver is parking
+        while (g_b.load() == 0 && g_c.load() == 0) {
+        }
+        g_d = g_c.load();  // the sender got through while the park held the lock
     };
     rt.run([] {
+        // The sender spins (never yields) on one processor, so the receiver runs on the
+        // other and its park finds nothing else to run: the finalizer runs in that
+        // processor's idle loop, not in front of the sender.
         coop::Thread s = coop::spawn([] {
-            wait_for(g_a);
+            g_e = 1;
+            spin_until(g_a);
             ch.send(7);
             g_c = 1;
         });
+        wait_for(g_e);
         coop::Thread r = coop::spawn([] { got = ch.recv(); });
     });
     EXPECT_EQ(g_d.load(), 0) << "a sender completed while the receiver's park still held the lock";
+    EXPECT_EQ(g_b.load(), 1) << "the sender never found the lock held";
     EXPECT_EQ(got, std::optional<long>(7));
 }
 

@@ -11,7 +11,7 @@ import unittest
 
 BIN = None
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
-             "news", "producer", "tokenring", "skynet"}
+             "news", "producer", "tokenring", "skynet", "channel"}
 
 
 def rows(folder):

@@ -33,7 +33,8 @@
 //   - A caller that is not an activity (main() outside a run) parks by polling its
 //     record's `state` with OS yields (activity == nullptr: the waker only stores state).
 //
-// Lock choice (measured, see docs/backends.md): coop has no preemption between two
+// Lock choice (the hand-off's cost against a switch is measured in docs/backends.md,
+// "Channels"; no lock-free variant was built to compare): coop has no preemption between two
 // instructions of an activity, so the lock is held only while a processor's OS thread runs
 // these few instructions or the switch out of a parking activity; the holder is preempted
 // only by the OS. Spinners back off with `pause` and then yield the OS thread.

@@ -24,7 +24,8 @@
 // throws std::runtime_error saying so. The driver runs each point in its own process.
 //
 // Primitives: boost::fibers::mutex and condition_variable; Boost.Fiber has no semaphore,
-// so Semaphore is a counter under a fiber mutex with a fiber condition variable.
+// so Semaphore is a counter under a fiber mutex with a fiber condition variable. Channel:
+// Boost.Fiber's buffered_channel where it holds exactly C, else the generic one (see Channel).
 //
 // Measured (2-core KVM, g++ 12 -O2, Boost 1.74; callgrind instruction counts are exact,
 // times are noisy): one thread, round_robin: a yield ~490 instructions (~55-80 ns),
@@ -56,6 +57,7 @@
 #include <vector>
 
 #include <boost/fiber/algo/round_robin.hpp>
+#include <boost/fiber/buffered_channel.hpp>
 #include <boost/fiber/algo/shared_work.hpp>
 #include <boost/fiber/algo/work_stealing.hpp>
 #include <boost/fiber/condition_variable.hpp>
@@ -75,6 +77,7 @@
 #include "runtimes/boostfiber/stacks.hpp"
 #include "runtimes/concept.hpp"
 #include "runtimes/os/os_threads.hpp"
+#include "workloads/apps/channel.hpp"
 
 namespace coopbench {
 
@@ -257,6 +260,63 @@ struct BoostFiberBackend {
         boost::fibers::mutex m_;
         boost::fibers::condition_variable c_;
         std::ptrdiff_t count_;
+    };
+
+    // Channel — Boost.Fiber's own channels behind the concept's Channel (Go's semantics):
+    //   C >= 1 with C + 1 a power of two (1, 3, 7, 15, ...): buffered_channel(C + 1), whose
+    //     ring keeps one slot empty and so holds exactly C values (it requires a power of two
+    //     >= 2 as its size);
+    //   any other C (e.g. 10): apps::GenericChannel (one fiber mutex, condition variables):
+    //     rounding up to a buffered_channel would hold more than C values and change the
+    //     program; bounding it with a counter would add a second blocking object per send;
+    //   C = 0: apps::GenericChannel as well, not unbuffered_channel: in Boost 1.74
+    //     unbuffered_channel::close() wakes a producer parked with its value but leaves that
+    //     producer's slot (on its stack) in the channel; the producer returns "closed", and a
+    //     later or concurrently woken pop() takes the dangling slot and schedules the dead
+    //     context (a SIGSEGV in tests/apps/test_channels.cpp's CloseWakesEveryBlockedSender).
+    // Close: Boost's push on a closed channel returns channel_op_status::closed (send throws
+    // ChannelClosed), pop drains a buffered channel and then returns closed (recv: nullopt),
+    // close() wakes every waiter. Boost's close is idempotent, so a flag makes the second
+    // close throw as the concept requires.
+    template <class T>
+    class Channel {
+      public:
+        static constexpr std::string_view kind =
+            "Boost.Fiber buffered_channel (C + 1 a power of two), else generic (fiber mutex, "
+            "condition variables; C = 0 too: Boost 1.74's unbuffered_channel close is unsafe)";
+
+        explicit Channel(std::size_t capacity) {
+            if (capacity > 0 && ((capacity + 1) & capacity) == 0)
+                buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);
+            else generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
+        }
+        Channel(const Channel&) = delete;
+        Channel& operator=(const Channel&) = delete;
+
+        void send(T v) {
+            if (generic_) return generic_->send(std::move(v));
+            if (buffered_->push(std::move(v)) != boost::fibers::channel_op_status::success) throw ChannelClosed("send on closed channel");
+        }
+
+        std::optional<T> recv() {
+            if (generic_) return generic_->recv();
+            T v{};
+            if (buffered_->pop(v) != boost::fibers::channel_op_status::success) return std::nullopt;
+            return std::optional<T>(std::move(v));
+        }
+
+        void close() {
+            if (generic_) return generic_->close();
+            // relaxed: only the exchange's atomicity matters (exactly one close wins); Boost's
+            // close orders everything else under its own locks.
+            if (closed_.exchange(true, std::memory_order_relaxed)) throw ChannelClosed("close of closed channel");
+            buffered_->close();
+        }
+
+      private:
+        std::unique_ptr<boost::fibers::buffered_channel<T>> buffered_;
+        std::unique_ptr<apps::GenericChannel<BoostFiberBackend, T>> generic_;
+        std::atomic<bool> closed_{false};  // Boost's channels only: a close happened
     };
 
     // work_stealing_used — set by the first work_stealing Runtime of the process (issue 217).

@@ -88,6 +88,7 @@ var workloads = map[string]workloadFn{
 	"create":       create,
 	"skynet":       skynet,
 	"switch":       switchWorkload,
+	"channel":      channelPingPong,
 	"lock-local":   func(c *Ctx) (Result, error) { return lock(c, false) },
 	"lock-global":  func(c *Ctx) (Result, error) { return lock(c, true) },
 	"city":         city,

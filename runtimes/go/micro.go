@@ -213,3 +213,57 @@ func skynet(c *Ctx) (Result, error) {
 	return Result{Seconds: secs, Value: secs * 1e3, Check: expect("root's sum", sum, leaves*(leaves-1)/2),
 		Counters: map[string]float64{"threads": float64(total), "leaves": float64(leaves)}}, nil
 }
+
+// channelPingPong — workload `channel` (workloads/micro/channel.hpp): T pairs of goroutines
+// ping-pong K values over two channels of capacity C (0: unbuffered); pong sends each value
+// + 1 back. Value: ns per hand-off = elapsed / (2*T*K), from opening the gate to the last
+// Done. Self-check: every ping got K replies adding up to K(K+1)/2.
+func channelPingPong(c *Ctx) (Result, error) {
+	t, k, size := c.I64("T"), c.I64("K"), c.I64("C")
+	if err := capacity(2 * t); err != nil {
+		return Result{}, err
+	}
+	sums := make([]padded, t)
+	replies := make([]padded, t)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(int(2 * t))
+	for i := int64(0); i < t; i++ {
+		there := make(chan int64, size)
+		back := make(chan int64, size)
+		sum, got := &sums[i].v, &replies[i].v
+		go func() { // ping
+			defer wg.Done()
+			<-gate
+			for j := int64(0); j < k; j++ {
+				there <- j
+				*sum += <-back
+				*got++
+			}
+		}()
+		go func() { // pong
+			defer wg.Done()
+			<-gate
+			for j := int64(0); j < k; j++ {
+				back <- (<-there) + 1
+			}
+		}()
+	}
+	start := time.Now()
+	close(gate)
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var total, sum int64
+	for i := range replies {
+		total += replies[i].v
+		sum += sums[i].v
+	}
+	if c.injectFault {
+		total--
+	}
+	check := expect("replies", total, t*k)
+	if check == "" {
+		check = expect("sum of replies", sum, t*(k*(k+1)/2))
+	}
+	return Result{Seconds: secs, Value: secs * 1e9 / float64(2*t*k), Check: check}, nil
+}

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtimes/concept.hpp"
+#include "runtimes/native/channel.hpp"
 #include "runtimes/native/coop.hpp"
 
 namespace coopbench {
@@ -79,6 +80,11 @@ struct NativeBackend {
     using Mutex = coop::Mutex;
     using CondVar = coop::CondVar;
     using Semaphore = coop::Semaphore;
+    // Channel — coop's own channel (channel.hpp: direct hand-off to a parked peer), for
+    // every scheduling variant (native, native-ws, native-parasail): make_ready places the
+    // woken peer as each policy does.
+    template <class T>
+    using Channel = coop::Channel<T, ChannelClosed>;
 
     // spawn — a coop activity; allocation failure becomes SpawnError.
     template <class F>
@@ -120,5 +126,6 @@ struct NativeBackend {
 };
 
 static_assert(Backend<NativeBackend>, "NativeBackend does not satisfy coopbench::Backend");
+static_assert(HasChannel<NativeBackend>, "NativeBackend::Channel does not satisfy coopbench::HasChannel");
 
 }  // namespace coopbench

@@ -13,7 +13,7 @@ import unittest
 
 BIN = None
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
-             "news", "producer", "tokenring", "skynet"}
+             "news", "producer", "tokenring", "skynet", "channel"}
 # The apps with the parameter via, each run in both variants by the tiny plan.
 VIA_APPS = {(w, v) for w in ("city", "eratosthenes", "producer", "tokenring") for v in ("monitor", "channel")}
 

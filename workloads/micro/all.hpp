@@ -2,6 +2,7 @@
 #pragma once
 
 #include "harness/typelist.hpp"
+#include "workloads/micro/channel.hpp"
 #include "workloads/micro/create.hpp"
 #include "workloads/micro/lock.hpp"
 #include "workloads/micro/share.hpp"
@@ -10,6 +11,6 @@
 
 namespace coopbench {
 
-using MicroWorkloads = TypeList<Create, Switch, LockLocal, LockGlobal, Share, Skynet>;
+using MicroWorkloads = TypeList<Create, Switch, LockLocal, LockGlobal, Share, Skynet, ChannelPingPong>;
 
 }  // namespace coopbench

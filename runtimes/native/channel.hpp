@@ -1,0 +1,309 @@
+// channel.hpp — coop::Channel<T>: a Go-style channel with direct hand-off to a parked peer.
+//
+// Semantics (those of runtimes/concept.hpp's Channel, i.e. Go's): capacity C >= 1 is a FIFO
+// buffer of C values, C = 0 a rendezvous (send returns once a receiver has the value);
+// send blocks while there is no room, recv while there is nothing; close() wakes every
+// waiter: parked senders throw `Closed`, receivers get std::nullopt once the buffer is
+// drained; send after close and a second close throw `Closed`.
+//
+// Design (after Go's runtime/chan.go: chansend / chanrecv / closechan, and gopark's
+// "unlock after the switch"):
+//   - One small lock (a test-and-test-and-set spin lock, ChannelLock) guards the buffer, the
+//     two FIFO lists of parked waiters (senders_, receivers_) and `closed_`. It is held for
+//     a handful of instructions: a list pop or a ring slot move. It is never held while a
+//     value is copied into a parked peer, nor while a peer is made ready.
+//   - Invariants under the lock: receivers_ non-empty => buffer empty and senders_ empty;
+//     senders_ non-empty => buffer full (C = 0: always "full") and receivers_ empty.
+//   - Direct hand-off: send() that finds a parked receiver dequeues it under the lock,
+//     releases the lock, moves the value straight into the receiver's result (a
+//     std::optional on the receiver's stack), publishes the outcome in the waiter's `state`
+//     and make_ready()s it: the receiver becomes runnable next on this processor as the
+//     scheduling policy places woken activities (native: the paper's ready queue, native-ws:
+//     runnext, native-parasail: the deque's top). recv() that finds a parked sender takes
+//     its value (C = 0) or the buffer's head and refills the tail from the sender (C >= 1,
+//     which keeps FIFO order), then wakes the sender the same way.
+//   - Parking: the waiter puts a Waiter record (on its own stack) at the tail of its list
+//     while holding the lock, and suspends with a finalizer that releases the lock on the
+//     resumed side (internal::suspend runs it after the switch). So no peer can dequeue and
+//     make_ready the waiter before it is completely switched out: no wake-up is lost (the
+//     list is read only under the lock) and none comes too early.
+//   - A waker owns a dequeued Waiter exclusively (nobody else can reach it); the waiter's
+//     record and its result stay valid until the waker stores `state`, and the waker
+//     touches neither after that store (it reads `activity` first).
+//   - A caller that is not an activity (main() outside a run) parks by polling its
+//     record's `state` with OS yields (activity == nullptr: the waker only stores state).
+//
+// Lock choice (the hand-off's cost against a switch is measured in docs/backends.md,
+// "Channels"; no lock-free variant was built to compare): coop has no preemption between two
+// instructions of an activity, so the lock is held only while a processor's OS thread runs
+// these few instructions or the switch out of a parking activity; the holder is preempted
+// only by the OS. Spinners back off with `pause` and then yield the OS thread.
+//
+// Ownership: the channel must outlive every call on it (the owner joins its users first).
+// A parked activity references only its own stack; once woken it does not touch the
+// channel again, so the last user may destroy the channel right after its call returns.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include "runtimes/native/activity.hpp"
+#include "runtimes/native/config.hpp"
+
+#if defined(COOP_TEST_HOOKS)
+namespace coop::test_hooks {
+// Channel: a parking waiter is in its list, switched out, the lock not yet released.
+inline void (*channel_park_before_unlock)() = nullptr;
+// Channel: a parked peer dequeued and the lock released; its value not yet moved.
+inline void (*channel_handoff_dequeued)() = nullptr;
+// Channel::close: closed_ set and the waiters detached, the lock released; none woken yet.
+inline void (*channel_close_detached)() = nullptr;
+// ChannelLock: a caller found the lock held and is about to spin for it.
+inline void (*channel_lock_contended)() = nullptr;
+}  // namespace coop::test_hooks
+#endif
+
+namespace coop {
+
+// ChannelClosed — what coop::Channel throws by default on send after close and on a second
+// close (the harness's backend adapter substitutes coopbench::ChannelClosed).
+class ChannelClosed : public std::logic_error {
+  public:
+    using std::logic_error::logic_error;
+};
+
+namespace internal {
+
+// ChannelLock — a test-and-test-and-set spin lock for critical sections of a few
+// instructions (see channel.hpp's file comment).
+class ChannelLock {
+  public:
+    void lock() noexcept {
+        // acquire: the critical section sees every write made under the lock before the
+        // previous unlock (release below).
+        if (!held_.exchange(true, std::memory_order_acquire)) return;
+        lock_slow();
+    }
+    // unlock — release: the critical section's writes happen-before the next holder's.
+    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+  private:
+    static void relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield");
+#endif
+    }
+    [[gnu::noinline]] void lock_slow() noexcept {
+        COOP_HOOK(channel_lock_contended);
+        for (unsigned spins = 0;;) {
+            // relaxed: a hint only; the exchange below acquires.
+            while (held_.load(std::memory_order_relaxed)) {
+                if (++spins < 128) relax();
+                else std::this_thread::yield();  // the holder's OS thread was preempted
+            }
+            // acquire: as in lock().
+            if (!held_.exchange(true, std::memory_order_acquire)) return;
+        }
+    }
+    std::atomic<bool> held_{false};
+};
+
+}  // namespace internal
+
+// Channel — see the file comment. `Closed` is the exception type thrown on misuse.
+template <class T, class Closed = ChannelClosed>
+class Channel {
+  public:
+    static constexpr std::string_view kind =
+        "coop::Channel (direct hand-off to a parked peer, ring buffer, short spin lock)";
+
+    // Channel — capacity 0: unbuffered (a rendezvous); otherwise a FIFO of `capacity` values.
+    explicit Channel(std::size_t capacity)
+        : slots_(capacity > 0 ? new T[capacity]() : nullptr), capacity_(capacity) {}
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    // send — deliver v; blocks while there is no room (C = 0: until a receiver has it).
+    // Throws Closed if the channel is closed, or is closed while this send waits.
+    void send(T v) {
+        lock_.lock();
+        if (closed_) {
+            lock_.unlock();
+            throw Closed("send on closed channel");
+        }
+        if (Waiter* r = receivers_.pop()) {  // the buffer is empty (invariant): hand off
+            lock_.unlock();
+            COOP_HOOK(channel_handoff_dequeued);
+            r->out->emplace(std::move(v));
+            wake(r, kDone);
+            return;
+        }
+        if (count_ < capacity_) {
+            slots_[(head_ + count_) % capacity_] = std::move(v);
+            ++count_;
+            lock_.unlock();
+            return;
+        }
+        Waiter w(internal::current(), &v, nullptr);
+        senders_.push(&w);
+        park(w);
+        // acquire: pairs with wake()'s release store (the receiver is done with v).
+        if (w.state.load(std::memory_order_acquire) == kClosed) throw Closed("send on closed channel");
+    }
+
+    // recv — the oldest value; blocks while there is none; std::nullopt once the channel is
+    // closed and drained.
+    std::optional<T> recv() {
+        std::optional<T> out;
+        lock_.lock();
+        if (Waiter* s = senders_.pop()) {  // the buffer is full (C = 0: no buffer)
+            if (capacity_ == 0) {
+                lock_.unlock();
+                COOP_HOOK(channel_handoff_dequeued);
+                out.emplace(std::move(*s->value));
+            } else {
+                // Take the head, put the sender's value at the tail (the head's slot): FIFO.
+                out.emplace(std::move(slots_[head_]));
+                slots_[head_] = std::move(*s->value);
+                head_ = (head_ + 1) % capacity_;
+                lock_.unlock();
+                COOP_HOOK(channel_handoff_dequeued);
+            }
+            wake(s, kDone);
+            return out;
+        }
+        if (count_ > 0) {
+            out.emplace(std::move(slots_[head_]));
+            head_ = (head_ + 1) % capacity_;
+            --count_;
+            lock_.unlock();
+            return out;
+        }
+        if (closed_) {
+            lock_.unlock();
+            return out;
+        }
+        Waiter w(internal::current(), nullptr, &out);
+        receivers_.push(&w);
+        park(w);
+        // acquire: pairs with wake()'s release store, so the sender's write of `out`
+        // (before it) is visible here. kClosed leaves `out` empty.
+        (void)w.state.load(std::memory_order_acquire);
+        return out;
+    }
+
+    // close — no more sends; wakes every parked sender (they throw) and receiver (nullopt).
+    // Throws Closed on a second close.
+    void close() {
+        lock_.lock();
+        if (closed_) {
+            lock_.unlock();
+            throw Closed("close of closed channel");
+        }
+        closed_ = true;
+        Waiter* r = receivers_.take_all();
+        Waiter* s = senders_.take_all();
+        lock_.unlock();
+        COOP_HOOK(channel_close_detached);
+        wake_all(r);
+        wake_all(s);
+    }
+
+    // capacity — the capacity the channel was made with (0: unbuffered).
+    std::size_t capacity() const { return capacity_; }
+
+  private:
+    static constexpr std::uint32_t kWaiting = 0, kDone = 1, kClosed = 2;
+
+    // Waiter — a parked sender or receiver, on its own stack while it waits.
+    struct Waiter {
+        Waiter(internal::Activity* a, T* v, std::optional<T>* o) : activity(a), value(v), out(o) {}
+        internal::Activity* activity;     // nullptr: a caller outside coop, polling `state`
+        T* value;                         // a sender's value
+        std::optional<T>* out;            // a receiver's result
+        Waiter* next = nullptr;           // in its list; guarded by the lock
+        std::atomic<std::uint32_t> state{kWaiting};  // kWaiting until its waker stores the outcome
+    };
+
+    // WaiterList — an intrusive FIFO of Waiters; guarded by the channel's lock.
+    struct WaiterList {
+        Waiter* head = nullptr;
+        Waiter* tail = nullptr;
+        void push(Waiter* w) noexcept {
+            if (tail != nullptr) tail->next = w;
+            else head = w;
+            tail = w;
+        }
+        Waiter* pop() noexcept {
+            Waiter* w = head;
+            if (w != nullptr) {
+                head = w->next;
+                if (head == nullptr) tail = nullptr;
+            }
+            return w;
+        }
+        Waiter* take_all() noexcept {
+            Waiter* w = head;
+            head = tail = nullptr;
+            return w;
+        }
+    };
+
+    // wake — publish `how` to the dequeued waiter w and make it runnable. The waker owns w
+    // until the store; after it, w (a polling waiter's stack) may be gone.
+    static void wake(Waiter* w, std::uint32_t how) noexcept {
+        internal::Activity* a = w->activity;  // read before the store (see above)
+        // release: the value moved into w->out (or out of w->value) happens-before the
+        // waiter's acquire load of state. For an activity, make_ready's queue hand-off
+        // orders them as well; a polling thread relies on this store alone.
+        w->state.store(how, std::memory_order_release);
+        if (a != nullptr) internal::make_ready(a);
+    }
+
+    static void wake_all(Waiter* w) noexcept {
+        while (w != nullptr) {
+            Waiter* next = w->next;  // before the wake-up: w dies with its waiter's frame
+            wake(w, kClosed);
+            w = next;
+        }
+    }
+
+    // park — called with the lock held and w in its list; returns once w was woken.
+    void park(Waiter& w) noexcept {
+        if (w.activity != nullptr) {
+            // The finalizer releases the lock after the switch: until then no waker can
+            // dequeue w, so w's activity is never made ready while it still runs.
+            internal::suspend(&Channel::unlock_after_switch, this);
+            return;
+        }
+        lock_.unlock();
+        // acquire: pairs with wake()'s release store (see recv/send).
+        while (w.state.load(std::memory_order_acquire) == kWaiting) std::this_thread::yield();
+    }
+
+    // unlock_after_switch — the parking finalizer: `previous` is switched out and in its list.
+    static void unlock_after_switch(internal::Activity*, void* self) noexcept {
+        COOP_HOOK(channel_park_before_unlock);
+        static_cast<Channel*>(self)->lock_.unlock();
+    }
+
+    internal::ChannelLock lock_;
+    WaiterList senders_;    // parked senders, oldest first
+    WaiterList receivers_;  // parked receivers, oldest first
+    std::unique_ptr<T[]> slots_;
+    std::size_t capacity_;
+    std::size_t head_ = 0;   // the oldest buffered value's slot; guarded by lock_
+    std::size_t count_ = 0;  // buffered values; guarded by lock_
+    bool closed_ = false;    // guarded by lock_
+};
+
+}  // namespace coop

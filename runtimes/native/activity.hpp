@@ -46,7 +46,7 @@ enum class Priority : std::uint8_t { Idle = 0, Low = 1, Default = 2, High = 3, R
 // kPriorities — the number of priority levels (one ready queue each).
 inline constexpr unsigned kPriorities = 5;
 
-// Scheduling — the scheduling policy of a runtime (Options::scheduling; issue 10): the
+// Scheduling — the scheduling policy of a runtime (Options::scheduling): the
 // paper's global lock-free queues (backend `native`), per-processor rings with work
 // stealing after Go (`native-ws`), or ParaSail's owner-guarded deques (`native-parasail`).
 // runtimes/native/ws/scheduler_select.hpp.

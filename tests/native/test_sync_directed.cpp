@@ -4,7 +4,7 @@
 // (config.hpp; this binary links coop_hooked) and lets another processor act in it. A lost
 // wake-up hangs the run: the watchdog turns that into a failure within seconds.
 //
-// Which deleted line each test catches (issue 9, defect 6; see docs/native-runtime.md):
+// Which deleted line each test catches (see docs/native-runtime.md):
 //   MutexUnlockBeforeTheWaiterIsQueued   Mutex::park's `s == 0 -> wake_one()` re-check
 //   MutexRelockBeforeTheWaiterRechecks   Mutex::park's CAS 1 -> 2 (holder told of waiters)
 //   SemaphoreReleaseBeforeTheWaiterIsQueued  Semaphore::park's settle() after the enqueue

@@ -1,6 +1,6 @@
 // test_oversubscribed.cpp — processors outnumbering cores: with P = 8 x the CPUs this process
-// may use, every micro and application workload of the "quick" plan completes (with its
-// self-check) on each scheduling (native, native-ws, native-parasail), and the scheduler's
+// may use, every micro and application workload of the "quick" plan ("tiny" under a
+// sanitizer) completes (with its self-check) on each scheduling (native, native-ws, native-parasail), and the scheduler's
 // counters show that no idle processor held its core while the others had work:
 // - spin_hogs == 0: no spinner polled more than kSpinHogPolls times in a row without giving
 //   its core back (sched_yield);
@@ -37,7 +37,9 @@ struct Totals {
 template <class W>
 void run_quick(const std::string& scheduling, unsigned processors, Totals& totals) {
     const auto info = W::info(coopbench::Machine{processors});
-    auto points = coopbench::test::expand_plan(info, "quick");
+    // Under a sanitizer (10-20x slower) the "tiny" plan's sizes: the same workloads and
+    // code paths, at sizes that finish within the test's limit.
+    auto points = coopbench::test::expand_plan(info, coop_test::kSanitized ? "tiny" : "quick");
     for (const auto& params : points) {
         coopbench::Context ctx;
         ctx.params = params;

@@ -25,8 +25,8 @@
  * checked here). A queue is a set of item ids with a size hint; a push, a take and a
  * steal-half are each one atomic step (their own races are models/local_queue.pml's and
  * owner_guard.pml's); a steal may fail even when the victim has items (a lost CAS, runnext's
- * grace, the owner guard held); Go's spinning rule (may_spin, relaxed heuristics) is either
- * answer at every look; no timers, inbox, stop, timeouts or spurious wake-ups (they could
+ * grace, the owner guard held); the spinning rule (Scheduler::start_spinning, relaxed
+ * heuristics) is either answer at every look, and a spinner's sched_yield is a step like any; no timers, inbox, stop, timeouts or spurious wake-ups (they could
  * only hide a lost wake-up); the fairness tick of pick_around (it only reorders the two
  * takes). Liveness beyond "nobody sleeps for good" (a processor that keeps failing to steal)
  * is not checked: only states where nothing can move.
@@ -95,7 +95,7 @@
 #define CAP 2        /* the ring's capacity (4096 in the runtime): 2 lets three activities overflow */
 #endif
 #ifndef SPINS
-#define SPINS 1      /* kIdleSpins (1024) polls before parking, cut down */
+#define SPINS 1      /* polls before parking (kIdleSpinNs of them in the runtime), cut down */
 #endif
 
 #define GQ NPROC      /* queue index of the global queues; 0..NPROC-1: local queues */
@@ -337,7 +337,7 @@ inline notify() {
     fi
 }
 
-/* park — Scheduler::suspend (dispatch.cpp: stop_spinning_local, then global_.suspend with the
+/* park — Scheduler::suspend (dispatch.cpp: after the idle loop's stop_spinning, global_.suspend with the
  * re-check "has_ready() || more_work") -> GlobalPriorityPolicy::suspend -> Parking::park. */
 inline park() {
     state[me] = PARKED;
@@ -473,10 +473,16 @@ idle:      /* worker.cpp idle_loop */
     may = 1;
     if
     :: got == NONE ->
-        /* find_work_local (dispatch.cpp): Go's rule may_spin (relaxed counts: either answer);
-         * then steal_passes over the other processors (local_policy.hpp). */
+        /* worker.cpp idle_loop: Scheduler::start_spinning, Go's rule with the running
+         * processors capped by the usable CPUs (relaxed counts: either answer); granted:
+         * find_work, steal_passes over the other processors (local_policy.hpp). A processor
+         * refused while has_ready() sees work makes one steal attempt and goes back to the
+         * loop's top (sched_yield; continue) instead of parking: the same steps as a
+         * granted spinner's poll below (steal, then back to idle), repeated; it parks on no
+         * other path, so for the safety property checked here (no announced item left
+         * while everyone sleeps) the granted branch covers it. */
         if
-        :: may = 0           /* *may_spin = false: park at once */
+        :: may = 0           /* refused: park at once */
         :: i = 1;
            do
            :: i < NPROC && got == NONE ->

@@ -46,7 +46,7 @@ enum class Priority : std::uint8_t { Idle = 0, Low = 1, Default = 2, High = 3, R
 // kPriorities — the number of priority levels (one ready queue each).
 inline constexpr unsigned kPriorities = 5;
 
-// Scheduling — the scheduling policy of a runtime (Options::scheduling; issue 10): the
+// Scheduling — the scheduling policy of a runtime (Options::scheduling): the
 // paper's global lock-free queues (backend `native`), per-processor rings with work
 // stealing after Go (`native-ws`), or ParaSail's owner-guarded deques (`native-parasail`).
 // runtimes/native/ws/scheduler_select.hpp.
@@ -158,6 +158,11 @@ bool ready_work() noexcept;
 
 // processors_in_use — the current runtime's processor count (1 outside a runtime).
 unsigned processors_in_use() noexcept;
+
+// lock_spin_may_help — whether a lock waiter may spin for the holder: more than one processor,
+// and no more processors than the CPUs this process may use (otherwise the holder's OS thread
+// may be descheduled, and the spinner would hold the core it needs). false outside a runtime.
+bool lock_spin_may_help() noexcept;
 
 }  // namespace internal
 }  // namespace coop

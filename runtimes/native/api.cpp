@@ -82,6 +82,13 @@ unsigned processors_in_use() noexcept {
     return p != nullptr ? p->runtime->processor_count : 1;
 }
 
+bool lock_spin_may_help() noexcept {
+    Processor* p = this_processor();
+    if (p == nullptr) return false;
+    const unsigned n = p->runtime->processor_count;
+    return n > 1 && n <= static_cast<unsigned>(p->runtime->policy.cpus());
+}
+
 void suspend(Finalizer finalizer, void* value) noexcept {
     Processor* p = this_processor();
     Activity* cur = p->current;
@@ -199,7 +206,8 @@ Runtime::Runtime(const Options& o) {
     if (o.pin) {
         cpus = choose_cpus(n);
         // Pinned workers stay on their CPUs, so their cache groups are known: the stealing
-        // policies try victims that share a last-level cache first (issue 10).
+        // policies try victims that share a last-level cache first: a stolen batch then
+        // moves within a shared cache.
         rt->policy.set_groups(cache_groups(cpus));
     }
     RuntimeState* expected = nullptr;
@@ -207,7 +215,8 @@ Runtime::Runtime(const Options& o) {
     if (!g_active.compare_exchange_strong(expected, rt.get(), std::memory_order_acq_rel))
         throw std::logic_error("coop::Runtime: another runtime is still running in this process");
     // ...and what may throw after (a worker thread the OS refuses): stop the workers already
-    // started and withdraw the state, so that a later Runtime can start (issue 9 defect 7).
+    // started and withdraw the state, so that a later Runtime can start (the hazard-pointer slots are process-wide: a
+    // state left behind would refuse every later Runtime).
     unsigned started = 0;
     try {
         for (; started < n; ++started) {

@@ -46,6 +46,7 @@ inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 
 inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
 inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue
 inline void (*mutex_park_done)() = nullptr;            // Mutex::park, at its end
+inline void (*mutex_spin_poll)() = nullptr;            // Mutex::lock_slow: one poll of its spin
 inline void (*semaphore_park_before_enqueue)() = nullptr;  // Semaphore::park, before the enqueue
 inline void (*semaphore_park_done)() = nullptr;        // Semaphore::park, at its end
 inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claimed, no waiter seen
@@ -107,11 +108,26 @@ inline constexpr std::size_t kDefaultStackSize =
 // kMinStackSize — the smallest stack accepted (the paper's micro stacks are ~ 4 KiB).
 inline constexpr std::size_t kMinStackSize = 4096;
 
-// kIdleSpins — polls of the ready queues an idle processor makes before it parks on its
-// futex. A cross-core futex wake costs ~30 us on the reference machine, a spinning hand-off
-// ~26 ns; one poll (5 empty() checks + pause) is ~20-40 ns, so 1024 polls bound the spin
-// to ~20-40 us: no longer than the wake-up it tries to avoid.
-inline constexpr unsigned kIdleSpins = 1024;
+// kIdleSpinNs — how long an idle processor looks for work (polls its queues, steals) before
+// it parks on its futex. A cross-core futex wake costs ~30 us on the reference machine, a
+// spinning hand-off ~26 ns, so the spin lasts no longer than the wake-up it tries to avoid.
+// Bounded in time, not in polls: a poll that yields the core (kSpinPollsPerYield) may take
+// a whole scheduler time slice when the OS has other threads to run there, and the bound
+// must still end the spin.
+inline constexpr std::int64_t kIdleSpinNs = 30'000;
+
+// kSpinPollsPerYield — a spinning processor gives its core back (sched_yield, as Go's
+// osyield in its spin loops) after this many polls. When processors outnumber cores, a
+// spinner that only executes `pause` holds a core that a processor with work is waiting
+// for (the OS cannot tell a spinner from a worker); one poll costs ~20-40 ns and a
+// sched_yield that finds nobody else to run ~0.3 us, so yielding every 8th poll costs an
+// idle core little and hands an oversubscribed one over within ~0.3 us.
+inline constexpr unsigned kSpinPollsPerYield = 8;
+
+// kSpinHogPolls — what the statistics count as a spinner hogging its core (the counter
+// spin_hogs): more than this many polls in a row without giving the core back.
+inline constexpr unsigned kSpinHogPolls = 64;
+static_assert(kSpinPollsPerYield <= kSpinHogPolls, "a spinner yields before it counts as hogging");
 
 // kLockSpins / kLockSpinsIdle / kLockBackoffMax — how long lock() polls a held mutex before
 // it blocks (only with >1 processor: with one, the holder cannot run while we spin). Polls

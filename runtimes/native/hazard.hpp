@@ -4,8 +4,9 @@
 // an Efficient Lock-Free Scheduler", Sect. 4.2-4.3, Fig. 4 (data structures: ITEM, NODE,
 // PROCESSOR {hp1, hp2, pool1, pool2}, the global PROCESSORS array) and Fig. 5 (the wait-free
 // ACQUIRE and RELEASE). Hazard pointers after M. M. Michael, "Hazard Pointers: Safe Memory
-// Reclamation for Lock-Free Objects", IEEE TPDS 2004. Errata: shared/papers/negele-errata.md
-// (item 3: a hazard pointer must be published with a full fence).
+// Reclamation for Lock-Free Objects", IEEE TPDS 2004. One correction to the
+// paper (docs/native-runtime.md, errata 3): a hazard pointer must be published with a full
+// fence.
 //
 // Design summary
 // - Hazard pointers belong to *processors* (OS threads that run activities), not to

@@ -99,8 +99,9 @@ struct NativeBackend {
     static void yield() { coop::yield(); }
 
     // kBytesPerThread — memory one spawned, not yet run activity costs: the descriptor with
-    // a small closure (64 B malloc chunk), its queue node (32 B chunk), the join handle in
-    // the caller's vector (8 B) and slack for larger closures.
+    // a small closure (one 64 B slab block, slab.hpp: kDescriptorBlock), its queue node (a
+    // 16 B slab block, hazard.hpp's Node pool), the join handle in the caller's vector (8 B)
+    // and slack for larger closures (operator new beyond 64 B).
     static constexpr std::size_t kBytesPerThread = 160;
 
     // capacity — refuses only what cannot fit: the descriptors in the available memory.

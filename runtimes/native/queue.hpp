@@ -1,8 +1,8 @@
 // queue.hpp — coop's unbounded lock-free FIFO queue with per-processor hazard pointers.
 //
 // Citation: F. Negele, F. Friedrich, S. Oh, B. Egger, "On the Design and Implementation of
-// an Efficient Lock-Free Scheduler", Sect. 4.3, Fig. 6 (ENQUEUE/DEQUEUE), with the errata of
-// shared/papers/negele-errata.md: (1) hp1 is cleared *after* ENQUEUE's last CAS, (2) line 40's
+// an Efficient Lock-Free Scheduler", Sect. 4.3, Fig. 6 (ENQUEUE/DEQUEUE), with three corrections
+// found by implementing it (docs/native-runtime.md, errata): (1) hp1 is cleared *after* ENQUEUE's last CAS, (2) line 40's
 // `first` is the old head, (3) hazard pointers are published with a full fence. The list
 // shape is Michael and Scott's queue (PODC 1996); hazard pointers and node reuse: hazard.hpp.
 //

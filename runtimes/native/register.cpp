@@ -6,7 +6,7 @@ COOPBENCH_REGISTER_BACKEND(coopbench::NativeBackend, "native",
                            "Boost.Context, global lock-free ready queues, finalizer-based sync",
                            {{"guard", "on", "guard page below each activity stack (off: the paper's micro stacks)",
                              {"on", "off"}}});
-// The same runtime with processor-local ready queues (issue 10; runtimes/native/ws/): one
+// The same runtime with processor-local ready queues (runtimes/native/ws/): one
 // type, the policy fixed per name (coop::Options::scheduling).
 COOPBENCH_REGISTER_BACKEND_VARIANT(coopbench::NativeBackend, "native-ws",
                                    "coop with per-processor ready rings, runnext and steal-half work stealing "

@@ -17,8 +17,8 @@
 //   all but kCacheMax - kBatch to the shared list. Threads without a cache use the shared
 //   list directly (allocate_shared/free_shared).
 // - Slabs are ::operator new(bytes, align 64): a 64-byte block never straddles two cache
-//   lines, so two descriptors on two processors never share one (issue 9 defect 5).
-// - Sanitizers see the slabs (issue 9 defect 4): the same code runs under ASan and TSan; ASan
+//   lines, so two descriptors on two processors never share one (false sharing).
+// - Sanitizers see the slabs (a use after free of a pooled block is reported): the same code runs under ASan and TSan; ASan
 //   builds poison a free block except its first kKeep bytes (a use after free is reported)
 //   and unpoison it when it is handed out; COOP_ASSERT (config.hpp) checks the contract
 //   there too. The link is accessed with relaxed atomic builtins: in a node it is the

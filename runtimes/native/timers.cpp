@@ -9,8 +9,8 @@
 //   the pushed entries into a binary min-heap by deadline (timer_heap, under timer_mutex),
 //   wakes the expired ones from its top and restores earliest_ns from the new top. A poll
 //   costs O(k log n) for k new and expired entries, not O(n): the sleepers that are not due
-//   stay in the heap (before issue 9 every poll popped and re-pushed each of them, with a
-//   notify() each).
+//   stay in the heap (popping and re-pushing each of them at every poll, with a notify()
+//   each, made a poll O(n)).
 // - The idle loop parks with timer_timeout_ns() as its futex timeout, so sleepers are woken
 //   by the processors' own timeouts; an idle runtime uses no CPU.
 #include <algorithm>

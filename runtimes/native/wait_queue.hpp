@@ -9,8 +9,8 @@
 // path that may still touch the primitive after a waiter could be woken registers in
 // `users_` first, at a time when the primitive is certainly alive (the registering thread
 // holds the lock, is a committed waiter, or is the caller of notify), and the destructor
-// waits until `users_` is 0. One guard for all three primitives (issue 9 defect 3: CondVar
-// had none, and its park wrote the freed queue's tail_).
+// waits until `users_` is 0. One guard for all three primitives (a CondVar without one, destroyed right
+// after a broadcast as POSIX allows, had its queue's tail_ written after the free).
 //
 // Ownership rules
 // - The queue owns the waiting activities; whoever dequeues one owns it until make_ready().

@@ -3,12 +3,15 @@
 //
 // Design summary
 // - The idle loop: take a ready activity and switch to it; otherwise drain the inbox, poll
-//   the timers, spin kIdleSpins polls (the local policies steal at each poll, Go's spinning
-//   rule bounding how many processors do), then park (the policy's suspend, park.hpp) with the
-//   earliest timer deadline as timeout. An idle runtime uses no CPU.
+//   the timers, spin (poll the queues, and steal on the local policies) for at most
+//   kIdleSpinNs, giving the core back (sched_yield) every kSpinPollsPerYield polls, if the
+//   spinning rule lets it (Scheduler::start_spinning: fewer than half of the running
+//   processors spin, running capped by the usable CPUs); then park (Scheduler::suspend,
+//   park.hpp) with the earliest timer deadline as timeout. An idle runtime uses no CPU.
 // - finish(): publishes "finished" to the joiner, counts the finish, switches to the next
 //   ready activity (or the idle loop) with fin_recycle, which gives the stack back.
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 
@@ -31,22 +34,27 @@ bool more_work(void* state) {
 // idle_loop — the processor's idle activity (on the worker's own stack).
 void idle_loop(Processor& p) {
     RuntimeState& rt = *p.runtime;
-    unsigned spins = 0;
+    Scheduler& sched = rt.policy;
     bool ran = false;
+    bool spinning = false;     // counted by the spinning rule (Scheduler::start_spinning)
+    std::int64_t spin_until = 0;  // CLOCK_MONOTONIC ns: the spin's time bound
+    unsigned polls = 0;        // polls since the core was last given back
+    auto run = [&](Activity* next) {
+        if (spinning) {
+            sched.stop_spinning(p.index, polls);
+            spinning = false;
+        }
+        // Chained wake-up: more work than we take -> another parked processor helps
+        // (park.hpp: a burst wakes processors one after the other, one futex wake each).
+        if (sched.has_ready()) sched.notify();
+        switch_to(p, &p.idle, next, nullptr, nullptr);
+        ran = true;
+    };
     for (;;) {
-        // may_spin: Go's spinning rule for the local policies (ws/scheduler_select.hpp):
-        // false when enough processors already look for work to steal; then park at once.
-        bool may_spin = true;
-        Activity* next = rt.policy.pick_next(Priority::Idle);
-        if (next == nullptr) next = rt.policy.find_work(p.index, &may_spin);  // steal (local policies)
+        Activity* next = sched.pick_next(Priority::Idle);
+        if (next == nullptr && spinning) next = sched.find_work(p.index);  // steal (local policies)
         if (next != nullptr) {
-            spins = 0;
-            rt.policy.stop_spinning(p.index);
-            // Chained wake-up: more work than we take -> another parked processor helps
-            // (park.hpp: a burst wakes processors one after the other, one futex wake each).
-            if (rt.policy.has_ready()) rt.policy.notify();
-            switch_to(p, &p.idle, next, nullptr, nullptr);
-            ran = true;
+            run(next);
             continue;  // back here when an activity blocked or finished with nothing ready
         }
         if (ran) {  // out of work: perhaps everything has finished
@@ -57,14 +65,40 @@ void idle_loop(Processor& p) {
         if (rt.inbox_ready.load(std::memory_order_relaxed) && drain_inbox(rt)) continue;
         if (poll_timers(rt) > 0) continue;
         // acquire: pairs with the destructor's store (nothing else is read after it).
-        if (rt.stopping.load(std::memory_order_acquire) && !rt.policy.has_ready()) break;
-        if (may_spin && spins < kIdleSpins) {
-            ++spins;
+        if (rt.stopping.load(std::memory_order_acquire) && !sched.has_ready()) break;
+        if (!spinning) {
+            // Spin only if the rule allows (otherwise park at once), for at most kIdleSpinNs.
+            if (sched.start_spinning(p.index)) {
+                spinning = true;
+                polls = 0;
+                spin_until = now_ns() + kIdleSpinNs;
+                continue;
+            }
+            // Refused, but work is queued elsewhere (the park's re-check would return at
+            // once, and this processor would loop without giving its core back): yield the
+            // core, then one steal attempt (Go's findRunnable looks at every run queue once
+            // more before it stops, and takes what it finds).
+            if (sched.has_ready()) {
+                sched_yield();
+                if (Activity* stolen = sched.find_work(p.index)) run(stolen);
+                continue;
+            }
+        } else if (++polls < kSpinPollsPerYield) {
             cpu_relax();
             continue;
+        } else if (now_ns() < spin_until) {
+            // Give the core back (Go's osyield): with more processors than cores, one that
+            // has work may be waiting for it.
+            sched.spin_yielded(p.index, polls);
+            polls = 0;
+            sched_yield();
+            continue;
         }
-        spins = 0;
-        rt.policy.suspend(p.index, timer_timeout_ns(rt), &more_work, &rt);
+        if (spinning) {
+            sched.stop_spinning(p.index, polls);
+            spinning = false;
+        }
+        sched.suspend(p.index, timer_timeout_ns(rt), &more_work, &rt);
     }
 }
 }  // namespace

@@ -1,5 +1,5 @@
 #!/bin/sh
-# alone.sh SOURCE_DIR CXX — coop built alone (issue 16): the repository configured with
+# alone.sh SOURCE_DIR CXX — coop built alone: the repository configured with
 # COOPBENCH_BUILD_BENCHMARKS=OFF and COOPBENCH_BUILD_TESTS=OFF while the harness's packages
 # (Google Benchmark, CLI11, nlohmann-json, GoogleTest) cannot be found, so that configuring
 # fails if anything outside coop still asks for them. Then coop and its example are built and

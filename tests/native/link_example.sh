@@ -1,7 +1,7 @@
 #!/bin/sh
 # link_example.sh CXX LIBCOOP SOURCE_DIR [FLAGS...] — builds docs/examples/coop_example.cpp
 # with nothing but libcoop.a and coop's own dependencies (Boost.Context, hwloc, pthreads), no
-# harness library, and runs it: coop is a library of its own (issue 9).
+# harness library, and runs it: coop is a library of its own.
 set -eu
 cxx=$1; lib=$2; src=$3; shift 3
 out=$(mktemp -d)

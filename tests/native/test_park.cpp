@@ -51,7 +51,7 @@ bool parker_more_work(void* arg) {
     return r->work.load();
 }
 
-// The lost wake-up of issue 9 (defect 1): a waker sees a parking processor (working_ < P),
+// The lost wake-up of the shared-flag protocol: a waker sees a parking processor (working_ < P),
 // the parker finds work itself and leaves; the waker then claims the wake-up. The protocol
 // must not leave that claim set with nobody to clear it: the parker parks again, new work
 // is made ready and notify() must wake it.

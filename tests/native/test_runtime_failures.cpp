@@ -1,6 +1,6 @@
 // test_runtime_failures.cpp — coop's Runtime and allocators under injected failures and
-// misuse: the constructor's exception safety (issue 9 defect 7), descriptor slab alignment
-// (defect 5) and a use of a freed descriptor reported by ASan (defect 4). Links coop_hooked.
+// misuse: the constructor's exception safety, descriptor slab alignment (no descriptor
+// straddles two cache lines) and a use of a freed descriptor reported by ASan. Links coop_hooked.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -2,7 +2,7 @@
 // reproduced deterministically on one thread, and the production queue (coop::Queue's
 // default policy, the one the runtime uses; the hooks are config.hpp's COOP_HOOK points,
 // compiled in for this test only) surviving the very same interleaving. Also the window
-// of dequeue's re-check of head_ after publishing hp2 (issue 9, defect 6).
+// of dequeue's re-check of head_ after publishing hp2.
 //
 // The interleaving. Processor 0 enqueues A behind X: it has protected the tail nX (hp1),
 // linked nA behind it, and is about to swing the tail with CAS(tail_, nX, nA). At that

@@ -1,4 +1,4 @@
-// test_runtime_ws.cpp — the processor-local policies wired into coop (issue 10): every test
+// test_runtime_ws.cpp — the processor-local policies wired into coop: every test
 // runs on each coop::Scheduling (global = backend native, work_stealing = native-ws,
 // parasail = native-parasail), all three in ONE binary and one process, one after the other
 // (the seam: ws/scheduler_select.hpp).
@@ -144,7 +144,7 @@ TEST_P(RuntimeWs, NoProcessorLeftParkedWhileWorkIsQueued) {
                     while (started.load(std::memory_order_acquire) < P) std::this_thread::yield();
                 }));
             for (auto& s : spinners) s.join();
-            // Long enough for the idle processors to park (kIdleSpins polls, ~40 us).
+            // Long enough for the idle processors to park (kIdleSpinNs, 30 us of spinning).
             coop::sleep_for(std::chrono::milliseconds(1));
         }
     });

@@ -4,17 +4,32 @@
 // Every function here reaches the calling processor through this_processor() (not inlined,
 // api.cpp) once per call, after any switch the caller made: an activity may have migrated
 // between OS threads, and a thread_local address computed before the switch would be the
-// old thread's (the TLS defect issue 10 warns about). Callers are always bound processors
+// old thread's (a thread_local cached across a switch). Callers are always bound processors
 // (make_ready/start hand non-workers' activities to the inbox; timers and the inbox are
 // drained by workers), so the pointer is never null.
 #include "runtimes/native/ws/scheduler_select.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
 
 #include "runtimes/native/runtime_internal.hpp"
 
 namespace coop::internal {
 
+namespace {
+// usable_cpus — the CPUs this process may run on (its affinity mask), at least 1.
+int usable_cpus() noexcept {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+}  // namespace
+
 Scheduler::Scheduler(unsigned processors, Scheduling kind)
-    : kind_(kind), processors_(processors), global_(processors),
+    : kind_(kind), processors_(processors), cpus_(usable_cpus()), global_(processors),
       pstats_(std::make_unique<ProcessorStats[]>(processors)) {
     if (kind == Scheduling::work_stealing) ws_ = std::make_unique<RuntimeWsPolicy>(processors);
     if (kind == Scheduling::parasail) ps_ = std::make_unique<ws::ParasailPolicy>(processors);
@@ -100,30 +115,37 @@ bool Scheduler::has_ready() const noexcept {
     return ws_ ? ws_->has_ready() : ps_->has_ready();
 }
 
-Activity* Scheduler::find_work_local(unsigned self, bool* may_spin) noexcept {
-    ProcessorStats& st = pstats_[self];
-    if (!st.spinning) {
-        // Go's rule 2*spinning < P - parked (local_policy.hpp); relaxed loads: a heuristic.
-        const int spinning = spinning_.load(std::memory_order_relaxed);
-        const int parked = static_cast<int>(global_.parking().parked());
-        if (!ws::may_spin(spinning, static_cast<int>(processors_), parked)) {
-            *may_spin = false;
-            return nullptr;
-        }
-        // relaxed: see spinning_.
-        spinning_.fetch_add(1, std::memory_order_relaxed);
-        st.spinning = true;
-    }
-    // The rule was applied above (the policies' own check would count this processor).
+Activity* Scheduler::find_work_local(unsigned self) noexcept {
+    // The spinning rule was applied by start_spinning (the policies' own check would count
+    // this processor).
     const ws::Pick pick = ws_ ? ws_->find_work(ws_->local(self), Priority::Idle, 0, 0)
                               : ps_->find_work(ps_->local(self), Priority::Idle, 0, 0);
-    if (pick.activity != nullptr) stop_spinning_local(self);
     return pick.activity;
 }
 
-void Scheduler::stop_spinning_local(unsigned self) noexcept {
+bool Scheduler::start_spinning(unsigned self) noexcept {
+    ProcessorStats& st = pstats_[self];
+    if (st.spinning) return true;
+    // relaxed: a hint (see spinning_); a stale count lets one spinner too many start or
+    // parks one too early, and the parking protocol makes either harmless.
+    const int parked = static_cast<int>(global_.parking().parked());
+    const int running = std::min(static_cast<int>(processors_) - parked, cpus_);
+    // relaxed load and CAS: the rule is checked on the value the CAS installs over, so
+    // spinners never exceed half of `running`'s bound (cpus_), whatever the interleaving;
+    // no other memory is ordered by it.
+    int spinning = spinning_.load(std::memory_order_relaxed);
+    do {
+        if (2 * spinning >= running) return false;
+    } while (!spinning_.compare_exchange_weak(spinning, spinning + 1, std::memory_order_relaxed));
+    if (2 * spinning >= cpus_) ++st.spin_overcap;  // cannot happen (the check above): a guard
+    st.spinning = true;
+    return true;
+}
+
+void Scheduler::stop_spinning(unsigned self, unsigned polls) noexcept {
     ProcessorStats& st = pstats_[self];
     if (!st.spinning) return;
+    if (polls > kSpinHogPolls) ++st.spin_hogs;
     st.spinning = false;
     // relaxed: see spinning_.
     spinning_.fetch_sub(1, std::memory_order_relaxed);
@@ -137,7 +159,6 @@ void Scheduler::suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work
         if (global_.suspend(self, timeout_ns, more_work, arg)) ++st.wakeups;
         return;
     }
-    stop_spinning_local(self);
     // The parker's re-check (park.hpp (a)): any ring/deque or global queue of the local
     // policy, or what the runtime adds (inbox, timers, stop). GlobalPriorityPolicy's own
     // queues are empty for a local kind, so its has_ready() adds nothing.
@@ -158,6 +179,9 @@ SchedulerStats Scheduler::stats() const {
     for (unsigned i = 0; i < processors_; ++i) {
         s["parks"] += pstats_[i].parks;
         s["wakeups"] += pstats_[i].wakeups;
+        s["spin_yields"] += pstats_[i].spin_yields;
+        s["spin_hogs"] += pstats_[i].spin_hogs;
+        s["spin_overcap"] += pstats_[i].spin_overcap;
     }
     auto add = [&](const ws::Counters& c) {
         s["steals"] += c.steals;

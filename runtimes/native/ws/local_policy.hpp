@@ -15,6 +15,7 @@
 // npidle in wakep/findRunnable), learnt from, not copied.
 #pragma once
 
+#include <sched.h>
 #include <time.h>
 
 #include <atomic>
@@ -102,11 +103,15 @@ inline constexpr std::int64_t kRunnextGraceNs = 3000;
 // kStealPasses — passes over the victims per find_work (Go: 4; the last may take runnext).
 inline constexpr int kStealPasses = 4;
 
-// spin_for_ns — busy-waits about `ns` nanoseconds (CLOCK_MONOTONIC; the default grace).
+// spin_for_ns — waits about `ns` nanoseconds (CLOCK_MONOTONIC; the default grace), giving
+// the core back between looks at the clock (sched_yield; Go's runqgrab sleeps, usleep(3),
+// for the same grace): the owner whose hand-off the thief waits for may be waiting for
+// this very core when processors outnumber cores.
 inline void spin_for_ns(std::int64_t ns) noexcept {
     timespec a{}, b{};
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (;;) {
+        sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &b);
         if ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= ns) return;
     }

@@ -9,7 +9,8 @@
 // the `runnext` slot inheriting the time slice); the bound on consecutive runnext picks
 // follows Tokio's LIFO slot (MAX_LIFO_POLLS_PER_TICK = 3); the runnext slot is stealable
 // after a grace (Go's runqgrab sleeps ~3 us before taking a running victim's runnext)
-// because Tokio's unstealable LIFO slot can stall a worker (tokio issue #4941). Written
+// because Tokio's unstealable LIFO slot can stall a worker (a task parked in the
+// LIFO slot of a worker that then runs a long task is reachable by nobody else). Written
 // here from those designs, not copied.
 //
 // Design summary

@@ -5,7 +5,8 @@
 // Wired into the runtime by ws/scheduler_select.hpp (see local_policy.hpp; parking is the
 // runtime's park.hpp protocol — no second park protocol here).
 //
-// Citation: Taft 2012 (papers/parasail-work-stealing-owner-access.txt); Go's global-queue
+// Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
+// 24 Sep 2012; Go's global-queue
 // fairness check and spinning rule as in ws_policy.hpp.
 //
 // Design summary

@@ -4,7 +4,7 @@
 // common case.
 //
 // Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
-// 24 Sep 2012 (papers/parasail-work-stealing-owner-access.txt): "each serving their own
+// 24 Sep 2012: "each serving their own
 // queue of picothreads (in a LIFO manner), and periodically stealing a picothread from some
 // other worker process (using FIFO ...)"; the protocol is locks/owner_guard.hpp, here its
 // asymmetric-fence variant (OwnerGuardAsym: the owner's path is plain loads/stores and a

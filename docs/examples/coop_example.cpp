@@ -6,7 +6,7 @@
 #include <deque>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
+#include <coop/coop.hpp>
 
 int main() {
     coop::Runtime runtime;  // one worker per core

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
+#include <coop/coop.hpp>
 
 int main() {
     long total = -1;

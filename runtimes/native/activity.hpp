@@ -33,8 +33,8 @@
 #include <cstdint>
 #include <new>
 
-#include "runtimes/native/config.hpp"
-#include "runtimes/native/queue.hpp"
+#include "config.hpp"
+#include "queue.hpp"
 
 namespace coop {
 

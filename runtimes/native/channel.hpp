@@ -54,8 +54,8 @@
 #include <thread>
 #include <utility>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/config.hpp"
+#include "activity.hpp"
+#include "config.hpp"
 
 #if defined(COOP_TEST_HOOKS)
 namespace coop::test_hooks {
@@ -95,13 +95,7 @@ class ChannelLock {
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
 
   private:
-    static void relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
-    }
+    static void relax() noexcept { cpu_relax(); }
     [[gnu::noinline]] void lock_slow() noexcept {
         COOP_HOOK(channel_lock_contended);
         for (unsigned spins = 0;;) {

@@ -19,9 +19,9 @@
 //   queue's guard (wait_queue.hpp), whose destructor waits for them.
 #pragma once
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/mutex.hpp"
-#include "runtimes/native/wait_queue.hpp"
+#include "activity.hpp"
+#include "mutex.hpp"
+#include "wait_queue.hpp"
 
 namespace coop {
 

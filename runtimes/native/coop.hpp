@@ -3,7 +3,7 @@
 // After F. Negele, F. Friedrich, S. Oh, B. Egger, "On the Design and Implementation of an
 // Efficient Lock-Free Scheduler" (JSSPP 2015/2017). Architecture: docs/native-runtime.md.
 //
-// Example (compiled: docs/examples/coop_sketch.cpp), after #include "runtimes/native/coop.hpp":
+// Example (compiled: docs/examples/coop_sketch.cpp), after #include <coop/coop.hpp>:
 //   coop::Runtime rt({.processors = 2});
 //   rt.run([] {                                  // main runs as an activity
 //       coop::Mutex m;  long n = 0;
@@ -29,11 +29,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/condition.hpp"
-#include "runtimes/native/mutex.hpp"
-#include "runtimes/native/quantum.hpp"
-#include "runtimes/native/semaphore.hpp"
+#include "activity.hpp"
+#include "condition.hpp"
+#include "mutex.hpp"
+#include "quantum.hpp"
+#include "semaphore.hpp"
 
 namespace coop {
 

@@ -55,8 +55,8 @@
 #include <new>
 #include <vector>
 
-#include "runtimes/native/config.hpp"
-#include "runtimes/native/slab.hpp"
+#include "config.hpp"
+#include "slab.hpp"
 
 namespace coop {
 

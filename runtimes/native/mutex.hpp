@@ -35,9 +35,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/wait_queue.hpp"
+#include "activity.hpp"
+#include "queue.hpp"
+#include "wait_queue.hpp"
 
 namespace coop {
 

@@ -62,8 +62,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "runtimes/native/config.hpp"
-#include "runtimes/native/hazard.hpp"
+#include "config.hpp"
+#include "hazard.hpp"
 
 namespace coop::internal {
 

@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "runtimes/native/config.hpp"
+#include "config.hpp"
 
 extern "C" {
 // coop_quantum_left — check() units the running activity may still use on this OS thread.

@@ -81,7 +81,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "runtimes/native/hazard.hpp"
+#include "hazard.hpp"
 
 namespace coop {
 

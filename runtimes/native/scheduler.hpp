@@ -31,9 +31,9 @@
 #include <concepts>
 #include <cstdint>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/park.hpp"
-#include "runtimes/native/queue.hpp"
+#include "activity.hpp"
+#include "park.hpp"
+#include "queue.hpp"
 
 namespace coop::internal {
 

@@ -36,8 +36,8 @@
 #include <new>
 #include <vector>
 
-#include "runtimes/native/config.hpp"
-#include "runtimes/native/memory.hpp"
+#include "config.hpp"
+#include "memory.hpp"
 
 #if COOP_ASAN
 #include <sanitizer/asan_interface.h>

@@ -3,14 +3,11 @@
 #include <thread>
 
 #include "runtimes/native/coop.hpp"
+#include "runtimes/native/cpu_relax.hpp"
 
 namespace coop {
 
 using internal::Activity;
-
-namespace {
-inline void cpu_relax() noexcept { __builtin_ia32_pause(); }
-}  // namespace
 
 // ---------------------------------------------------------------------------------- Mutex
 

@@ -20,8 +20,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/queue.hpp"
+#include "activity.hpp"
+#include "cpu_relax.hpp"
+#include "queue.hpp"
 
 namespace coop::internal {
 
@@ -34,7 +35,7 @@ class WaitQueue {
     ~WaitQueue() {
         // acquire: pairs with Use's release decrement: their last accesses happen before
         // the queue is destroyed.
-        while (users_.load(std::memory_order_acquire) != 0) __builtin_ia32_pause();
+        while (users_.load(std::memory_order_acquire) != 0) cpu_relax();
     }
 
     // Use — RAII registration of a slow path that may touch the primitive after a waiter it

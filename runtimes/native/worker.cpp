@@ -15,14 +15,13 @@
 
 #include <algorithm>
 
+#include "runtimes/native/cpu_relax.hpp"
 #include "runtimes/native/cpus.hpp"
 #include "runtimes/native/switch.hpp"
 
 namespace coop::internal {
 
 namespace {
-inline void cpu_relax() noexcept { __builtin_ia32_pause(); }
-
 bool more_work(void* state) {
     auto& rt = *static_cast<RuntimeState*>(state);
     // seq_cst loads: the parker's reads of the Dekker pairs (after its fence anyway).

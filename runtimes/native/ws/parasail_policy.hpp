@@ -40,7 +40,7 @@
 
 namespace coop::ws {
 
-template <class Guard = locks::OwnerGuardAsym>
+template <class Guard = coop::OwnerGuardAsym>
 class ParasailPolicyT {
   public:
     struct alignas(kRingLine) Local {

@@ -6,7 +6,7 @@
 // Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
 // 24 Sep 2012: "each serving their own
 // queue of picothreads (in a LIFO manner), and periodically stealing a picothread from some
-// other worker process (using FIFO ...)"; the protocol is locks/owner_guard.hpp, here its
+// other worker process (using FIFO ...)"; the protocol is owner_guard.hpp, here its
 // asymmetric-fence variant (OwnerGuardAsym: the owner's path is plain loads/stores and a
 // compiler fence; every non-owner entry pays a membarrier syscall).
 //
@@ -47,13 +47,13 @@
 #include <cstdint>
 #include <memory>
 
-#include "locks/owner_guard.hpp"
+#include "runtimes/native/owner_guard.hpp"
 
 namespace coop::ws {
 
-// ParasailQueue — see file comment. Guard: locks::OwnerGuardAsym (or OwnerGuard, for tests
+// ParasailQueue — see file comment. Guard: coop::OwnerGuardAsym (or OwnerGuard, for tests
 // on systems without membarrier: the same protocol with seq_cst flags).
-template <class T, class Guard = locks::OwnerGuardAsym>
+template <class T, class Guard = coop::OwnerGuardAsym>
 class ParasailQueue {
   public:
     explicit ParasailQueue(std::size_t initial_capacity = 64)

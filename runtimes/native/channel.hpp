@@ -56,6 +56,7 @@
 
 #include "activity.hpp"
 #include "config.hpp"
+#include "cpu_relax.hpp"
 
 #if defined(COOP_TEST_HOOKS)
 namespace coop::test_hooks {
@@ -95,7 +96,7 @@ class ChannelLock {
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
 
   private:
-    static void relax() noexcept { cpu_relax(); }
+    static void relax() noexcept { coop::cpu_relax(); }
     [[gnu::noinline]] void lock_slow() noexcept {
         COOP_HOOK(channel_lock_contended);
         for (unsigned spins = 0;;) {

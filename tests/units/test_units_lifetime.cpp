@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtimes/native/cpu_relax.hpp"
 #include "tests/locks/sizes.hpp"
 #include "units/units.hpp"
 
@@ -256,11 +257,19 @@ TEST(UnitsLifetimeDeathTest, ConcurrentPromiseResolveAborts) {
                 stage = 1;
                 while (stage.load() != 2) std::this_thread::yield();
             };
+            // In the child: a hang fails the death test at once (the watchdog's message is
+            // not "resolved twice") instead of at ctest's timeout.
+            locks_test::Watchdog wd(60s, "concurrent resolve");
             with_units([] {
                 units::Promise<int> p;
                 auto w = units::send([](units::Future<int> v) { return v.get(); }, p.future());
                 coop::Thread a = coop::spawn([&] { p.resolve(1); });
-                while (stage.load() != 1) coop::yield();
+                // Spin, not yield: `a` holds its OS thread inside the hook and never yields,
+                // and a yield asks no idle processor for help (Negele et al., Fig. 2). Had
+                // this processor picked `a` on a yield while the other had parked, main would
+                // wait behind `a` for ever. Spinning keeps this processor; the spawn, which
+                // does wake a parked processor, has `a` run (stolen) on another.
+                while (stage.load() != 1) coop::cpu_relax();
                 p.resolve(2);  // while a's resolve is inside
                 stage = 2;
                 a.join();

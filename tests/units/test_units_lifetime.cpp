@@ -79,6 +79,17 @@ void hold_if_result_visible(const void* message) {
     while (!g_destroyed.load(std::memory_order_acquire)) std::this_thread::yield();
 }
 
+// spin_while — the program waits for an activity that a hook holds inside its window (the
+// hook keeps its OS thread and never yields) by spinning, not yielding: a yield asks no idle
+// processor for help (Negele et al., Fig. 2), so had this processor picked the held activity
+// on a yield while the others had parked, the program would wait behind it for ever.
+// Spinning keeps this processor; the spawn or wake-up that readied the activity woke a
+// parked processor, which takes it.
+template <class Pred>
+void spin_while(Pred&& pred) {
+    while (pred()) coop::cpu_relax();
+}
+
 enum class Await { Wait, Poll };
 
 void directed_destroy_after_last_result(Await how) {
@@ -92,7 +103,7 @@ void directed_destroy_after_last_result(Await how) {
         if (how == Await::Wait) {
             EXPECT_EQ(units::wait(f), 5);
         } else {
-            while (!f.ready()) coop::yield();
+            spin_while([&] { return !f.ready(); });
             EXPECT_EQ(f.get(), 5);
         }
         delete u;  // the program saw the unit's last result: it may destroy the unit
@@ -146,7 +157,7 @@ TEST(DestroyUnitAfterLastResult, DirectedForwardedResult) {
     with_units([&] {
         auto* u = new units::Unit<Account>();
         auto f = units::send(*u, [&inner](Account&) { return inner.future(); });
-        while (g_hook_calls.load() == 0) coop::yield();
+        spin_while([] { return g_hook_calls.load() == 0; });
         if (!g_inner_resolved_by_hook) inner.resolve(7);
         EXPECT_EQ(units::wait(f), 7);
         delete u;
@@ -353,7 +364,7 @@ TEST(UnitsLifetime, SendInProgressWhenStopBeginsCompletesAndRuns) {
                     return 0;
                 });
             });
-            while (!g_sender_in_window.load()) coop::yield();
+            spin_while([] { return !g_sender_in_window.load(); });
         }  // ~Scope while the sender is inside its send
         g_scope_gone = true;
         sender.join();
@@ -377,7 +388,7 @@ TEST(UnitsLifetimeDeathTest, SendWhileScopeStopsAborts) {
                     sender = coop::spawn([&] {
                         for (;;) (void)units::send([] { return 0; });  // the first is held at stop
                     });
-                    while (!g_sender_in_window.load()) coop::yield();
+                    spin_while([] { return !g_sender_in_window.load(); });
                 }
                 g_scope_gone = true;
                 sender.join();

@@ -16,7 +16,6 @@ Reads only results files.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -111,22 +110,10 @@ def make(res, outdir):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results_dir")
-    ap.add_argument("--out", help="output folder (default RESULTS_DIR/figures)")
-    a = ap.parse_args(argv)
-    try:
-        res = cr.load(a.results_dir)
-    except cr.ResultsError as e:
-        print(f"fig10_matrix.py: {e}", file=sys.stderr)
-        return 2
-    items = make(res, a.out or Path(a.results_dir) / "figures")
-    if not items:
-        print("fig10_matrix.py: no matrix rows in these results", file=sys.stderr)
-        return 1
-    for p in items[0]["files"]:
-        print(f"wrote {p}", file=sys.stderr)
-    return 0
+    def produce(res, out):
+        items = make(res, out)
+        return "", items[0]["files"] if items else []
+    return cr.standalone_main(argv, __doc__, "fig10_matrix.py", produce, "no matrix rows in these results")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,6 @@ Reads only results files (results.csv, context.json) and results/paper/table1.cs
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -451,13 +450,9 @@ def write(res, outdir) -> tuple[pd.DataFrame, str, list]:
     table = build(res)
     if table.empty:
         return table, "", []
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
     md = to_markdown(table, res.context)
-    paths = [out / f"{NAME}.md", out / f"{NAME}.csv"]
-    paths[0].write_text("# Table 1 — application benchmarks\n\n" + md + "\n")
-    table.to_csv(paths[1], index=False)
-    paths += figure(table, res.context, out)
+    paths = cr.write_table(table, md, outdir, NAME, "Table 1 — application benchmarks")
+    paths += figure(table, res.context, Path(outdir))
     return table, md, paths
 
 
@@ -479,23 +474,8 @@ def make(res, outdir):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results_dir")
-    ap.add_argument("--out", help="output folder (default RESULTS_DIR/figures)")
-    a = ap.parse_args(argv)
-    try:
-        res = cr.load(a.results_dir)
-    except cr.ResultsError as e:
-        print(f"table1.py: {e}", file=sys.stderr)
-        return 2
-    table, md, paths = write(res, a.out or Path(a.results_dir) / "figures")
-    if table.empty:
-        print("table1.py: no Table 1 workload in these results", file=sys.stderr)
-        return 1
-    print(md)
-    for p in paths:
-        print(f"wrote {p}", file=sys.stderr)
-    return 0
+    return cr.standalone_main(argv, __doc__, "table1.py", lambda res, out: write(res, out)[1:],
+                              "no Table 1 workload in these results")
 
 
 if __name__ == "__main__":

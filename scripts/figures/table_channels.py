@@ -24,7 +24,6 @@ Reads only results files.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -141,13 +140,8 @@ def write(res, outdir) -> tuple[pd.DataFrame, str, list]:
     table = build(res)
     if table.empty:
         return table, "", []
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
     md = to_markdown(table, res.context)
-    paths = [out / f"{NAME}.md", out / f"{NAME}.csv"]
-    paths[0].write_text("# The apps' channel variant, beside Go\n\n" + md + "\n")
-    table.to_csv(paths[1], index=False)
-    return table, md, paths
+    return table, md, cr.write_table(table, md, outdir, NAME, "The apps' channel variant, beside Go")
 
 
 def make(res, outdir):
@@ -160,23 +154,8 @@ def make(res, outdir):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results_dir")
-    ap.add_argument("--out", help="output folder (default RESULTS_DIR/figures)")
-    a = ap.parse_args(argv)
-    try:
-        res = cr.load(a.results_dir)
-    except cr.ResultsError as e:
-        print(f"table_channels.py: {e}", file=sys.stderr)
-        return 2
-    table, md, paths = write(res, a.out or Path(a.results_dir) / "figures")
-    if table.empty:
-        print("table_channels.py: no via=channel row in these results", file=sys.stderr)
-        return 1
-    print(md)
-    for p in paths:
-        print(f"wrote {p}", file=sys.stderr)
-    return 0
+    return cr.standalone_main(argv, __doc__, "table_channels.py", lambda res, out: write(res, out)[1:],
+                              "no via=channel row in these results")
 
 
 if __name__ == "__main__":

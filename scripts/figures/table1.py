@@ -145,10 +145,28 @@ def best_paper_row(paper: pd.DataFrame, workload: str, params: dict):
     return best
 
 
+def backend_order(backends, first) -> list:
+    """backend_order — the backends named in `first` in that order, then the others by name."""
+    return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
+
+
 def _backend_order(backends) -> list:
     """pthreads first (the reference), then stdthread, native (and its policies) and go, then the others by name."""
-    first = [REFERENCE, "stdthread", "native", "native-ws", "native-parasail", "go"]
-    return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
+    return backend_order(backends, [REFERENCE, "stdthread", "native", "native-ws", "native-parasail", "go"])
+
+
+def param_groups(w: pd.DataFrame):
+    """param_groups — one workload's rows split by parameter set: (params, rows) pairs in parameter order,
+    params maps each name (without "param.") to its value; only the param.* columns that hold a value count
+    (one group, params {}, when none does)."""
+    pcols = [c for c in w.columns if c.startswith("param.") and w[c].notna().any()
+             and w[c].astype(str).str.strip().ne("").any()]
+    if not pcols:
+        yield {}, w
+        return
+    for key, g in w.groupby(pcols[0] if len(pcols) == 1 else pcols, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        yield {c[len("param."):]: _num(v) for c, v in zip(pcols, key)}, g
 
 
 def is_coop(backend: str) -> bool:
@@ -197,11 +215,7 @@ def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
         w = df[df["workload"] == workload]
         if w.empty:
             continue
-        pcols = [c for c in w.columns if c.startswith("param.") and w[c].notna().any()
-                 and w[c].astype(str).str.strip().ne("").any()]
-        for key, g in w.groupby(pcols[0] if len(pcols) == 1 else pcols, sort=True, dropna=False):
-            key = key if isinstance(key, tuple) else (key,)
-            params = {c[len("param."):]: _num(v) for c, v in zip(pcols, key)}
+        for params, g in param_groups(w):
             sweep = (g.groupby("backend")["processors"].nunique() > 1).any()
             p_groups = [(int(p), gp) for p, gp in g.groupby("processors")] if sweep else [(None, g)]
             for p_row, gp in p_groups:

@@ -46,8 +46,7 @@ NOISY_NOTE = table1.NOISY_NOTE
 
 def _backend_order(backends) -> list:
     """Go first (the reference of the ratios), then coop's policies, then the others by name."""
-    first = [GO, "native", "native-ws", "native-parasail"]
-    return sorted(backends, key=lambda b: (first.index(b) if b in first else len(first), b))
+    return table1.backend_order(backends, [GO, "native", "native-ws", "native-parasail"])
 
 
 def build(res) -> pd.DataFrame:
@@ -62,12 +61,7 @@ def build(res) -> pd.DataFrame:
         w = df[df["workload"] == workload]
         if w.empty:
             continue
-        pcols = [c for c in w.columns if c.startswith("param.") and w[c].notna().any()
-                 and w[c].astype(str).str.strip().ne("").any()]
-        groups = w.groupby(pcols[0] if len(pcols) == 1 else pcols, sort=True, dropna=False) if pcols else [((), w)]
-        for key, g in groups:
-            key = key if isinstance(key, tuple) else (key,)
-            params = {c[len("param."):]: table1._num(v) for c, v in zip(pcols, key)}
+        for params, g in table1.param_groups(w):
             for p, gp in g.groupby("processors", sort=True):
                 rows.append(_row(workload, params, int(p), gp, backends))
     return pd.DataFrame(rows)

@@ -17,14 +17,26 @@ Each repetition (fork) has `warmup` warm-up iterations then `iterations` timed o
 defaults (0, 1) give one cold row per fork, iteration 0. With more iterations, iteration 0
 of a fork is its cold run, COLD_FACTOR times the warm value. Points whose id is in
 `noisy` have fork 0 marked noisy (load 3.5 on a 2-core machine).
+
+write_cells(folder, params, cells, noisy) writes a hand-made folder instead: one median in ms
+per (backend, workload, parameters, P), each as 3 forks of one timed iteration (the tables'
+tests). The tests' shared pieces: run(script, *args) runs a script of scripts/ in a
+subprocess, TempDirCase gives each test a fresh self.tmp folder, md_rows(md) reads a
+Markdown table's cells.
 """
 
 import csv
 import json
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+sys.path.insert(0, str(SCRIPTS))
 from coopbench import schema  # noqa: E402
 
 PARAMS = ("K", "M", "N", "T", "mode")
@@ -127,6 +139,62 @@ def make_results(folder, scale=1.0, backends=BACKENDS, processors=(1, 2), repeti
                    for k, v in context.items()}
     (d / "context.json").write_text(json.dumps(context, indent=2))
     return d
+
+
+def write_cells(folder, params, cells, noisy=lambda backend, workload, values, p, fork: False):
+    """write_cells — results.csv and context.json of a hand-made folder (created; returned as a Path): the schema's
+    columns with param.<name> for each name in `params`; cells maps (backend, workload, parameters as a tuple of
+    (name, value) items, P) to a median in ms, written as 3 forks of one timed iteration each (x1.1, x1, x0.9: the
+    median is exact). A fork for which noisy(backend, workload, parameters as a dict, P, fork) is true carries the
+    harness's noisy mark and its load figures."""
+    columns = schema.concrete_columns(params)
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "results.csv", "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=columns)
+        wr.writeheader()
+        for (backend, workload, items, p), ms in cells.items():
+            values = dict(items)
+            for fork, jitter in enumerate((1.1, 1.0, 0.9)):
+                busy = noisy(backend, workload, values, p, fork)
+                row = {c: "" for c in columns}
+                row.update({"point": point_id(backend, workload, values, p), "backend": backend,
+                            "family": backend.split("/")[0], "workload": workload, "processors": p,
+                            "repetition": fork, "iteration": 0, "phase": "measure", "unit": "ms", "status": "ok",
+                            "value": repr(ms * jitter), "seconds": repr(ms * jitter / 1e3),
+                            "load_before": 3.5 if busy else 0.2, "load_after": 3.0 if busy else 0.2,
+                            "runnable_before": 3 if busy else 0, "runnable_after": 2 if busy else 0,
+                            "other_cpus": 1.5 if busy else 0.0, "noisy": "true" if busy else "false"})
+                for k, v in values.items():
+                    row["param." + k] = v
+                wr.writerow(row)
+    (d / "context.json").write_text(json.dumps({"host": "testhost", "cores_available": 2}))
+    return d
+
+
+def md_rows(md):
+    """md_rows — the lines of the Markdown table in md as lists of cells (header first)."""
+    lines = [line for line in md.splitlines() if line.startswith("| ")]
+    return [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in lines]
+
+
+def run(script, *args):
+    """run — a script from scripts/ in a subprocess (its own matplotlib config folder); returns CompletedProcess
+    (text)."""
+    env = dict(os.environ, MPLCONFIGDIR=tempfile.mkdtemp(prefix="mpl-"))
+    return subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+class TempDirCase(unittest.TestCase):
+    """TempDirCase — each test gets a fresh folder self.tmp (named after `prefix`), removed after it."""
+    prefix = "coopbench-test-"
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix=self.prefix))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,9 @@ Run: /usr/bin/python3 -m unittest -v test_figures (in tests/scripts).
 
 import contextlib
 import importlib.util
-import os
 import re
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -35,6 +31,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 
 import coopbench  # noqa: E402
 import synthetic  # noqa: E402
+from synthetic import run  # noqa: E402
 
 # The backends of the quick reference run (11), plus two no style table knows.
 MANY = ("boostfiber/round_robin", "boostfiber/shared_work", "boostfiber/work_stealing", "go", "native",
@@ -92,18 +89,8 @@ def drawn_lines(ax):
     return out
 
 
-def run(script, *args):
-    env = dict(os.environ, MPLCONFIGDIR=tempfile.mkdtemp(prefix="mpl-"))
-    return subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=300)
-
-
-class TempDirCase(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="coopbench-figures-test-"))
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class TempDirCase(synthetic.TempDirCase):
+    prefix = "coopbench-figures-test-"
 
 
 def many_backends(folder, **kw):

@@ -9,12 +9,9 @@ ratios and exit codes. Run: /usr/bin/python3 -m unittest -v tests/scripts/test_s
 
 import csv
 import io
-import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -25,6 +22,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(SCRIPTS))
 
 import synthetic  # noqa: E402
+from synthetic import run  # noqa: E402
 
 FIGURES = ("fig7_thread_creation", "fig8_context_switch", "fig9_locking")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -44,19 +42,8 @@ def write_rows(folder, rows):
         w.writerows(rows)
 
 
-def run(script, *args):
-    """run — a script from scripts/ in a subprocess; returns CompletedProcess (text)."""
-    env = dict(os.environ, MPLCONFIGDIR=tempfile.mkdtemp(prefix="mpl-"))
-    return subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=300)
-
-
-class TempDirCase(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="coopbench-scripts-test-"))
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class TempDirCase(synthetic.TempDirCase):
+    prefix = "coopbench-scripts-test-"
 
 
 class PlotTest(TempDirCase):

@@ -19,11 +19,7 @@ import csv
 import io
 import json
 import math
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -38,16 +34,10 @@ import numpy as np  # noqa: E402
 
 import coopbench as cr  # noqa: E402
 import synthetic  # noqa: E402
+from synthetic import run  # noqa: E402
 from coopbench import schema, stats  # noqa: E402
 
 REFERENCE = ROOT / "results" / "reference"
-
-
-def run(script, *args):
-    """run — a script from scripts/ in a subprocess; returns CompletedProcess (text)."""
-    env = dict(os.environ, MPLCONFIGDIR=tempfile.mkdtemp(prefix="mpl-"))
-    return subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=300)
 
 
 def exact_bootstrap_median_quantiles(n: int, level: float = 0.95):
@@ -162,12 +152,8 @@ def compare_csv(*args):
     return p, {r["point"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
 
 
-class TempDirCase(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix="coopbench-stats-test-"))
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class TempDirCase(synthetic.TempDirCase):
+    prefix = "coopbench-stats-test-"
 
 
 class CompareUTest(TempDirCase):

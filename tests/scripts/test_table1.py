@@ -6,69 +6,38 @@ table1.md and the figure. Run: /usr/bin/python3 -m unittest -v tests/scripts/tes
 """
 
 import csv
-import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "scripts" / "figures"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import coopbench as cr  # noqa: E402
-from coopbench import schema  # noqa: E402
+import synthetic  # noqa: E402
 import table1  # noqa: E402
+from synthetic import TempDirCase, md_rows  # noqa: E402
 
-COLUMNS = schema.concrete_columns(("C", "K", "M", "N"))
+PARAMS = ("C", "K", "M", "N")
 TOKENRING = {"N": 1000, "K": 1000}
 CITY = {"N": 1000, "K": 10, "C": 100}
 
 
 def write_folder(folder, cells, noisy=()):
-    """write_folder — results.csv and context.json: cells maps (backend, workload, params as a tuple of items) to
-    a median in ms; each cell gets 3 forks of one timed iteration each (x1.1, x1, x0.9: the median is exact). Forks listed in `noisy` as
-    (backend, workload, fork) carry the harness's noisy mark (and its load figures)."""
-    d = Path(folder)
-    d.mkdir(parents=True, exist_ok=True)
-    with open(d / "results.csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=COLUMNS)
-        wr.writeheader()
-        for (backend, workload, items), ms in cells.items():
-            params = dict(items)
-            pid = "/".join([backend, workload] + [f"{k}={params[k]}" for k in sorted(params)] + ["P=2"])
-            for rep, jitter in enumerate((1.1, 1.0, 0.9)):
-                busy = (backend, workload, rep) in noisy
-                for it in range(1):
-                    value = ms * jitter
-                    row = {c: "" for c in COLUMNS}
-                    row.update({"point": pid, "backend": backend, "family": backend.split("/")[0],
-                                "workload": workload, "processors": 2, "repetition": rep, "iteration": it,
-                                "phase": "measure", "unit": "ms", "status": "ok", "value": repr(value),
-                                "seconds": repr(value / 1e3), "load_before": 3.5 if busy else 0.2,
-                                "load_after": 3.0 if busy else 0.2, "runnable_before": 3 if busy else 0,
-                                "runnable_after": 2 if busy else 0, "other_cpus": 1.5 if busy else 0.0,
-                                "noisy": "true" if busy else "false"})
-                    for k, v in params.items():
-                        row["param." + k] = v
-                    wr.writerow(row)
-    (d / "context.json").write_text(json.dumps({"host": "testhost", "cores_available": 2}))
-    return d
+    """write_folder — synthetic.write_cells at P=2: cells maps (backend, workload, params as a tuple of items) to a
+    median in ms. Forks listed in `noisy` as (backend, workload, fork) carry the harness's noisy mark."""
+    return synthetic.write_cells(folder, PARAMS, {(b, w, items, 2): ms for (b, w, items), ms in cells.items()},
+                                 lambda b, w, values, p, fork: (b, w, fork) in noisy)
 
 
 def cells(times, workload="tokenring", params=TOKENRING):
     return {(b, workload, tuple(params.items())): ms for b, ms in times.items()}
-
-
-def md_rows(md):
-    """The table's lines of table1.md as lists of cells (header first)."""
-    lines = [l for l in md.splitlines() if l.startswith("| ")]
-    return [[c.strip() for c in l.strip().strip("|").split(" | ")] for l in lines]
 
 
 def read_csv(path):
@@ -76,12 +45,8 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-class Table1Tokio(unittest.TestCase):
-    def setUp(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="coopbench-table1-"))
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+class Table1Tokio(TempDirCase):
+    prefix = "coopbench-table1-"
 
     def test_best_coop_over_tokio(self):
         # Token ring: native-ws (20 ms) is the fastest coop policy; City: native (30 ms). tokio takes 40 ms in both,
@@ -89,8 +54,8 @@ class Table1Tokio(unittest.TestCase):
         c = cells({"pthreads": 100.0, "native": 30.0, "native-ws": 20.0, "native-parasail": 60.0,
                    "go": 50.0, "tokio": 40.0, "tokio-std-mutex": 10.0})
         c.update(cells({"pthreads": 100.0, "native": 30.0, "native-ws": 35.0, "tokio": 40.0}, "city", CITY))
-        res = cr.load(write_folder(self.dir / "r", c))
-        out = self.dir / "out"
+        res = cr.load(write_folder(self.tmp / "r", c))
+        out = self.tmp / "out"
         table, md, _ = table1.write(res, out)
         ring = table[table["workload"] == "tokenring"].iloc[0]
         city = table[table["workload"] == "city"].iloc[0]
@@ -115,35 +80,31 @@ class Table1Tokio(unittest.TestCase):
         self.assertIn("best coop / tokio", md.split("\n\n", 1)[1])  # the note says what the column is
 
     def test_no_tokio_no_columns(self):
-        res = cr.load(write_folder(self.dir / "r", cells({"pthreads": 100.0, "native": 30.0, "go": 50.0})))
-        table, md, _ = table1.write(res, self.dir / "out")
+        res = cr.load(write_folder(self.tmp / "r", cells({"pthreads": 100.0, "native": 30.0, "go": 50.0})))
+        table, md, _ = table1.write(res, self.tmp / "out")
         self.assertFalse([c for c in table.columns if "tokio" in c or c == "best coop"])
         self.assertNotIn("tokio", md_rows(md)[0])
-        self.assertNotIn("best coop", (self.dir / "out" / "table1.csv").read_text().splitlines()[0])
+        self.assertNotIn("best coop", (self.tmp / "out" / "table1.csv").read_text().splitlines()[0])
 
     def test_tokio_without_coop(self):
         # No coop backend ran: no best coop, the ratio is empty (not an error).
-        res = cr.load(write_folder(self.dir / "r", cells({"pthreads": 100.0, "tokio": 40.0})))
+        res = cr.load(write_folder(self.tmp / "r", cells({"pthreads": 100.0, "tokio": 40.0})))
         table = table1.build(res)
         r = table.iloc[0]
         self.assertEqual(r["best coop"], "")
         self.assertTrue(math.isnan(r["best coop / tokio"]))
 
 
-class Table1Noisy(unittest.TestCase):
-    def setUp(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="coopbench-table1-"))
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+class Table1Noisy(TempDirCase):
+    prefix = "coopbench-table1-"
 
     def test_noisy_cells_are_marked(self):
         # go's fork 1 of the token ring ran on a busy machine: go's time there, native / go and go / pthreads are
         # marked; native's time and City's cells are not.
         c = cells({"pthreads": 100.0, "native": 30.0, "go": 50.0, "tokio": 40.0})
         c.update(cells({"pthreads": 100.0, "native": 30.0, "go": 50.0, "tokio": 40.0}, "city", CITY))
-        res = cr.load(write_folder(self.dir / "r", c, noisy={("go", "tokenring", 1), ("tokio", "city", 0)}))
-        out = self.dir / "out"
+        res = cr.load(write_folder(self.tmp / "r", c, noisy={("go", "tokenring", 1), ("tokio", "city", 0)}))
+        out = self.tmp / "out"
         table, md, paths = table1.write(res, out)
         ring = table[table["workload"] == "tokenring"].iloc[0]
         city = table[table["workload"] == "city"].iloc[0]
@@ -175,8 +136,8 @@ class Table1Noisy(unittest.TestCase):
         self.assertTrue(any(p.suffix == ".png" and p.stat().st_size > 0 for p in paths))
 
     def test_clean_folder_has_no_mark(self):
-        res = cr.load(write_folder(self.dir / "r", cells({"pthreads": 100.0, "native": 30.0, "go": 50.0})))
-        table, md, _ = table1.write(res, self.dir / "out")
+        res = cr.load(write_folder(self.tmp / "r", cells({"pthreads": 100.0, "native": 30.0, "go": 50.0})))
+        table, md, _ = table1.write(res, self.tmp / "out")
         self.assertEqual(list(table["noisy"]), [""])
         self.assertNotIn(table1.NOISY_MARK, md)
         self.assertNotIn("machine was busy", md)

@@ -6,58 +6,35 @@ Run: /usr/bin/python3 -m unittest -v tests/scripts/test_table_channels.py
 """
 
 import csv
-import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "scripts" / "figures"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import coopbench as cr  # noqa: E402
-from coopbench import schema  # noqa: E402
+import synthetic  # noqa: E402
 import table1  # noqa: E402
 import table_channels  # noqa: E402
+from synthetic import TempDirCase, md_rows  # noqa: E402
 
-COLUMNS = schema.concrete_columns(("C", "K", "N", "via"))
+PARAMS = ("C", "K", "N", "via")
 PRODUCER = {"N": 64, "C": 10, "K": 10000}
 SIEVE = {"N": 10000, "C": 1}
 
 
 def write_folder(folder, cells, noisy=()):
-    """write_folder — results.csv and context.json: cells maps (backend, workload, params as items, P) to a median
-    in ms; each cell gets 3 forks of one timed iteration (x1.1, x1, x0.9: the median is exact). A fork listed in
-    `noisy` as (backend, workload, via, P, fork) carries the harness's noisy mark."""
-    d = Path(folder)
-    d.mkdir(parents=True, exist_ok=True)
-    with open(d / "results.csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=COLUMNS)
-        wr.writeheader()
-        for (backend, workload, items, p), ms in cells.items():
-            params = dict(items)
-            pid = "/".join([backend, workload] + [f"{k}={params[k]}" for k in sorted(params)] + [f"P={p}"])
-            for rep, jitter in enumerate((1.1, 1.0, 0.9)):
-                busy = (backend, workload, params.get("via", ""), p, rep) in noisy
-                row = {c: "" for c in COLUMNS}
-                row.update({"point": pid, "backend": backend, "family": backend.split("/")[0],
-                            "workload": workload, "processors": p, "repetition": rep, "iteration": 0,
-                            "phase": "measure", "unit": "ms", "status": "ok", "value": repr(ms * jitter),
-                            "seconds": repr(ms * jitter / 1e3), "load_before": 3.5 if busy else 0.2,
-                            "load_after": 3.0 if busy else 0.2, "runnable_before": 3 if busy else 0,
-                            "runnable_after": 2 if busy else 0, "other_cpus": 1.5 if busy else 0.0,
-                            "noisy": "true" if busy else "false"})
-                for k, v in params.items():
-                    row["param." + k] = v
-                wr.writerow(row)
-    (d / "context.json").write_text(json.dumps({"host": "testhost", "cores_available": 2}))
-    return d
+    """write_folder — synthetic.write_cells: cells maps (backend, workload, params as items, P) to a median in ms.
+    A fork listed in `noisy` as (backend, workload, via, P, fork) carries the harness's noisy mark."""
+    return synthetic.write_cells(folder, PARAMS, cells,
+                                 lambda b, w, values, p, fork: (b, w, values.get("via", ""), p, fork) in noisy)
 
 
 def cells(times, workload, params, via, p=2):
@@ -65,17 +42,8 @@ def cells(times, workload, params, via, p=2):
     return {(b, workload, items, p): ms for b, ms in times.items()}
 
 
-def md_rows(md):
-    lines = [l for l in md.splitlines() if l.startswith("| ")]
-    return [[c.strip() for c in l.strip().strip("|").split(" | ")] for l in lines]
-
-
-class TableChannels(unittest.TestCase):
-    def setUp(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="coopbench-table-channels-"))
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+class TableChannels(TempDirCase):
+    prefix = "coopbench-table-channels-"
 
     def folder(self, noisy=()):
         c = {}
@@ -89,10 +57,10 @@ class TableChannels(unittest.TestCase):
         c.update(cells({"go": 300.0, "native-ws": 170.0, "pthreads": 500.0}, "eratosthenes", SIEVE, "monitor", 2))
         # A row from before the parameter (no via): a monitor row, never in the channel table.
         c.update(cells({"go": 7.0, "pthreads": 9.0}, "tokenring", {"N": 1000, "K": 1000}, "", 2))
-        return cr.load(write_folder(self.dir / "r", c, noisy))
+        return cr.load(write_folder(self.tmp / "r", c, noisy))
 
     def test_channel_rows_beside_go(self):
-        out = self.dir / "out"
+        out = self.tmp / "out"
         table, md, paths = table_channels.write(self.folder(), out)
         self.assertEqual([(r.workload, r.P) for r in table.itertuples()],
                          [("eratosthenes", 2), ("producer", 1), ("producer", 2)])
@@ -125,7 +93,7 @@ class TableChannels(unittest.TestCase):
 
     def test_noisy_cells_are_marked(self):
         res = self.folder(noisy={("go", "eratosthenes", "channel", 2, 1)})
-        table, md, _ = table_channels.write(res, self.dir / "out")
+        table, md, _ = table_channels.write(res, self.tmp / "out")
         header, *body = md_rows(md)
         sieve = dict(zip(header, next(r for r in body if r[0] == "Eratosthenes")))
         prod = dict(zip(header, next(r for r in body if r[0] == "Producer/Consumer" and r[2] == "2")))
@@ -139,9 +107,9 @@ class TableChannels(unittest.TestCase):
 
     def test_no_channel_rows_no_table(self):
         c = cells({"go": 300.0, "pthreads": 500.0}, "eratosthenes", SIEVE, "monitor", 2)
-        res = cr.load(write_folder(self.dir / "r", c))
-        self.assertEqual(table_channels.make(res, self.dir / "out"), [])
-        self.assertFalse((self.dir / "out" / "table_channels.md").exists())
+        res = cr.load(write_folder(self.tmp / "r", c))
+        self.assertEqual(table_channels.make(res, self.tmp / "out"), [])
+        self.assertFalse((self.tmp / "out" / "table_channels.md").exists())
 
     def test_table1_keeps_the_monitor_rows(self):
         # Table 1 shows the paper's program: via=monitor rows and rows without via; never a channel row.
@@ -156,7 +124,7 @@ class TableChannels(unittest.TestCase):
 
     def test_plot_discovers_the_module(self):
         # plot.py imports every module of scripts/figures and calls make(res, outdir).
-        items = table_channels.make(self.folder(), self.dir / "out")
+        items = table_channels.make(self.folder(), self.tmp / "out")
         self.assertEqual(len(items), 1)
         self.assertIn("markdown", items[0])
         self.assertTrue(hasattr(table_channels, "make"))

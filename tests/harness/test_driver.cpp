@@ -18,6 +18,7 @@
 #include <climits>
 
 #include "tests/support/cli.hpp"
+#include "tests/support/cli_background.hpp"
 #include "tests/support/csv.hpp"
 #include "harness/cli.hpp"
 #include "harness/external.hpp"
@@ -372,36 +373,21 @@ TEST(DriverRun, KilledDriverLeavesNoChildAndResumeCompletes) {
     auto dir = fresh_dir("orphan");
     const fs::path hold = fs::temp_directory_path() / ("coopbench-hold-" + std::to_string(getpid()));
     { std::ofstream(hold) << "hold\n"; }
-    std::vector<std::string> args = {"coopbench", "run", "-b", "pthreads,faulty/hold", "-w", "create", "-p", "N=1,10",
-                                     "--backend-opt", "hold_file=" + hold.string(), "-W", "1", "-I", "1",
-                                     "-o", dir.string(), "-q"};
-    std::fflush(nullptr);
-    const pid_t driver = fork();
+    const pid_t driver = coopbench::test::cli_started({"run", "-b", "pthreads,faulty/hold", "-w", "create", "-p",
+                                                       "N=1,10", "--backend-opt", "hold_file=" + hold.string(), "-W",
+                                                       "1", "-I", "1", "-o", dir.string(), "-q"});
     ASSERT_GE(driver, 0);
-    if (driver == 0) {
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        _exit(coopbench::cli_main(static_cast<int>(args.size()), argv.data()));
-    }
     // Wait (generously) until the driver measures a point in a child: after sweep.json is
     // written, so the child is not one the driver starts before its sweep (the external
     // backends' `--list` probe at start-up).
     std::vector<pid_t> kids;
-    for (int i = 0; i < 3000 && kids.empty(); ++i) {
-        usleep(10000);
+    coopbench::test::eventually([&] {
         if (fs::exists(dir / "sweep.json")) kids = children(driver);
-    }
+        return !kids.empty();
+    });
     ASSERT_FALSE(kids.empty()) << "the driver never started a measuring child";
-    kill(driver, SIGKILL);
-    int status = 0;
-    waitpid(driver, &status, 0);
-    bool gone = false;
-    for (int i = 0; i < 3000 && !gone; ++i) {
-        gone = true;
-        for (pid_t k : kids) gone &= !alive(k);
-        if (!gone) usleep(10000);
-    }
+    coopbench::test::kill_and_reap(driver);
+    coopbench::test::eventually([&] { return std::none_of(kids.begin(), kids.end(), alive); });
     for (pid_t k : kids) {
         EXPECT_FALSE(alive(k)) << "measuring child " << k << " outlived its killed driver";
         if (alive(k)) kill(k, SIGKILL);

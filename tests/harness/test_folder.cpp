@@ -4,8 +4,6 @@
 // benchmark.json is valid JSON after every fork, and the command line refuses values that
 // would fail later (inf/nan seconds, absurd sizes, empty lists, conflicting repetitions).
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +22,7 @@
 #include "harness/runner.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "tests/support/cli.hpp"
+#include "tests/support/cli_background.hpp"
 
 namespace fs = std::filesystem;
 using coopbench::PthreadsBackend;
@@ -233,24 +232,14 @@ TEST(Folder, BenchmarkJsonIsValidAfterEveryForkAndAfterAKill) {
     const auto dir = fresh_dir("gbench");
     const fs::path hold = fs::temp_directory_path() / ("coopbench-folder-hold-" + std::to_string(getpid()));
     { std::ofstream(hold) << "hold\n"; }
-    std::vector<std::string> args = {"coopbench", "run", "-b", "pthreads,hold", "-w", "create", "-p", "N=1,10",
-                                     "--backend-opt", "hold_file=" + hold.string(), "-W", "0", "-I", "2",
-                                     "-o", dir.string(), "-q"};
-    std::fflush(nullptr);
-    const pid_t driver = fork();
+    const pid_t driver = coopbench::test::cli_started({"run", "-b", "pthreads,hold", "-w", "create", "-p", "N=1,10",
+                                                       "--backend-opt", "hold_file=" + hold.string(), "-W", "0", "-I",
+                                                       "2", "-o", dir.string(), "-q"});
     ASSERT_GE(driver, 0);
-    if (driver == 0) {
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        _exit(coopbench::cli_main(static_cast<int>(args.size()), argv.data()));
-    }
     // pthreads/create/N=1 is measured first, then hold/create/N=1 waits for the file.
-    bool first_fork = false;
-    for (int i = 0; i < 3000 && !first_fork; ++i) {
-        usleep(10000);
-        first_fork = fs::exists(dir / "results.csv") && lines_of(slurp(dir / "results.csv")) >= 3;  // header + 2 rows
-    }
+    const bool first_fork = coopbench::test::eventually([&] {
+        return fs::exists(dir / "results.csv") && lines_of(slurp(dir / "results.csv")) >= 3;  // header + 2 rows
+    });
     ASSERT_TRUE(first_fork) << "the first point was never measured";
     usleep(100000);
     const std::string mid = slurp(dir / "benchmark.json");
@@ -259,9 +248,7 @@ TEST(Folder, BenchmarkJsonIsValidAfterEveryForkAndAfterAKill) {
         const auto j = nlohmann::json::parse(mid);
         EXPECT_EQ(j.at("benchmarks").size(), 2u);  // the first point's two measured iterations
     }
-    kill(driver, SIGKILL);
-    int status = 0;
-    waitpid(driver, &status, 0);
+    coopbench::test::kill_and_reap(driver);
     EXPECT_TRUE(nlohmann::json::accept(slurp(dir / "benchmark.json")));
     fs::remove(hold);
     ASSERT_EQ(cli({"run", "--resume", dir.string(), "-q"}), 0);

@@ -9,7 +9,9 @@
 //	via=channel  Go's idiom: a buffered channel of the same capacity for a BoundedBuffer, a
 //	             channel of capacity 1 for a Mailbox.
 //
-// Both variants end the sieve with the terminator 0 (no close), as the C++ program does.
+// Each app is one program over a conduit (put, take) that the variant picks, so the two
+// variants differ only in their buffers. Both end the sieve with the terminator 0 (no close),
+// as the C++ program does.
 // A monitor elsewhere (the News board, the river) is a sync.Mutex with a sync.Cond in both;
 // a join is a sync.WaitGroup or a done channel.
 package main
@@ -31,6 +33,40 @@ func monitorVia(c *Ctx) (bool, error) {
 	default:
 		return false, fmt.Errorf("parameter via: %q is not monitor or channel", v)
 	}
+}
+
+// conduit — what the apps' programs use of a buffer or a mailbox: put blocks while it is full,
+// take while it is empty. via=monitor: a *boundedBuffer or a *mailbox; via=channel: a
+// chanConduit (Go's chan).
+type conduit[T any] interface {
+	put(v T)
+	take() T
+}
+
+// chanConduit — a Go channel as a conduit: put is a send, take a receive.
+type chanConduit[T any] chan T
+
+func (c chanConduit[T]) put(v T) { c <- v }
+func (c chanConduit[T]) take() T { return <-c }
+
+// newBuffer — the variant's buffer of the given capacity: a boundedBuffer (via=monitor) or a
+// channel (via=channel).
+func newBuffer[T any](monitor bool, capacity int64) conduit[T] {
+	if monitor {
+		return newBoundedBuffer[T](capacity)
+	}
+	return make(chanConduit[T], capacity)
+}
+
+// newMailbox — the variant's one-slot mailbox: a mailbox of two semaphores (via=monitor) or
+// a channel of capacity 1 (via=channel).
+func newMailbox(monitor bool) conduit[int64] {
+	if monitor {
+		m := &mailbox{}
+		m.init()
+		return m
+	}
+	return make(chanConduit[int64], 1)
 }
 
 // boundedBuffer — workloads/apps/channel.hpp's BoundedBuffer: a FIFO ring of fixed capacity
@@ -130,12 +166,13 @@ func (m *mailbox) take() int64 {
 	return v
 }
 
-// spawnGated — start n goroutines running body(i) behind a start gate, then open it, as
-// workloads/apps/start.hpp does (no goroutine works before all exist). A `go` statement
-// cannot fail, so the C++ gate's abort path has no counterpart. Wait() joins them all.
-func spawnGated(n int64, body func(i int64)) *sync.WaitGroup {
+// spawnBehindGate — start n goroutines running body(i) behind a start gate, as
+// workloads/apps/start.hpp does (no goroutine works before all exist); open() lets them all
+// go, Wait() joins them. A `go` statement cannot fail, so the C++ gate's abort path has no
+// counterpart.
+func spawnBehindGate(n int64, body func(i int64)) (open func(), wg *sync.WaitGroup) {
 	gate := make(chan struct{})
-	var wg sync.WaitGroup
+	wg = &sync.WaitGroup{}
 	wg.Add(int(n))
 	for i := int64(0); i < n; i++ {
 		i := i
@@ -145,8 +182,15 @@ func spawnGated(n int64, body func(i int64)) *sync.WaitGroup {
 			body(i)
 		}()
 	}
-	close(gate)
-	return &wg
+	return func() { close(gate) }, wg
+}
+
+// spawnGated — spawnBehindGate with the gate opened at once (the apps' timed interval holds
+// the spawns too); Wait() joins the goroutines.
+func spawnGated(n int64, body func(i int64)) *sync.WaitGroup {
+	open, wg := spawnBehindGate(n, body)
+	open()
+	return wg
 }
 
 // city — one power plant and N houses; the energy store is a buffer of capacity C (via:
@@ -168,43 +212,22 @@ func city(c *Ctx) (Result, error) {
 		river.drawn++
 		river.mu.Unlock()
 	}
-	var store chan uint8
-	var box *boundedBuffer[uint8]
-	if monitor {
-		box = newBoundedBuffer[uint8](cp)
-	} else {
-		store = make(chan uint8, cp)
-	}
+	store := newBuffer[uint8](monitor, cp)
 	var produced int64
 	consumed := make([]padded, n)
 	start := time.Now()
 	wg := spawnGated(n+1, func(i int64) {
 		if i == 0 {
-			if monitor {
-				for u := int64(0); u < units; u++ {
-					draw()
-					box.put(1)
-					produced++
-				}
-				return
-			}
 			for u := int64(0); u < units; u++ {
 				draw()
-				store <- 1
+				store.put(1)
 				produced++
 			}
 			return
 		}
 		mine := &consumed[i-1].v
-		if monitor {
-			for j := int64(0); j < k; j++ {
-				*mine += int64(box.take())
-				draw()
-			}
-			return
-		}
 		for j := int64(0); j < k; j++ {
-			*mine += int64(<-store)
+			*mine += int64(store.take())
 			draw()
 		}
 	})
@@ -255,8 +278,8 @@ func eratosthenes(c *Ctx) (Result, error) {
 	reference := sequentialPrimes(n)
 	var mu sync.Mutex
 	primes := make([]int64, 0, len(reference))
-	var stageMonitor func(in *boundedBuffer[int64])
-	stageMonitor = func(in *boundedBuffer[int64]) {
+	var stage func(in conduit[int64])
+	stage = func(in conduit[int64]) {
 		p := in.take()
 		if p == 0 {
 			return
@@ -264,10 +287,10 @@ func eratosthenes(c *Ctx) (Result, error) {
 		mu.Lock()
 		primes = append(primes, p)
 		mu.Unlock()
-		out := newBoundedBuffer[int64](cp)
+		out := newBuffer[int64](monitor, cp)
 		done := make(chan struct{})
 		go func() {
-			stageMonitor(out)
+			stage(out)
 			close(done)
 		}()
 		for v := in.take(); v != 0; v = in.take() {
@@ -278,54 +301,17 @@ func eratosthenes(c *Ctx) (Result, error) {
 		out.put(0)
 		<-done
 	}
-	var stage func(in chan int64)
-	stage = func(in chan int64) {
-		p := <-in
-		if p == 0 {
-			return
-		}
-		mu.Lock()
-		primes = append(primes, p)
-		mu.Unlock()
-		out := make(chan int64, cp)
-		done := make(chan struct{})
-		go func() {
-			stage(out)
-			close(done)
-		}()
-		for v := <-in; v != 0; v = <-in {
-			if v%p != 0 {
-				out <- v
-			}
-		}
-		out <- 0
-		<-done
-	}
-	var first chan int64
-	var firstBox *boundedBuffer[int64]
-	if monitor {
-		firstBox = newBoundedBuffer[int64](cp)
-	} else {
-		first = make(chan int64, cp)
-	}
+	first := newBuffer[int64](monitor, cp)
 	start := time.Now()
 	wg := spawnGated(2, func(i int64) {
-		switch {
-		case i == 0 && monitor:
+		if i == 0 {
 			for v := int64(2); v <= n; v++ {
-				firstBox.put(v)
+				first.put(v)
 			}
-			firstBox.put(0)
-		case i == 0:
-			for v := int64(2); v <= n; v++ {
-				first <- v
-			}
-			first <- 0
-		case monitor:
-			stageMonitor(firstBox)
-		default:
-			stage(first)
+			first.put(0)
+			return
 		}
+		stage(first)
 	})
 	wg.Wait()
 	secs := time.Since(start).Seconds()
@@ -532,13 +518,7 @@ func producer(c *Ctx) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var buffer chan int64
-	var box *boundedBuffer[int64]
-	if monitor {
-		box = newBoundedBuffer[int64](cp)
-	} else {
-		buffer = make(chan int64, cp)
-	}
+	buffer := newBuffer[int64](monitor, cp)
 	type tally struct {
 		count, sum int64
 		hash       uint64
@@ -549,29 +529,14 @@ func producer(c *Ctx) (Result, error) {
 	wg := spawnGated(2*n, func(t int64) {
 		if t < n {
 			base := t * k
-			if monitor {
-				for j := int64(1); j <= k; j++ {
-					box.put(base + j)
-				}
-				return
-			}
 			for j := int64(1); j <= k; j++ {
-				buffer <- base + j
+				buffer.put(base + j)
 			}
 			return
 		}
 		me := &tallies[t-n]
-		if monitor {
-			for j := int64(0); j < k; j++ {
-				v := box.take()
-				me.count++
-				me.sum += v
-				me.hash += digest(v)
-			}
-			return
-		}
 		for j := int64(0); j < k; j++ {
-			v := <-buffer
+			v := buffer.take()
 			me.count++
 			me.sum += v
 			me.hash += digest(v)
@@ -607,18 +572,9 @@ func tokenring(c *Ctx) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var boxes []chan int64
-	var mailboxes []mailbox
-	if monitor {
-		mailboxes = make([]mailbox, n)
-		for i := range mailboxes {
-			mailboxes[i].init()
-		}
-	} else {
-		boxes = make([]chan int64, n)
-		for i := range boxes {
-			boxes[i] = make(chan int64, 1)
-		}
+	boxes := make([]conduit[int64], n)
+	for i := range boxes {
+		boxes[i] = newMailbox(monitor)
 	}
 	type player struct {
 		handoffs, outOfOrder int64
@@ -628,42 +584,20 @@ func tokenring(c *Ctx) (Result, error) {
 	start := time.Now()
 	wg := spawnGated(n, func(i int64) {
 		me := &players[i]
-		if monitor {
-			mine, next := &mailboxes[i], &mailboxes[(i+1)%n]
-			for round := int64(0); round < k; round++ {
-				token := mine.take()
-				if token != i+round*n {
-					me.outOfOrder++
-				}
-				next.put(token + 1)
-				me.handoffs++
-			}
-			return
-		}
-		next := boxes[(i+1)%n]
+		mine, next := boxes[i], boxes[(i+1)%n]
 		for round := int64(0); round < k; round++ {
-			token := <-boxes[i]
+			token := mine.take()
 			if token != i+round*n {
 				me.outOfOrder++
 			}
-			next <- token + 1
+			next.put(token + 1)
 			me.handoffs++
 		}
 	})
-	var final int64
-	if monitor {
-		mailboxes[0].put(0)
-		wg.Wait()
-	} else {
-		boxes[0] <- 0
-		wg.Wait()
-	}
+	boxes[0].put(0)
+	wg.Wait()
 	secs := time.Since(start).Seconds()
-	if monitor {
-		final = mailboxes[0].take()
-	} else {
-		final = <-boxes[0]
-	}
+	final := boxes[0].take()
 	var handoffs, outOfOrder int64
 	for i := range players {
 		handoffs += players[i].handoffs

@@ -84,22 +84,15 @@ func switchWorkload(c *Ctx) (Result, error) {
 		return Result{}, err
 	}
 	yields := make([]padded, t)
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(int(t))
-	for i := int64(0); i < t; i++ {
+	open, wg := spawnBehindGate(t, func(i int64) {
 		mine := &yields[i].v
-		go func() {
-			defer wg.Done()
-			<-gate
-			for j := int64(0); j < k; j++ {
-				runtime.Gosched()
-				*mine++
-			}
-		}()
-	}
+		for j := int64(0); j < k; j++ {
+			runtime.Gosched()
+			*mine++
+		}
+	})
 	start := time.Now()
-	close(gate)
+	open()
 	wg.Wait()
 	secs := time.Since(start).Seconds()
 	var total int64
@@ -127,26 +120,19 @@ func lock(c *Ctx, global bool) (Result, error) {
 		nslots = 1
 	}
 	slots := make([]slot, nslots)
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(int(t))
-	for i := int64(0); i < t; i++ {
+	open, wg := spawnBehindGate(t, func(i int64) {
 		s := &slots[0]
 		if !global {
 			s = &slots[i]
 		}
-		go func() {
-			defer wg.Done()
-			<-gate
-			for j := int64(0); j < k; j++ {
-				s.mu.Lock()
-				s.counter++
-				s.mu.Unlock()
-			}
-		}()
-	}
+		for j := int64(0); j < k; j++ {
+			s.mu.Lock()
+			s.counter++
+			s.mu.Unlock()
+		}
+	})
 	start := time.Now()
-	close(gate)
+	open()
 	wg.Wait()
 	secs := time.Since(start).Seconds()
 	var total int64
@@ -225,32 +211,29 @@ func channelPingPong(c *Ctx) (Result, error) {
 	}
 	sums := make([]padded, t)
 	replies := make([]padded, t)
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(int(2 * t))
-	for i := int64(0); i < t; i++ {
-		there := make(chan int64, size)
-		back := make(chan int64, size)
-		sum, got := &sums[i].v, &replies[i].v
-		go func() { // ping
-			defer wg.Done()
-			<-gate
+	there, back := make([]chan int64, t), make([]chan int64, t)
+	for i := range there {
+		there[i], back[i] = make(chan int64, size), make(chan int64, size)
+	}
+	// Goroutine 2i pings pair i, 2i+1 pongs it.
+	open, wg := spawnBehindGate(2*t, func(g int64) {
+		i := g / 2
+		there, back := there[i], back[i]
+		if g%2 == 0 { // ping
+			sum, got := &sums[i].v, &replies[i].v
 			for j := int64(0); j < k; j++ {
 				there <- j
 				*sum += <-back
 				*got++
 			}
-		}()
-		go func() { // pong
-			defer wg.Done()
-			<-gate
-			for j := int64(0); j < k; j++ {
-				back <- (<-there) + 1
-			}
-		}()
-	}
+			return
+		}
+		for j := int64(0); j < k; j++ { // pong
+			back <- (<-there) + 1
+		}
+	})
 	start := time.Now()
-	close(gate)
+	open()
 	wg.Wait()
 	secs := time.Since(start).Seconds()
 	var total, sum int64

@@ -9,9 +9,7 @@
 //	via=channel  Go's idiom: a buffered channel of the same capacity for a BoundedBuffer, a
 //	             channel of capacity 1 for a Mailbox.
 //
-// Each app is one program over a conduit (put, take) that the variant picks, so the two
-// variants differ only in their buffers. Both end the sieve with the terminator 0 (no close),
-// as the C++ program does.
+// Both variants end the sieve with the terminator 0 (no close), as the C++ program does.
 // A monitor elsewhere (the News board, the river) is a sync.Mutex with a sync.Cond in both;
 // a join is a sync.WaitGroup or a done channel.
 package main
@@ -33,40 +31,6 @@ func monitorVia(c *Ctx) (bool, error) {
 	default:
 		return false, fmt.Errorf("parameter via: %q is not monitor or channel", v)
 	}
-}
-
-// conduit — what the apps' programs use of a buffer or a mailbox: put blocks while it is full,
-// take while it is empty. via=monitor: a *boundedBuffer or a *mailbox; via=channel: a
-// chanConduit (Go's chan).
-type conduit[T any] interface {
-	put(v T)
-	take() T
-}
-
-// chanConduit — a Go channel as a conduit: put is a send, take a receive.
-type chanConduit[T any] chan T
-
-func (c chanConduit[T]) put(v T) { c <- v }
-func (c chanConduit[T]) take() T { return <-c }
-
-// newBuffer — the variant's buffer of the given capacity: a boundedBuffer (via=monitor) or a
-// channel (via=channel).
-func newBuffer[T any](monitor bool, capacity int64) conduit[T] {
-	if monitor {
-		return newBoundedBuffer[T](capacity)
-	}
-	return make(chanConduit[T], capacity)
-}
-
-// newMailbox — the variant's one-slot mailbox: a mailbox of two semaphores (via=monitor) or
-// a channel of capacity 1 (via=channel).
-func newMailbox(monitor bool) conduit[int64] {
-	if monitor {
-		m := &mailbox{}
-		m.init()
-		return m
-	}
-	return make(chanConduit[int64], 1)
 }
 
 // boundedBuffer — workloads/apps/channel.hpp's BoundedBuffer: a FIFO ring of fixed capacity
@@ -212,22 +176,43 @@ func city(c *Ctx) (Result, error) {
 		river.drawn++
 		river.mu.Unlock()
 	}
-	store := newBuffer[uint8](monitor, cp)
+	var store chan uint8
+	var box *boundedBuffer[uint8]
+	if monitor {
+		box = newBoundedBuffer[uint8](cp)
+	} else {
+		store = make(chan uint8, cp)
+	}
 	var produced int64
 	consumed := make([]padded, n)
 	start := time.Now()
 	wg := spawnGated(n+1, func(i int64) {
 		if i == 0 {
+			if monitor {
+				for u := int64(0); u < units; u++ {
+					draw()
+					box.put(1)
+					produced++
+				}
+				return
+			}
 			for u := int64(0); u < units; u++ {
 				draw()
-				store.put(1)
+				store <- 1
 				produced++
 			}
 			return
 		}
 		mine := &consumed[i-1].v
+		if monitor {
+			for j := int64(0); j < k; j++ {
+				*mine += int64(box.take())
+				draw()
+			}
+			return
+		}
 		for j := int64(0); j < k; j++ {
-			*mine += int64(store.take())
+			*mine += int64(<-store)
 			draw()
 		}
 	})
@@ -278,8 +263,8 @@ func eratosthenes(c *Ctx) (Result, error) {
 	reference := sequentialPrimes(n)
 	var mu sync.Mutex
 	primes := make([]int64, 0, len(reference))
-	var stage func(in conduit[int64])
-	stage = func(in conduit[int64]) {
+	var stageMonitor func(in *boundedBuffer[int64])
+	stageMonitor = func(in *boundedBuffer[int64]) {
 		p := in.take()
 		if p == 0 {
 			return
@@ -287,10 +272,10 @@ func eratosthenes(c *Ctx) (Result, error) {
 		mu.Lock()
 		primes = append(primes, p)
 		mu.Unlock()
-		out := newBuffer[int64](monitor, cp)
+		out := newBoundedBuffer[int64](cp)
 		done := make(chan struct{})
 		go func() {
-			stage(out)
+			stageMonitor(out)
 			close(done)
 		}()
 		for v := in.take(); v != 0; v = in.take() {
@@ -301,17 +286,54 @@ func eratosthenes(c *Ctx) (Result, error) {
 		out.put(0)
 		<-done
 	}
-	first := newBuffer[int64](monitor, cp)
-	start := time.Now()
-	wg := spawnGated(2, func(i int64) {
-		if i == 0 {
-			for v := int64(2); v <= n; v++ {
-				first.put(v)
-			}
-			first.put(0)
+	var stage func(in chan int64)
+	stage = func(in chan int64) {
+		p := <-in
+		if p == 0 {
 			return
 		}
-		stage(first)
+		mu.Lock()
+		primes = append(primes, p)
+		mu.Unlock()
+		out := make(chan int64, cp)
+		done := make(chan struct{})
+		go func() {
+			stage(out)
+			close(done)
+		}()
+		for v := <-in; v != 0; v = <-in {
+			if v%p != 0 {
+				out <- v
+			}
+		}
+		out <- 0
+		<-done
+	}
+	var first chan int64
+	var firstBox *boundedBuffer[int64]
+	if monitor {
+		firstBox = newBoundedBuffer[int64](cp)
+	} else {
+		first = make(chan int64, cp)
+	}
+	start := time.Now()
+	wg := spawnGated(2, func(i int64) {
+		switch {
+		case i == 0 && monitor:
+			for v := int64(2); v <= n; v++ {
+				firstBox.put(v)
+			}
+			firstBox.put(0)
+		case i == 0:
+			for v := int64(2); v <= n; v++ {
+				first <- v
+			}
+			first <- 0
+		case monitor:
+			stageMonitor(firstBox)
+		default:
+			stage(first)
+		}
 	})
 	wg.Wait()
 	secs := time.Since(start).Seconds()
@@ -518,7 +540,13 @@ func producer(c *Ctx) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	buffer := newBuffer[int64](monitor, cp)
+	var buffer chan int64
+	var box *boundedBuffer[int64]
+	if monitor {
+		box = newBoundedBuffer[int64](cp)
+	} else {
+		buffer = make(chan int64, cp)
+	}
 	type tally struct {
 		count, sum int64
 		hash       uint64
@@ -529,14 +557,29 @@ func producer(c *Ctx) (Result, error) {
 	wg := spawnGated(2*n, func(t int64) {
 		if t < n {
 			base := t * k
+			if monitor {
+				for j := int64(1); j <= k; j++ {
+					box.put(base + j)
+				}
+				return
+			}
 			for j := int64(1); j <= k; j++ {
-				buffer.put(base + j)
+				buffer <- base + j
 			}
 			return
 		}
 		me := &tallies[t-n]
+		if monitor {
+			for j := int64(0); j < k; j++ {
+				v := box.take()
+				me.count++
+				me.sum += v
+				me.hash += digest(v)
+			}
+			return
+		}
 		for j := int64(0); j < k; j++ {
-			v := buffer.take()
+			v := <-buffer
 			me.count++
 			me.sum += v
 			me.hash += digest(v)
@@ -572,9 +615,18 @@ func tokenring(c *Ctx) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	boxes := make([]conduit[int64], n)
-	for i := range boxes {
-		boxes[i] = newMailbox(monitor)
+	var boxes []chan int64
+	var mailboxes []mailbox
+	if monitor {
+		mailboxes = make([]mailbox, n)
+		for i := range mailboxes {
+			mailboxes[i].init()
+		}
+	} else {
+		boxes = make([]chan int64, n)
+		for i := range boxes {
+			boxes[i] = make(chan int64, 1)
+		}
 	}
 	type player struct {
 		handoffs, outOfOrder int64
@@ -584,20 +636,42 @@ func tokenring(c *Ctx) (Result, error) {
 	start := time.Now()
 	wg := spawnGated(n, func(i int64) {
 		me := &players[i]
-		mine, next := boxes[i], boxes[(i+1)%n]
+		if monitor {
+			mine, next := &mailboxes[i], &mailboxes[(i+1)%n]
+			for round := int64(0); round < k; round++ {
+				token := mine.take()
+				if token != i+round*n {
+					me.outOfOrder++
+				}
+				next.put(token + 1)
+				me.handoffs++
+			}
+			return
+		}
+		next := boxes[(i+1)%n]
 		for round := int64(0); round < k; round++ {
-			token := mine.take()
+			token := <-boxes[i]
 			if token != i+round*n {
 				me.outOfOrder++
 			}
-			next.put(token + 1)
+			next <- token + 1
 			me.handoffs++
 		}
 	})
-	boxes[0].put(0)
-	wg.Wait()
+	var final int64
+	if monitor {
+		mailboxes[0].put(0)
+		wg.Wait()
+	} else {
+		boxes[0] <- 0
+		wg.Wait()
+	}
 	secs := time.Since(start).Seconds()
-	final := boxes[0].take()
+	if monitor {
+		final = mailboxes[0].take()
+	} else {
+		final = <-boxes[0]
+	}
 	var handoffs, outOfOrder int64
 	for i := range players {
 		handoffs += players[i].handoffs

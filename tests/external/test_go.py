@@ -4,14 +4,12 @@ workload at its tiny plan with its self-check passing, at 1 and 2 processors, an
 that pass values in both variants of their parameter via (monitor: sync.Mutex/sync.Cond
 buffers as the C++ programs; channel: Go's chan). Exits
 77 (CTest: skipped) with one line saying why when the go backend is absent."""
-import csv
 import json
-import subprocess
-import sys
-import tempfile
 import unittest
 
-BIN = None
+import program_backend as pb
+from program_backend import params, rows, run
+
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
              "news", "producer", "tokenring", "skynet", "channel"}
 # The apps with the parameter via, each run in both variants by the tiny plan.
@@ -22,20 +20,9 @@ def vias(got):
     return {(r["workload"], r["param.via"]) for r in got if r.get("param.via")}
 
 
-def rows(folder):
-    with open(f"{folder}/results.csv") as f:
-        return list(csv.DictReader(f))
-
-
 class Go(unittest.TestCase):
     def run_go(self, *extra):
-        d = tempfile.mkdtemp(prefix="coopbench-go-test.")
-        p = subprocess.run([BIN, "run", "-b", "go", "--plan", "tiny", "-P", "1,2", "--timeout", "120", "-o", d + "/run",
-                            "-q", *extra], capture_output=True, text=True, timeout=600)
-        # 3: the run ended with failed points (README, "Exit codes"), as --inject-fault makes them.
-        want = 3 if "--inject-fault" in extra else 0
-        self.assertEqual(p.returncode, want, p.stderr)
-        return d + "/run"
+        return run("-b", "go", "--plan", "tiny", "-P", "1,2", *extra, prefix="coopbench-go-test.")
 
     def test_every_workload_at_tiny_passes_its_self_check(self):
         out = self.run_go()
@@ -54,33 +41,16 @@ class Go(unittest.TestCase):
     def test_warmup_and_iterations_run_in_one_process(self):
         # The program declares "iterations" in --list, so a fork is W warm-up + I timed runs of
         # the workload inside one Go process; each reply says which run of its process it was.
-        d = tempfile.mkdtemp(prefix="coopbench-go-test.")
-        subprocess.run([BIN, "run", "-b", "go", "-w", "create,tokenring", "--plan", "tiny", "-P", "1", "-r", "2",
-                        "-W", "2", "-I", "3", "--timeout", "120", "-o", d + "/run", "-q"],
-                       check=True, capture_output=True, text=True, timeout=600)
-        got = rows(d + "/run")
-        forks = {}
-        for r in got:
-            self.assertEqual(r["status"], "ok", (r["point"], r["reason"]))
-            forks.setdefault((r["point"], r["repetition"]), []).append(r)
-        self.assertEqual(len(forks), 2 * len({r["point"] for r in got}))
-        for key, runs in forks.items():
-            self.assertEqual([int(r["iteration"]) for r in runs], [0, 1, 2, 3, 4], key)
-            self.assertEqual([r["phase"] for r in runs], ["warmup"] * 2 + ["measure"] * 3, key)
-            self.assertEqual([json.loads(r["counters"])["process_run"] for r in runs], [0, 1, 2, 3, 4], key)
+        pb.check_runs_in_one_process(self, rows(run("-b", "go", "-w", "create,tokenring", "--plan", "tiny", "-P", "1",
+                                                    "-r", "2", "-W", "2", "-I", "3", prefix="coopbench-go-test.")))
 
     def test_the_monitor_variant_loses_no_wake_up_under_stress(self):
         # The sync.Cond buffers and semaphore mailboxes at capacity 1 with many waiters, on more
         # processors than cores: a lost wake-up hangs the point until --timeout fails it.
-        for w, params in (("producer", ["N=16", "C=1", "K=2000"]), ("eratosthenes", ["N=3000", "C=1"]),
-                          ("city", ["N=100", "K=50", "C=1"]), ("tokenring", ["N=50", "K=200"])):
-            d = tempfile.mkdtemp(prefix="coopbench-go-test.")
-            args = [BIN, "run", "-b", "go", "-w", w, "-P", "2,4", "-W", "0", "-I", "5", "--timeout", "30",
-                    "-o", d + "/run", "-q", "--param", "via=monitor"]
-            for p in params:
-                args += ["--param", p]
-            subprocess.run(args, check=True, capture_output=True, text=True, timeout=600)
-            got = rows(d + "/run")
+        for w, ps in (("producer", ["N=16", "C=1", "K=2000"]), ("eratosthenes", ["N=3000", "C=1"]),
+                      ("city", ["N=100", "K=50", "C=1"]), ("tokenring", ["N=50", "K=200"])):
+            got = rows(run("-b", "go", "-w", w, "-P", "2,4", "-W", "0", "-I", "5", *params("via=monitor", *ps),
+                           point_timeout=30, prefix="coopbench-go-test."))
             self.assertEqual(len(got), 2 * 5, w)
             self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [], w)
 
@@ -93,9 +63,4 @@ class Go(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN = sys.argv[1]
-    listing = json.loads(subprocess.run([BIN, "list", "--json"], capture_output=True, text=True, check=True).stdout)
-    if "go" not in {b["name"] for b in listing["backends"]}:
-        print("SKIPPED: the go backend is absent (no Go >= 1.18 at configure time; apt-get install golang-go)")
-        sys.exit(77)
-    unittest.main(argv=[sys.argv[0], "-v"])
+    pb.main("go", "no Go >= 1.18 at configure time; apt-get install golang-go")

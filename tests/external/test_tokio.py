@@ -5,14 +5,12 @@ and 2 processors (worker_threads = P), warm-up and timed runs in one process,
 wake-ups (capacity-1 buffers, many waiters; the driver's --timeout turns a lost wake-up, a
 hang, into a failed point). Exits 77 (CTest: skipped) with one line saying why when the
 tokio backend is absent."""
-import csv
 import json
-import subprocess
-import sys
-import tempfile
 import unittest
 
-BIN = None
+import program_backend as pb
+from program_backend import params, rows
+
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
              "news", "producer", "tokenring"}
 # tokio-std-mutex lists only the workloads that lock a mutex (runtimes/tokio/src/main.rs).
@@ -20,20 +18,8 @@ STD_MUTEX_WORKLOADS = {"lock-local", "lock-global", "city", "eratosthenes", "new
 VIAS = {"monitor", "channel"}
 
 
-def rows(folder):
-    with open(f"{folder}/results.csv") as f:
-        return list(csv.DictReader(f))
-
-
-def run(*args):
-    d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
-    p = subprocess.run([BIN, "run", "--timeout", "120", "-o", d + "/run", "-q", *args],
-                       capture_output=True, text=True, timeout=900)
-    # 3: the run ended with failed points (README, "Exit codes"), as --inject-fault makes them.
-    want = 3 if "--inject-fault" in args else 0
-    if p.returncode != want:
-        raise AssertionError(f"coopbench run {' '.join(args)} exited {p.returncode}, not {want}:\n{p.stderr}")
-    return d + "/run"
+def run(*args, point_timeout=120):
+    return pb.run(*args, point_timeout=point_timeout, prefix="coopbench-tokio-test.")
 
 
 class Tokio(unittest.TestCase):
@@ -72,15 +58,7 @@ class Tokio(unittest.TestCase):
         # --list declares "iterations", so a fork is W warm-up + I timed runs in one runtime.
         got = rows(run("-b", "tokio", "-w", "create,tokenring", "--plan", "tiny", "-P", "1", "-r", "2",
                        "-W", "2", "-I", "3"))
-        forks = {}
-        for r in got:
-            self.assertEqual(r["status"], "ok", (r["point"], r["reason"]))
-            forks.setdefault((r["point"], r["repetition"]), []).append(r)
-        self.assertEqual(len(forks), 2 * len({r["point"] for r in got}))
-        for key, runs in forks.items():
-            self.assertEqual([int(r["iteration"]) for r in runs], [0, 1, 2, 3, 4], key)
-            self.assertEqual([r["phase"] for r in runs], ["warmup"] * 2 + ["measure"] * 3, key)
-            self.assertEqual([json.loads(r["counters"])["process_run"] for r in runs], [0, 1, 2, 3, 4], key)
+        pb.check_runs_in_one_process(self, got)
 
     def test_an_injected_fault_is_caught_by_every_workload(self):
         got = rows(run("-b", "tokio,tokio-std-mutex", "--plan", "tiny", "-P", "1,2", "--inject-fault"))
@@ -95,26 +73,16 @@ class Tokio(unittest.TestCase):
         # workers and on more workers than cores, repeated: a lost wake-up hangs a point until
         # the driver's timeout fails it.
         for backend, via in (("tokio", "monitor"), ("tokio-std-mutex", "monitor"), ("tokio", "channel")):
-            for w, params in (("producer", ["N=16", "C=1", "K=2000", "via=" + via]),
-                              ("eratosthenes", ["N=3000", "C=1", "via=" + via]),
-                              ("news", ["N=200", "M=8", "K=50"]), ("city", ["N=100", "K=50", "C=1", "via=" + via])):
-                d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
-                args = [BIN, "run", "-b", backend, "-w", w, "-P", "2,4", "-r", "2", "-W", "0", "-I", "5",
-                        "--timeout", "20", "-o", d + "/run", "-q"]
-                for p in params:
-                    args += ["--param", p]
-                subprocess.run(args, check=True, capture_output=True, text=True, timeout=900)
-                got = rows(d + "/run")
+            for w, ps in (("producer", ["N=16", "C=1", "K=2000", "via=" + via]),
+                          ("eratosthenes", ["N=3000", "C=1", "via=" + via]),
+                          ("news", ["N=200", "M=8", "K=50"]), ("city", ["N=100", "K=50", "C=1", "via=" + via])):
+                got = rows(run("-b", backend, "-w", w, "-P", "2,4", "-r", "2", "-W", "0", "-I", "5", *params(*ps),
+                               point_timeout=20))
                 self.assertEqual(len(got), 2 * 2 * 5, (backend, w))
                 bad = [(r["point"], r["reason"]) for r in got if r["status"] != "ok"]
                 self.assertEqual(bad, [], (backend, w))
 
 
 if __name__ == "__main__":
-    BIN = sys.argv[1]
-    listing = json.loads(subprocess.run([BIN, "list", "--json"], capture_output=True, text=True, check=True).stdout)
-    if "tokio" not in {b["name"] for b in listing["backends"]}:
-        print("SKIPPED: the tokio backend is absent (no Debian cargo/rustc >= 1.63 or no librust-tokio-dev at "
-              "configure time; apt-get install cargo librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev)")
-        sys.exit(77)
-    unittest.main(argv=[sys.argv[0], "-v"])
+    pb.main("tokio", "no Debian cargo/rustc >= 1.63 or no librust-tokio-dev at configure time; apt-get install cargo "
+                     "librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev")

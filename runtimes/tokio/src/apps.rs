@@ -5,7 +5,9 @@
 // sync::BoundedBuffer (the backend's mutex + two tokio::sync::Notify); where they use a
 // one-slot Mailbox (two semaphores), sync::Mailbox (two tokio::sync::Semaphore); the News
 // board's condition variable is a Notify (notify_waiters = broadcast); a join is an await
-// of the task's JoinHandle.
+// of the task's JoinHandle. City and producer are one program for both variants
+// (city_program, producer_program); the channel variant of the sieve and the ring is in
+// channels.rs and shares their self-checks (sieve_outcome, ring_outcome) with these.
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -14,6 +16,7 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
+use crate::channels::SharedChannel;
 use crate::micro::capacity;
 use crate::sync::{join_all, spawn_gated, BoundedBuffer, Gate, Lent, Lock, Mailbox, MutexKind, Padded};
 use crate::{expect, first_failure, Ctx, Outcome};
@@ -22,53 +25,71 @@ fn ms(secs: f64) -> f64 {
     secs * 1e3
 }
 
-/// city — one power plant and N houses; the energy store is a BoundedBuffer of capacity C,
-/// the river a mutex-guarded counter. Self-check: produced = consumed = N*K, water = 2*N*K.
-pub async fn city(c: Ctx) -> Result<Outcome, String> {
-    let (n, k, cp) = (c.size("N")?, c.i64("K")?, c.size("C")?);
-    capacity(n + 1)?;
-    let units = n as i64 * k;
-    let river = Lock::new(c.mutex, 0i64);
-    let store: BoundedBuffer<u8> = BoundedBuffer::new(c.mutex, cp);
-    let produced = AtomicI64::new(0);
-    let consumed: Vec<Padded<AtomicI64>> = (0..n).map(|_| Padded(AtomicI64::new(0))).collect();
-    let gate = Gate::new();
-    // SAFETY: every task is awaited by join_all below before these are dropped.
-    let (rv, st, pr, co, g) =
-        unsafe { (Lent::new(&river), Lent::new(&store), Lent::new(&produced), Lent::new(&consumed), Lent::new(&gate)) };
-    let start = Instant::now();
-    let handles = spawn_gated(g, n + 1, move |i| async move {
-        // Relaxed counters: each has one writer and is read after join_all.
-        if i == 0 {
-            for _ in 0..units {
-                rv.with(|d| *d += 1).await;
-                st.put(1).await;
-                pr.store(pr.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+/// city_program — city's one program, expanded once per variant: $make_store(C) makes the
+/// energy store, a type with `async fn put(&self, u8)` and `async fn take(&self) -> u8`. A
+/// macro, so that each variant calls its own store's methods directly: rustc 1.63 has no
+/// async methods in traits, and an enum of the two stores wraps every put and take in a
+/// future of its own, which made the points measurably slower.
+macro_rules! city_program {
+    ($c:ident, $make_store:expr) => {{
+        let c = $c;
+        let (n, k, cp) = (c.size("N")?, c.i64("K")?, c.size("C")?);
+        capacity(n + 1)?;
+        let units = n as i64 * k;
+        let river = Lock::new(c.mutex, 0i64);
+        let store = ($make_store)(cp);
+        let produced = AtomicI64::new(0);
+        let consumed: Vec<Padded<AtomicI64>> = (0..n).map(|_| Padded(AtomicI64::new(0))).collect();
+        let gate = Gate::new();
+        // SAFETY: every task is awaited by join_all below before these are dropped.
+        let (rv, st, pr, co, g) =
+            unsafe { (Lent::new(&river), Lent::new(&store), Lent::new(&produced), Lent::new(&consumed), Lent::new(&gate)) };
+        let start = Instant::now();
+        let handles = spawn_gated(g, n + 1, move |i| async move {
+            // Relaxed counters: each has one writer and is read after join_all.
+            if i == 0 {
+                for _ in 0..units {
+                    rv.with(|d| *d += 1).await;
+                    st.put(1).await;
+                    pr.store(pr.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                }
+                return;
             }
-            return;
+            let mine = &co[i - 1].0;
+            for _ in 0..k {
+                let e = st.take().await as i64;
+                mine.store(mine.load(Ordering::Relaxed) + e, Ordering::Relaxed);
+                rv.with(|d| *d += 1).await;
+            }
+        });
+        join_all(handles).await?;
+        let secs = start.elapsed().as_secs_f64();
+        let mut used: i64 = consumed.iter().map(|x| x.0.load(Ordering::Relaxed)).sum();
+        if c.inject_fault {
+            used -= 1;
         }
-        let mine = &co[i - 1].0;
-        for _ in 0..k {
-            let e = st.take().await as i64;
-            mine.store(mine.load(Ordering::Relaxed) + e, Ordering::Relaxed);
-            rv.with(|d| *d += 1).await;
-        }
-    });
-    join_all(handles).await?;
-    let secs = start.elapsed().as_secs_f64();
-    let mut used: i64 = consumed.iter().map(|x| x.0.load(Ordering::Relaxed)).sum();
-    if c.inject_fault {
-        used -= 1;
+        let drawn = river.into_inner();
+        let check = first_failure(&[
+            expect("energy produced", produced.load(Ordering::Relaxed), units),
+            expect("energy consumed", used, units),
+            expect("water drawn", drawn, 2 * units),
+        ]);
+        let mut o = Outcome { seconds: secs, value: ms(secs), check, ..Default::default() };
+        o.counters.insert("threads".into(), (n + 1) as f64);
+        Ok(o)
+    }};
+}
+
+/// city — one power plant and N houses; the energy store is a buffer of capacity C (a
+/// BoundedBuffer, or for via=channel a channels::SharedChannel), the river a mutex-guarded
+/// counter. Self-check: produced = consumed = N*K, water = 2*N*K.
+pub async fn city(c: Ctx) -> Result<Outcome, String> {
+    let mutex = c.mutex;
+    if c.channels {
+        city_program!(c, |cp| SharedChannel::<u8>::new(cp))
+    } else {
+        city_program!(c, |cp| BoundedBuffer::<u8>::new(mutex, cp))
     }
-    let drawn = river.into_inner();
-    let check = first_failure(&[
-        expect("energy produced", produced.load(Ordering::Relaxed), units),
-        expect("energy consumed", used, units),
-        expect("water drawn", drawn, 2 * units),
-    ]);
-    let mut o = Outcome { seconds: secs, value: ms(secs), check, ..Default::default() };
-    o.counters.insert("threads".into(), (n + 1) as f64);
-    Ok(o)
 }
 
 /// sequential_primes — the primes in 2..=n by the sequential sieve (the reference).
@@ -154,7 +175,12 @@ pub async fn eratosthenes(c: Ctx) -> Result<Outcome, String> {
     gate.go();
     join_all(handles).await?;
     let secs = start.elapsed().as_secs_f64();
-    let found = primes.into_inner();
+    Ok(sieve_outcome(&c, secs, &primes.into_inner(), &reference))
+}
+
+/// sieve_outcome — the sieve's self-check (both variants): the count and sum of the primes
+/// `found` equal the sequential sieve's (`reference`).
+pub fn sieve_outcome(c: &Ctx, secs: f64, found: &[i64], reference: &[i64]) -> Outcome {
     let sum: i64 = found.iter().sum();
     let want_sum: i64 = reference.iter().sum();
     let mut count = found.len() as i64;
@@ -168,7 +194,7 @@ pub async fn eratosthenes(c: Ctx) -> Result<Outcome, String> {
     let mut o = Outcome { seconds: secs, value: ms(secs), check, ..Default::default() };
     o.counters.insert("primes".into(), count as f64);
     o.counters.insert("threads".into(), (count + 2) as f64);
-    Ok(o)
+    o
 }
 
 /// mandelbrot_rows — the iterations of the points in rows [from, to) of the c x c grid
@@ -417,66 +443,81 @@ pub async fn news(c: Ctx) -> Result<Outcome, String> {
     Ok(o)
 }
 
-/// producer — N producers and N consumers exchange K messages each through one
-/// BoundedBuffer of capacity C. Self-check: count, sum and hash-sum of the consumed
-/// messages.
-pub async fn producer(c: Ctx) -> Result<Outcome, String> {
-    let (n, cp, k) = (c.size("N")?, c.size("C")?, c.i64("K")?);
-    capacity(2 * n)?;
-    let buffer: BoundedBuffer<i64> = BoundedBuffer::new(c.mutex, cp);
-    #[derive(Default)]
-    struct Tally {
-        count: AtomicI64,
-        sum: AtomicI64,
-        hash: AtomicU64,
-    }
-    let tallies: Vec<Padded<Tally>> = (0..n).map(|_| Padded::default()).collect();
-    let gate = Gate::new();
-    // SAFETY: every task is awaited by join_all below before these are dropped.
-    let (buf, ts, g) = unsafe { (Lent::new(&buffer), Lent::new(&tallies), Lent::new(&gate)) };
-    let start = Instant::now();
-    let handles = spawn_gated(g, 2 * n, move |t| async move {
-        if t < n {
-            let base = t as i64 * k;
-            for j in 1..=k {
-                buf.put(base + j).await;
+/// producer_program — producer's one program, expanded once per variant (as city_program):
+/// $make_buffer(C) makes the buffer, a type with `async fn put(&self, i64)` and
+/// `async fn take(&self) -> i64`.
+macro_rules! producer_program {
+    ($c:ident, $make_buffer:expr) => {{
+        let c = $c;
+        let (n, cp, k) = (c.size("N")?, c.size("C")?, c.i64("K")?);
+        capacity(2 * n)?;
+        let buffer = ($make_buffer)(cp);
+        #[derive(Default)]
+        struct Tally {
+            count: AtomicI64,
+            sum: AtomicI64,
+            hash: AtomicU64,
+        }
+        let tallies: Vec<Padded<Tally>> = (0..n).map(|_| Padded::default()).collect();
+        let gate = Gate::new();
+        // SAFETY: every task is awaited by join_all below before these are dropped.
+        let (buf, ts, g) = unsafe { (Lent::new(&buffer), Lent::new(&tallies), Lent::new(&gate)) };
+        let start = Instant::now();
+        let handles = spawn_gated(g, 2 * n, move |t| async move {
+            if t < n {
+                let base = t as i64 * k;
+                for j in 1..=k {
+                    buf.put(base + j).await;
+                }
+                return;
             }
-            return;
-        }
+            let (mut count, mut sum, mut hash) = (0i64, 0i64, 0u64);
+            for _ in 0..k {
+                let v = buf.take().await;
+                count += 1;
+                sum += v;
+                hash = hash.wrapping_add(digest(v));
+            }
+            // Relaxed: one writer, read after join_all.
+            let me = &ts[t - n].0;
+            me.count.store(count, Ordering::Relaxed);
+            me.sum.store(sum, Ordering::Relaxed);
+            me.hash.store(hash, Ordering::Relaxed);
+        });
+        join_all(handles).await?;
+        let secs = start.elapsed().as_secs_f64();
+        let messages = n as i64 * k;
         let (mut count, mut sum, mut hash) = (0i64, 0i64, 0u64);
-        for _ in 0..k {
-            let v = buf.take().await;
-            count += 1;
-            sum += v;
-            hash = hash.wrapping_add(digest(v));
+        for t in &tallies {
+            count += t.0.count.load(Ordering::Relaxed);
+            sum += t.0.sum.load(Ordering::Relaxed);
+            hash = hash.wrapping_add(t.0.hash.load(Ordering::Relaxed));
         }
-        // Relaxed: one writer, read after join_all.
-        let me = &ts[t - n].0;
-        me.count.store(count, Ordering::Relaxed);
-        me.sum.store(sum, Ordering::Relaxed);
-        me.hash.store(hash, Ordering::Relaxed);
-    });
-    join_all(handles).await?;
-    let secs = start.elapsed().as_secs_f64();
-    let messages = n as i64 * k;
-    let (mut count, mut sum, mut hash) = (0i64, 0i64, 0u64);
-    for t in &tallies {
-        count += t.0.count.load(Ordering::Relaxed);
-        sum += t.0.sum.load(Ordering::Relaxed);
-        hash = hash.wrapping_add(t.0.hash.load(Ordering::Relaxed));
+        let want_hash = (1..=messages).fold(0u64, |h, v| h.wrapping_add(digest(v)));
+        if c.inject_fault {
+            sum += 1;
+        }
+        let check = first_failure(&[
+            expect("messages consumed", count, messages),
+            expect("sum consumed", sum, messages * (messages + 1) / 2),
+            expect("hash of consumed", hash, want_hash),
+        ]);
+        let mut o = Outcome { seconds: secs, value: ms(secs), check, ..Default::default() };
+        o.counters.insert("threads".into(), (2 * n) as f64);
+        Ok(o)
+    }};
+}
+
+/// producer — N producers and N consumers exchange K messages each through one buffer of
+/// capacity C (a BoundedBuffer, or for via=channel a channels::SharedChannel). Self-check:
+/// count, sum and hash-sum of the consumed messages.
+pub async fn producer(c: Ctx) -> Result<Outcome, String> {
+    let mutex = c.mutex;
+    if c.channels {
+        producer_program!(c, |cp| SharedChannel::<i64>::new(cp))
+    } else {
+        producer_program!(c, |cp| BoundedBuffer::<i64>::new(mutex, cp))
     }
-    let want_hash = (1..=messages).fold(0u64, |h, v| h.wrapping_add(digest(v)));
-    if c.inject_fault {
-        sum += 1;
-    }
-    let check = first_failure(&[
-        expect("messages consumed", count, messages),
-        expect("sum consumed", sum, messages * (messages + 1) / 2),
-        expect("hash of consumed", hash, want_hash),
-    ]);
-    let mut o = Outcome { seconds: secs, value: ms(secs), check, ..Default::default() };
-    o.counters.insert("threads".into(), (2 * n) as f64);
-    Ok(o)
 }
 
 /// tokenring — N tasks in a ring, each with a one-slot Mailbox, pass a counter K times
@@ -486,11 +527,6 @@ pub async fn tokenring(c: Ctx) -> Result<Outcome, String> {
     let (n, k) = (c.size("N")?, c.i64("K")?);
     capacity(n)?;
     let boxes: Vec<Mailbox> = (0..n).map(|_| Mailbox::new()).collect();
-    #[derive(Default)]
-    struct Player {
-        handoffs: AtomicI64,
-        out_of_order: AtomicI64,
-    }
     let players: Vec<Padded<Player>> = (0..n).map(|_| Padded::default()).collect();
     let gate = Gate::new();
     // SAFETY: every task is awaited by join_all below before these are dropped.
@@ -517,9 +553,24 @@ pub async fn tokenring(c: Ctx) -> Result<Outcome, String> {
     }
     join_all(handles).await?;
     let secs = start.elapsed().as_secs_f64();
-    let mut fin = if n > 0 { boxes[0].take().await } else { 0 };
+    let fin = if n > 0 { boxes[0].take().await } else { 0 };
+    Ok(ring_outcome(&c, secs, fin, &players, k))
+}
+
+/// Player — what one player of the ring counted (written once by its task, read after the join).
+#[derive(Default)]
+pub struct Player {
+    pub handoffs: AtomicI64,
+    pub out_of_order: AtomicI64,
+}
+
+/// ring_outcome — the ring's self-check (both variants): the final token and the hand-offs
+/// are N*K, no player saw the token out of ring order.
+pub fn ring_outcome(c: &Ctx, secs: f64, fin: i64, players: &[Padded<Player>], k: i64) -> Outcome {
+    let nn = players.len() as i64;
+    let mut fin = fin;
     let (mut handoffs, mut out_of_order) = (0i64, 0i64);
-    for p in &players {
+    for p in players {
         handoffs += p.0.handoffs.load(Ordering::Relaxed);
         out_of_order += p.0.out_of_order.load(Ordering::Relaxed);
     }
@@ -533,5 +584,5 @@ pub async fn tokenring(c: Ctx) -> Result<Outcome, String> {
     ]);
     let mut o = Outcome { seconds: secs, value: ms(secs), check, ..Default::default() };
     o.counters.insert("handoffs".into(), handoffs as f64);
-    Ok(o)
+    o
 }

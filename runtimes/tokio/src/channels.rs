@@ -3,19 +3,23 @@
 // start gate and self-checks as apps.rs, with tokio's channels where apps.rs has monitors:
 //   BoundedBuffer of capacity C -> tokio::sync::mpsc::channel(C); where several tasks take
 //     from one buffer (city's houses, producer's consumers) they share the Receiver under a
-//     tokio::sync::Mutex held across recv().await (tokio has no multi-consumer mpsc);
+//     tokio::sync::Mutex held across recv().await (tokio has no multi-consumer mpsc):
+//     SharedChannel, which apps.rs's one program of city and of producer uses;
 //   Mailbox (tokenring)         -> mpsc::channel(1) per player;
 //   a sieve stage's join        -> a oneshot the stage fires when it is done.
+// The sieve and the ring keep programs of their own here: a stage and a player own their
+// Receiver (no shared-receiver mutex on their path); their self-checks are apps.rs's.
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::apps::{ring_outcome, sieve_outcome, Player};
 use crate::micro::capacity;
-use crate::sync::{join_all, spawn_gated, Gate, Lent, Lock, Padded};
-use crate::{expect, first_failure, Ctx, Outcome};
+use crate::sync::{join_all, Gate, Lent, Lock, Padded};
+use crate::{Ctx, Outcome};
 
 fn closed() -> ! {
     panic!("a channel closed before the workload ended")
@@ -36,54 +40,29 @@ async fn send<T>(tx: &mpsc::Sender<T>, v: T) {
     }
 }
 
-/// city — as apps::city, the energy store an mpsc channel of capacity C.
-pub async fn city(c: Ctx) -> Result<Outcome, String> {
-    let (n, k, cp) = (c.size("N")?, c.i64("K")?, c.size("C")?);
-    capacity(n + 1)?;
-    let units = n as i64 * k;
-    let river = Lock::new(c.mutex, 0i64);
-    let (tx, rx) = mpsc::channel::<u8>(cp.max(1));
-    let rx = SharedRx(tokio::sync::Mutex::new(rx));
-    let produced = AtomicI64::new(0);
-    let consumed: Vec<Padded<AtomicI64>> = (0..n).map(|_| Padded(AtomicI64::new(0))).collect();
-    let gate = Gate::new();
-    // SAFETY: every task is awaited by join_all below before these are dropped.
-    let (rv, stx, srx, pr, co, g) = unsafe {
-        (Lent::new(&river), Lent::new(&tx), Lent::new(&rx), Lent::new(&produced), Lent::new(&consumed), Lent::new(&gate))
-    };
-    let start = Instant::now();
-    let handles = spawn_gated(g, n + 1, move |i| async move {
-        // Relaxed counters: each has one writer and is read after join_all.
-        if i == 0 {
-            for _ in 0..units {
-                rv.with(|d| *d += 1).await;
-                send(&stx, 1).await;
-                pr.store(pr.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            }
-            return;
-        }
-        let mine = &co[i - 1].0;
-        for _ in 0..k {
-            let e = srx.recv().await as i64;
-            mine.store(mine.load(Ordering::Relaxed) + e, Ordering::Relaxed);
-            rv.with(|d| *d += 1).await;
-        }
-    });
-    join_all(handles).await?;
-    let secs = start.elapsed().as_secs_f64();
-    let mut used: i64 = consumed.iter().map(|x| x.0.load(Ordering::Relaxed)).sum();
-    if c.inject_fault {
-        used -= 1;
+/// SharedChannel — an mpsc channel of capacity C (at least 1) whose consumers share the
+/// Receiver (SharedRx): the energy store of city and the buffer of producer for via=channel,
+/// with the BoundedBuffer's put and take (apps::city_program, apps::producer_program).
+pub struct SharedChannel<T> {
+    tx: mpsc::Sender<T>,
+    rx: SharedRx<T>,
+}
+
+impl<T> SharedChannel<T> {
+    pub fn new(cp: usize) -> Self {
+        let (tx, rx) = mpsc::channel(cp.max(1));
+        SharedChannel { tx, rx: SharedRx(tokio::sync::Mutex::new(rx)) }
     }
-    let drawn = river.into_inner();
-    let check = first_failure(&[
-        expect("energy produced", produced.load(Ordering::Relaxed), units),
-        expect("energy consumed", used, units),
-        expect("water drawn", drawn, 2 * units),
-    ]);
-    let mut o = Outcome { seconds: secs, value: secs * 1e3, check, ..Default::default() };
-    o.counters.insert("threads".into(), (n + 1) as f64);
-    Ok(o)
+
+    /// put — send `v`, waiting while the channel is full.
+    pub async fn put(&self, v: T) {
+        send(&self.tx, v).await
+    }
+
+    /// take — receive the oldest value, waiting while the channel is empty.
+    pub async fn take(&self) -> T {
+        self.rx.recv().await
+    }
 }
 
 type Stage = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -146,82 +125,7 @@ pub async fn eratosthenes(c: Ctx) -> Result<Outcome, String> {
     joined?;
     finished.map_err(|_| "the sieve's first stage failed".to_string())?;
     let secs = start.elapsed().as_secs_f64();
-    let found = primes.into_inner();
-    let sum: i64 = found.iter().sum();
-    let want_sum: i64 = reference.iter().sum();
-    let mut count = found.len() as i64;
-    if c.inject_fault {
-        count += 1;
-    }
-    let check = first_failure(&[
-        expect("primes found", count, reference.len() as i64),
-        expect("sum of primes", sum, want_sum),
-    ]);
-    let mut o = Outcome { seconds: secs, value: secs * 1e3, check, ..Default::default() };
-    o.counters.insert("primes".into(), count as f64);
-    o.counters.insert("threads".into(), (count + 2) as f64);
-    Ok(o)
-}
-
-/// producer — as apps::producer, through one mpsc channel of capacity C.
-pub async fn producer(c: Ctx) -> Result<Outcome, String> {
-    let (n, cp, k) = (c.size("N")?, c.size("C")?, c.i64("K")?);
-    capacity(2 * n)?;
-    let (tx, rx) = mpsc::channel::<i64>(cp.max(1));
-    let rx = SharedRx(tokio::sync::Mutex::new(rx));
-    #[derive(Default)]
-    struct Tally {
-        count: AtomicI64,
-        sum: AtomicI64,
-        hash: AtomicU64,
-    }
-    let tallies: Vec<Padded<Tally>> = (0..n).map(|_| Padded::default()).collect();
-    let gate = Gate::new();
-    // SAFETY: every task is awaited by join_all below before these are dropped.
-    let (stx, srx, ts, g) = unsafe { (Lent::new(&tx), Lent::new(&rx), Lent::new(&tallies), Lent::new(&gate)) };
-    let start = Instant::now();
-    let handles = spawn_gated(g, 2 * n, move |t| async move {
-        if t < n {
-            let base = t as i64 * k;
-            for j in 1..=k {
-                send(&stx, base + j).await;
-            }
-            return;
-        }
-        let (mut count, mut sum, mut hash) = (0i64, 0i64, 0u64);
-        for _ in 0..k {
-            let v = srx.recv().await;
-            count += 1;
-            sum += v;
-            hash = hash.wrapping_add(crate::apps::digest(v));
-        }
-        // Relaxed: one writer, read after join_all.
-        let me = &ts[t - n].0;
-        me.count.store(count, Ordering::Relaxed);
-        me.sum.store(sum, Ordering::Relaxed);
-        me.hash.store(hash, Ordering::Relaxed);
-    });
-    join_all(handles).await?;
-    let secs = start.elapsed().as_secs_f64();
-    let messages = n as i64 * k;
-    let (mut count, mut sum, mut hash) = (0i64, 0i64, 0u64);
-    for t in &tallies {
-        count += t.0.count.load(Ordering::Relaxed);
-        sum += t.0.sum.load(Ordering::Relaxed);
-        hash = hash.wrapping_add(t.0.hash.load(Ordering::Relaxed));
-    }
-    let want_hash = (1..=messages).fold(0u64, |h, v| h.wrapping_add(crate::apps::digest(v)));
-    if c.inject_fault {
-        sum += 1;
-    }
-    let check = first_failure(&[
-        expect("messages consumed", count, messages),
-        expect("sum consumed", sum, messages * (messages + 1) / 2),
-        expect("hash of consumed", hash, want_hash),
-    ]);
-    let mut o = Outcome { seconds: secs, value: secs * 1e3, check, ..Default::default() };
-    o.counters.insert("threads".into(), (2 * n) as f64);
-    Ok(o)
+    Ok(sieve_outcome(&c, secs, &primes.into_inner(), &reference))
 }
 
 /// tokenring — as apps::tokenring, each player's mailbox an mpsc channel of capacity 1;
@@ -235,11 +139,6 @@ pub async fn tokenring(c: Ctx) -> Result<Outcome, String> {
         let (tx, rx) = mpsc::channel::<i64>(1);
         txs.push(tx);
         rxs.push(rx);
-    }
-    #[derive(Default)]
-    struct Player {
-        handoffs: AtomicI64,
-        out_of_order: AtomicI64,
     }
     let players: Vec<Padded<Player>> = (0..n).map(|_| Padded::default()).collect();
     let gate = Gate::new();
@@ -284,24 +183,9 @@ pub async fn tokenring(c: Ctx) -> Result<Outcome, String> {
         return Err(f);
     }
     let secs = start.elapsed().as_secs_f64();
-    let mut fin = match first_rx.as_mut() {
+    let fin = match first_rx.as_mut() {
         Some(rx) => rx.recv().await.unwrap_or_else(|| closed()),
         None => 0,
     };
-    let (mut handoffs, mut out_of_order) = (0i64, 0i64);
-    for p in &players {
-        handoffs += p.0.handoffs.load(Ordering::Relaxed);
-        out_of_order += p.0.out_of_order.load(Ordering::Relaxed);
-    }
-    if c.inject_fault {
-        fin += 1;
-    }
-    let check = first_failure(&[
-        expect("final token", fin, nn * k),
-        expect("hand-offs", handoffs, nn * k),
-        expect("hand-offs out of ring order", out_of_order, 0),
-    ]);
-    let mut o = Outcome { seconds: secs, value: secs * 1e3, check, ..Default::default() };
-    o.counters.insert("handoffs".into(), handoffs as f64);
-    Ok(o)
+    Ok(ring_outcome(&c, secs, fin, &players, k))
 }

@@ -17,7 +17,8 @@
 // std::sync::Mutex instead of tokio::sync::Mutex.
 // The workload parameter `via` of the apps that pass values (city, eratosthenes, producer,
 // tokenring; workloads/apps/via.hpp) picks their buffers: monitor = the C++ monitor programs
-// (apps.rs), channel = tokio's channels (channels.rs). News has no `via`: it is one program
+// (apps.rs), channel = tokio's channels (channels.rs; city and producer are one program in
+// apps.rs, expanded with either buffer). News has no `via`: it is one program
 // everywhere, a monitor board (apps.rs).
 mod apps;
 mod channels;
@@ -128,9 +129,7 @@ async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
         "switch" => micro::switch(c).await,
         "lock-local" => micro::lock(c, false).await,
         "lock-global" => micro::lock(c, true).await,
-        "city" if c.channels => channels::city(c).await,
         "eratosthenes" if c.channels => channels::eratosthenes(c).await,
-        "producer" if c.channels => channels::producer(c).await,
         "tokenring" if c.channels => channels::tokenring(c).await,
         "city" => apps::city(c).await,
         "eratosthenes" => apps::eratosthenes(c).await,

@@ -7,7 +7,7 @@
     figure   save_figure, line_figure (small multiples), plot_lines, split_series, legend_entries, figure_note,
              add_caption
     standalone  standalone_main (a figure module's `SCRIPT RESULTS_DIR [--out DIR]`), write_table (<name>.md and
-             <name>.csv of a table)
+             <name>.csv of a table), sibling_module (another module of a figure module's folder)
     claims   the papers' claims (results/paper/claims-*.json), their verdicts and REPRODUCTION.md
              (import coopbench.claims; scripts/reproduce.sh, docs/reproducing.md)
 
@@ -20,7 +20,7 @@ from . import schema
 from .figure import (FIG_WIDTH, add_caption, backend_group, figure_note, fixed_parameters, legend_entries, line_figure, plot_lines,
                      save_figure, series_labels, split_series)
 from .load import Results, ResultsError, load
-from .standalone import main as standalone_main, write_table
+from .standalone import main as standalone_main, sibling_module, write_table
 from .stats import (METHOD, cold_sample, failed_rows, fmt_ci, fmt_ratio, fmt_value, median_ci, ok_rows, point_stats,
                     ratio_ci, sample,
                     summarize, u_test, warm_sample)
@@ -36,6 +36,6 @@ __all__ = [
     "caption", "backend_style", "backend_colors", "use_backends", "PALETTE", "compact_number",
     "save_figure", "plot_lines", "line_figure", "split_series", "backend_group", "series_labels", "legend_entries",
     "figure_note", "fixed_parameters", "add_caption", "FIG_WIDTH",
-    "standalone_main", "write_table",
+    "standalone_main", "write_table", "sibling_module",
     "NUMERIC_COLUMNS",
 ]

@@ -2,6 +2,7 @@
 
     main(argv, doc, script, produce, nothing)   the command line `SCRIPT RESULTS_DIR [--out DIR]`
     write_table(table, md, outdir, name, heading)   <name>.md (heading + Markdown) and <name>.csv
+    sibling_module(file, name)   another module of a figure module's folder (cal_fig4 uses cal_fig3's panels)
 
 A module keeps its own make(res, outdir) for plot.py and ends with
 `sys.exit(cr.standalone_main(None, __doc__, "table1.py", produce, "no Table 1 workload in these results"))`.
@@ -10,6 +11,7 @@ A module keeps its own make(res, outdir) for plot.py and ends with
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -50,3 +52,12 @@ def write_table(table, md: str, outdir, name: str, heading: str) -> list:
     paths[0].write_text(f"# {heading}\n\n{md}\n")
     table.to_csv(paths[1], index=False)
     return paths
+
+
+def sibling_module(file, name: str):
+    """sibling_module — the module `name` (name.py beside `file`, a figure module's __file__), imported from its
+    file under that name; plot.py imports the figure modules by path, without their folder on sys.path."""
+    spec = importlib.util.spec_from_file_location(name, Path(file).with_name(f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -44,6 +44,13 @@ def rows(res, workload=WORKLOAD) -> pd.DataFrame:
     return df
 
 
+def timeout_rows(res) -> pd.DataFrame:
+    """timeout_rows — rows(res) when they count timed-out attempts (counter.timeouts_pct: Figs. 4 and 5), else an
+    empty frame."""
+    df = rows(res)
+    return df if not df.empty and "counter.timeouts_pct" in df.columns else pd.DataFrame()
+
+
 def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=("backend", "processors"),
                 xlog=False, ylog=False, invert_x=False, ylim=None):
     """lock_panels — one panel per `panel_by` group, one line per lock (median, bootstrap 95 % interval band)."""

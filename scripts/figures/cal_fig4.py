@@ -7,20 +7,17 @@ backend and processor count (median over repetitions, bootstrap 95 % interval ba
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+import coopbench as cr
 
-_spec = importlib.util.spec_from_file_location("cal_fig3", Path(__file__).with_name("cal_fig3.py"))
-cal = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cal)
+cal = cr.sibling_module(__file__, "cal_fig3")
 
 NAME = "cal_fig4_preemption"
 
 
 def make(res, outdir):
     """make — Fig. 4 (% timed out against threads at patience 512 us), or [] without data."""
-    df = cal.rows(res)
-    if df.empty or "counter.timeouts_pct" not in df.columns:
+    df = cal.timeout_rows(res)
+    if df.empty:
         return []
     df = df[df["param.patience_us"] == 512]
     if df.empty or df["param.T"].nunique() < 2:

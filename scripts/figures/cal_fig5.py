@@ -7,20 +7,17 @@ falling to the right), one line per lock, one panel per backend, P and T.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+import coopbench as cr
 
-_spec = importlib.util.spec_from_file_location("cal_fig3", Path(__file__).with_name("cal_fig3.py"))
-cal = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cal)
+cal = cr.sibling_module(__file__, "cal_fig3")
 
 NAME = "cal_fig5_degradation"
 
 
 def make(res, outdir):
     """make — Fig. 5 (% timed out against patience), or [] without data."""
-    df = cal.rows(res)
-    if df.empty or "counter.timeouts_pct" not in df.columns:
+    df = cal.timeout_rows(res)
+    if df.empty:
         return []
     df = df[(df["param.patience_us"] > 0) & (df["param.patience_us"] <= 144)]
     if df.empty or df["param.patience_us"].nunique() < 2:

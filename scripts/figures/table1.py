@@ -196,6 +196,16 @@ def _ratio(row: dict, name: str, num: pd.DataFrame, den: pd.DataFrame, mn, md) -
     row[name], row[name + " lo"], row[name + " hi"] = r, lo, hi
 
 
+def workload_groups(df: pd.DataFrame, order):
+    """workload_groups — (workload, params, rows) for each workload of `order` that has rows in df, in that order,
+    and each of its parameter sets (param_groups)."""
+    for workload in order:
+        w = df[df["workload"] == workload]
+        if not w.empty:
+            for params, g in param_groups(w):
+                yield workload, params, g
+
+
 def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """build — the table as a DataFrame (one row per benchmark and parameter set); empty without data.
 
@@ -211,15 +221,11 @@ def build(res, paper: pd.DataFrame | None = None) -> pd.DataFrame:
         return pd.DataFrame()
     backends = _backend_order(df["backend"].unique())
     rows = []
-    for workload in order:
-        w = df[df["workload"] == workload]
-        if w.empty:
-            continue
-        for params, g in param_groups(w):
-            sweep = (g.groupby("backend")["processors"].nunique() > 1).any()
-            p_groups = [(int(p), gp) for p, gp in g.groupby("processors")] if sweep else [(None, g)]
-            for p_row, gp in p_groups:
-                rows.append(_row(paper, workload, params, gp, p_row, backends))
+    for workload, params, g in workload_groups(df, order):
+        sweep = (g.groupby("backend")["processors"].nunique() > 1).any()
+        p_groups = [(int(p), gp) for p, gp in g.groupby("processors")] if sweep else [(None, g)]
+        for p_row, gp in p_groups:
+            rows.append(_row(paper, workload, params, gp, p_row, backends))
     table = pd.DataFrame(rows)
     if "P" in table.columns and table["P"].isna().all():
         table = table.drop(columns=["P"])

@@ -57,13 +57,9 @@ def build(res) -> pd.DataFrame:
         return pd.DataFrame()
     backends = _backend_order(df["backend"].unique())
     rows = []
-    for workload in APPS:
-        w = df[df["workload"] == workload]
-        if w.empty:
-            continue
-        for params, g in table1.param_groups(w):
-            for p, gp in g.groupby("processors", sort=True):
-                rows.append(_row(workload, params, int(p), gp, backends))
+    for workload, params, g in table1.workload_groups(df, APPS):
+        for p, gp in g.groupby("processors", sort=True):
+            rows.append(_row(workload, params, int(p), gp, backends))
     return pd.DataFrame(rows)
 
 

@@ -211,14 +211,14 @@ func channelPingPong(c *Ctx) (Result, error) {
 	}
 	sums := make([]padded, t)
 	replies := make([]padded, t)
-	there, back := make([]chan int64, t), make([]chan int64, t)
-	for i := range there {
-		there[i], back[i] = make(chan int64, size), make(chan int64, size)
+	theres, backs := make([]chan int64, t), make([]chan int64, t)
+	for i := range theres {
+		theres[i], backs[i] = make(chan int64, size), make(chan int64, size)
 	}
 	// Goroutine 2i pings pair i, 2i+1 pongs it.
 	open, wg := spawnBehindGate(2*t, func(g int64) {
 		i := g / 2
-		there, back := there[i], back[i]
+		there, back := theres[i], backs[i]
 		if g%2 == 0 { // ping
 			sum, got := &sums[i].v, &replies[i].v
 			for j := int64(0); j < k; j++ {

@@ -328,6 +328,23 @@ def tokio_ratio_columns(table: pd.DataFrame) -> list:
     return [BEST_COOP_TOKIO] if BEST_COOP_TOKIO in table.columns else []
 
 
+def markdown_lines(table: pd.DataFrame, cols, left, cell) -> list:
+    """markdown_lines — the lines of a GitHub Markdown table of `cols`: the header, the alignment row (the columns
+    in `left` left-aligned, the others right-aligned), then a line per row: a string value as it is, any other
+    value as cell(row, column, value), every noisy cell (cell_noisy) marked with NOISY_MARK."""
+    lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
+             "|" + "|".join("---" if c in left else "---:" for c in cols) + "|"]
+    for _, r in table.iterrows():
+        cells = []
+        for c in cols:
+            v = r[c]
+            cells.append(v if isinstance(v, str) else cell(r, c, v))
+            if cells[-1] and cell_noisy(r, c):
+                cells[-1] += f" {NOISY_MARK}"
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
     """to_markdown — the compact table as GitHub Markdown (times per backend, each coop policy / go, the paper's
     Native/Linux ratio), with a note on units, ratios and the source."""
@@ -336,30 +353,20 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
     cols = [c for c in MD_COLUMNS_BEFORE if c in table.columns] + times + go_ratio_columns(table) + \
         tokio_ratio_columns(table) + \
         [c for c in MD_COLUMNS_AFTER if c in table.columns and not (c == "notes" and not table[c].astype(bool).any())]
-    lines = ["| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
-             "|" + "|".join("---" if c in ("benchmark", "workload", "params", "size", "paper params", "notes") else "---:"
-                            for c in cols) + "|"]
-    for _, r in table.iterrows():
-        cells = []
-        for c in cols:
-            v = r[c]
-            if isinstance(v, str):
-                cells.append(v)
-            elif c == BEST_COOP_TOKIO:  # "native-ws: 0.50× (0.41–0.61)": which coop policy, its ratio
-                cells.append(f"{r[BEST_COOP]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'])}" if v == v else "")
-            elif " / " in c and f"{c} lo" in r:  # "2.10× (1.90–2.40)": the ratio and its interval
-                cells.append(cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else "")
-            elif " / " in c:
-                cells.append(_fmt_ratio(v))
-            elif c == "P":
-                cells.append("" if v is None or math.isnan(v) else str(int(v)))
-            elif c.startswith("paper "):
-                cells.append("" if math.isnan(v) else f"{v:,.0f}".replace(",", "'"))  # the paper's ms
-            else:
-                cells.append(_fmt_ms(v))
-            if cells[-1] and cell_noisy(r, c):
-                cells[-1] += f" {NOISY_MARK}"
-        lines.append("| " + " | ".join(cells) + " |")
+    def cell(r, c, v) -> str:
+        if c == BEST_COOP_TOKIO:  # "native-ws: 0.50× (0.41–0.61)": which coop policy, its ratio
+            return f"{r[BEST_COOP]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'])}" if v == v else ""
+        if " / " in c and f"{c} lo" in r:  # "2.10× (1.90–2.40)": the ratio and its interval
+            return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else ""
+        if " / " in c:
+            return _fmt_ratio(v)
+        if c == "P":
+            return "" if v is None or math.isnan(v) else str(int(v))
+        if c.startswith("paper "):
+            return "" if math.isnan(v) else f"{v:,.0f}".replace(",", "'")  # the paper's ms
+        return _fmt_ms(v)
+
+    lines = markdown_lines(table, cols, ("benchmark", "workload", "params", "size", "paper params", "notes"), cell)
     lines += ["",
               f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
               f"spawn to after the last join); `native / go` (and `native-ws / go`, `native-parasail / go` "

@@ -93,23 +93,14 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
     times = [c for c in table.columns if c not in before + ["workload", "noisy"] and " / " not in c
              and not c.endswith(" lo") and not c.endswith(" hi")]
     cols = before + times + ratio_columns(table)
-    lines = ["| " + " | ".join(cols) + " |",
-             "|" + "|".join("---" if c in ("benchmark", "params") else "---:" for c in cols) + "|"]
-    for _, r in table.iterrows():
-        cells = []
-        for c in cols:
-            v = r[c]
-            if isinstance(v, str):
-                cells.append(v)
-            elif c == "P":
-                cells.append(str(int(v)))
-            elif " / " in c:
-                cells.append(cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else "")
-            else:
-                cells.append(table1._fmt_ms(v))
-            if cells[-1] and table1.cell_noisy(r, c):
-                cells[-1] += f" {NOISY_MARK}"
-        lines.append("| " + " | ".join(cells) + " |")
+    def cell(r, c, v) -> str:
+        if c == "P":
+            return str(int(v))
+        if " / " in c:
+            return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else ""
+        return table1._fmt_ms(v)
+
+    lines = table1.markdown_lines(table, cols, ("benchmark", "params"), cell)
     lines += ["",
               "The channel variant (`via=channel`, workloads/apps/via.hpp): the apps' programs with each backend's "
               "own channel where the paper's program has a bounded buffer (capacity C) or a one-slot mailbox "

@@ -5,9 +5,14 @@
 // failure.
 //
 // Which protocol step each test catches (each was seen failing with that step removed):
-//   ParkReleasesTheLockOnlyAfterTheSwitch   park(): the lock is released by the suspend's
-//                                           finalizer, not before the switch (else a sender
-//                                           make_ready()s a receiver that still runs)
+//   AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer  park() / wake(): the lock is not
+//                                           held across the switch; a waker that finds the
+//                                           waiter not yet published as parked (kWaiting)
+//                                           only stores the outcome, and the parking
+//                                           finalizer, whose CAS then fails, makes the
+//                                           waiter ready (without the finalizer's wake-up:
+//                                           a hang; with a waker that always makes it
+//                                           ready: it runs before its finalizer is done)
 //   HandOffMovesTheValueBeforeWakingTheWaiter  send(): the value is moved into the parked
 //                                           receiver before its state is published and it
 //                                           is made ready (else it returns without it)
@@ -31,9 +36,9 @@
 
 namespace {
 
-std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0}, g_e{0};
+std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0}, g_e{0}, g_f{0};
 
-void reset() { g_a = 0, g_b = 0, g_c = 0, g_d = 0, g_e = 0; }
+void reset() { g_a = 0, g_b = 0, g_c = 0, g_d = 0, g_e = 0, g_f = 0; }
 
 // spin_until — spins until `f` is non-zero; false after `ms` milliseconds (< 0: never).
 bool spin_until(const std::atomic<int>& f, int ms = -1) {
@@ -61,7 +66,7 @@ coop::Options two() { return coop::Options{.processors = 2}; }
 
 void clear_hooks() {
     namespace h = coop::test_hooks;
-    h::channel_park_before_unlock = nullptr;
+    h::channel_park_switched = nullptr;
     h::channel_handoff_dequeued = nullptr;
     h::channel_close_detached = nullptr;
     h::channel_lock_contended = nullptr;
@@ -80,47 +85,54 @@ class ChannelDirected : public ::testing::Test {
 
 using Chan = coop::Channel<long>;
 
-// A receiver parks on an empty channel; while its processor runs the parking finalizer (the
-// receiver is in the list and switched out, the lock not yet released), a sender on the
-// other processor tries to send: it must find the lock held (channel_lock_contended) and
-// not get through (it would dequeue and make_ready the receiver, which a lock released
-// before the switch would allow while the receiver still runs). The hook waits for either
-// outcome, so the test does not depend on timing.
-TEST_F(ChannelDirected, ParkReleasesTheLockOnlyAfterTheSwitch) {
-    coop::Runtime rt(two());
-    static Chan ch(0);
-    static std::optional<long> got;
-    coop::test_hooks::channel_lock_contended = [] {
-        coop::test_hooks::channel_lock_contended = nullptr;
-        g_b = 1;  // the sender found the lock held
-    };
-    coop::test_hooks::channel_park_before_unlock = [] {
-        coop::test_hooks::channel_park_before_unlock = nullptr;
-        g_a = 1;  // the receiver is parking
-        while (g_b.load() == 0 && g_c.load() == 0) {
-        }
-        g_d = g_c.load();  // the sender got through while the park held the lock
-    };
-    rt.run([] {
-        // The sender spins (never yields) on one processor, so the receiver runs on the
-        // other and its park finds nothing else to run: the finalizer runs in that
-        // processor's idle loop, not in front of the sender.
-        coop::Thread s = coop::spawn([] {
-            g_e = 1;
-            spin_until(g_a);
-            ch.send(7);
-            g_c = 1;
+// A receiver parks on an empty channel; its processor runs the parking finalizer and stops
+// in it before publishing kParked (the receiver is in the list and switched out). A sender
+// on the other processor sends meanwhile: it must get through (the lock is not held across
+// the switch; else: a hang, the watchdog fires), must not make the receiver ready (it is not
+// published as parked: the receiver must not return while the finalizer is held), and the
+// finalizer, whose CAS then fails, must make the receiver ready with the value (else: a
+// hang).
+TEST_F(ChannelDirected, AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer) {
+    for (std::size_t cap : {0u, 1u}) {
+        reset();
+        coop::Runtime rt(two());
+        static Chan* ch;
+        Chan chan(cap);
+        ch = &chan;
+        static std::optional<long> got;
+        got.reset();
+        coop::test_hooks::channel_park_switched = [] {
+            coop::test_hooks::channel_park_switched = nullptr;
+            g_a = 1;          // the receiver is in the list and switched out
+            spin_until(g_c);  // the sender's send returned (a held lock: hang, the watchdog)
+            g_d = spin_until(g_f, kWindowMs) ? 1 : 0;  // did the receiver return meanwhile?
+        };
+        rt.run([] {
+            // The sender spins (never yields) on one processor, so the receiver runs on the
+            // other and its park finds nothing else to run: the finalizer runs in that
+            // processor's idle loop, not in front of the sender.
+            coop::Thread s = coop::spawn([] {
+                g_e = 1;
+                spin_until(g_a);
+                ch->send(7);
+                g_c = 1;
+            });
+            // Spin, not yield: a yield asks no idle processor for help (Negele et al.,
+            // Fig. 2), so if this processor picked the sender, which never yields, and the
+            // other had parked, a yielding main would wait behind it for ever. Spinning keeps
+            // this processor, so the sender's spawn, which does wake a parked processor, runs
+            // it on the other.
+            spin_until(g_e);
+            coop::Thread r = coop::spawn([] {
+                got = ch->recv();
+                g_f = 1;
+            });
         });
-        // Spin, not yield: a yield asks no idle processor for help (Negele et al., Fig. 2), so
-        // if this processor picked the sender, which never yields, and the other had parked,
-        // a yielding main would wait behind it for ever. Spinning keeps this processor, so
-        // the sender's spawn, which does wake a parked processor, runs it on the other.
-        spin_until(g_e);
-        coop::Thread r = coop::spawn([] { got = ch.recv(); });
-    });
-    EXPECT_EQ(g_d.load(), 0) << "a sender completed while the receiver's park still held the lock";
-    EXPECT_EQ(g_b.load(), 1) << "the sender never found the lock held";
-    EXPECT_EQ(got, std::optional<long>(7));
+        EXPECT_EQ(g_d.load(), 0) << "capacity " << cap
+                                 << ": the receiver ran before its parking finalizer published it";
+        EXPECT_EQ(got, std::optional<long>(7)) << "capacity " << cap;
+        clear_hooks();
+    }
 }
 
 // A receiver is parked; the sender dequeues it and releases the lock, and stops there (before
@@ -134,9 +146,9 @@ TEST_F(ChannelDirected, HandOffMovesTheValueBeforeWakingTheWaiter) {
         ch = &chan;
         static std::optional<long> got;
         got.reset();
-        coop::test_hooks::channel_park_before_unlock = [] {
-            coop::test_hooks::channel_park_before_unlock = nullptr;
-            g_a = 1;  // the receiver is parked (the sender then waits for the lock)
+        coop::test_hooks::channel_park_switched = [] {
+            coop::test_hooks::channel_park_switched = nullptr;
+            g_a = 1;  // the receiver is in the list and switched out
         };
         coop::test_hooks::channel_handoff_dequeued = [] {
             coop::test_hooks::channel_handoff_dequeued = nullptr;
@@ -165,8 +177,8 @@ TEST_F(ChannelDirected, RendezvousSenderWaitsUntilTheReceiverTookTheValue) {
     coop::Runtime rt(two());
     static Chan ch(0);
     static std::optional<long> got;
-    coop::test_hooks::channel_park_before_unlock = [] {
-        coop::test_hooks::channel_park_before_unlock = nullptr;
+    coop::test_hooks::channel_park_switched = [] {
+        coop::test_hooks::channel_park_switched = nullptr;
         g_a = 1;  // the sender is parked
     };
     coop::test_hooks::channel_handoff_dequeued = [] {
@@ -196,8 +208,8 @@ TEST_F(ChannelDirected, CloseMarksTheChannelClosedUnderTheLock) {
     coop::Runtime rt(two());
     static Chan ch(1);
     static std::optional<long> early{5}, late{5};
-    coop::test_hooks::channel_park_before_unlock = [] {
-        coop::test_hooks::channel_park_before_unlock = nullptr;
+    coop::test_hooks::channel_park_switched = [] {
+        coop::test_hooks::channel_park_switched = nullptr;
         g_a = 1;  // the early receiver is parked
     };
     coop::test_hooks::channel_close_detached = [] {

@@ -291,9 +291,11 @@ class Channel {
     // activity is switched out, so the state word (not the lock) decides who makes it
     // ready: the finalizer publishes kParked once the switch is complete, and a waker that
     // finds kWaiting only stores the outcome; the finalizer then sees it and makes the
-    // activity ready itself (the lock-free "park with a state word" of Drepper's futex
-    // mutex and of Go's runtime.notesleep, here with the suspend's finalizer as the point
-    // after the switch).
+    // activity ready itself. The same protocol as Go's network poller (runtime/netpoll.go:
+    // netpollblock parks with the commit function netpollblockcommit, which CASes the
+    // descriptor's state word from pdWait to the goroutine after the switch; netpollunblock
+    // swaps pdReady in and readies the goroutine only if it read one), here with the
+    // suspend's finalizer as the commit after the switch.
     static void park(Waiter& w) noexcept {
         if (w.activity != nullptr) {
             internal::suspend(&Channel::publish_parked, &w);

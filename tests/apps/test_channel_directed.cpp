@@ -21,14 +21,18 @@
 //   CloseMarksTheChannelClosedUnderTheLock  close(): closed_ is set in the same critical
 //                                           section that detaches the waiters (else a
 //                                           receiver that parks in between sleeps for ever)
+// and one stress test, EveryValueOnceWithManyParkedPeersOnOversubscribedProcessors: many
+// parked senders and receivers at four processors per core, every value exactly once.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtimes/native/channel.hpp"
 #include "runtimes/native/coop.hpp"
@@ -243,6 +247,49 @@ TEST_F(ChannelDirected, ACallerOutsideCoopReceivesFromAnActivity) {
     rt.run([] { ch.send(3); });
     outside.join();
     EXPECT_EQ(got, std::optional<long>(3));
+}
+
+// A stress test of the park / wake race: many senders and receivers park on one channel
+// while processors outnumber the cores (four per core), so a waker often reaches a waiter
+// that is still switching out (the state word's kWaiting case, which the directed test
+// above stops in) or whose processor's OS thread the OS preempted. Every value must arrive
+// exactly once (a waiter made ready twice runs twice; a lost wake-up hangs: the watchdog).
+TEST_F(ChannelDirected, EveryValueOnceWithManyParkedPeersOnOversubscribedProcessors) {
+    const unsigned cores = std::thread::hardware_concurrency() < 2 ? 2 : std::thread::hardware_concurrency();
+    constexpr int kSenders = 24, kReceivers = 24;
+    constexpr long kPerSender = coopbench::test::sanitized ? 300 : 3000;
+    constexpr long kTotal = kSenders * kPerSender;
+    for (coop::Scheduling scheduling :
+         {coop::Scheduling::global, coop::Scheduling::work_stealing, coop::Scheduling::parasail}) {
+        for (std::size_t cap : {0u, 1u, 4u}) {
+            static Chan* ch;
+            static std::atomic<int>* seen;
+            std::unique_ptr<std::atomic<int>[]> counts(new std::atomic<int>[kTotal]());
+            seen = counts.get();
+            Chan chan(cap);
+            ch = &chan;
+            coop::Runtime rt(coop::Options{.processors = 4 * cores, .scheduling = scheduling});
+            rt.run([] {
+                std::vector<coop::Thread> threads;
+                for (int r = 0; r < kReceivers; ++r)
+                    threads.push_back(coop::spawn([] {
+                        while (std::optional<long> v = ch->recv()) seen[*v].fetch_add(1, std::memory_order_relaxed);
+                    }));
+                std::vector<coop::Thread> senders;
+                for (int s = 0; s < kSenders; ++s)
+                    senders.push_back(coop::spawn([s] {
+                        for (long i = 0; i < kPerSender; ++i) ch->send(s * kPerSender + i);
+                    }));
+                for (auto& t : senders) t.join();
+                ch->close();
+                for (auto& t : threads) t.join();
+            });
+            long wrong = 0;
+            for (long v = 0; v < kTotal; ++v) wrong += counts[v].load() != 1;
+            EXPECT_EQ(wrong, 0) << "scheduling " << static_cast<int>(scheduling) << ", capacity " << cap
+                                << ": values not received exactly once";
+        }
+    }
 }
 
 }  // namespace

@@ -222,16 +222,22 @@ TEST_F(ChannelDirected, CloseMarksTheChannelClosedUnderTheLock) {
         spin_until(g_c);  // the late receiver returned (else: hang, the watchdog fires)
     };
     rt.run([] {
-        coop::Thread r1 = coop::spawn([] { early = ch.recv(); });
+        // The late receiver waits by spinning, on the other processor: the close stops in its
+        // hook (spinning, never yielding) until the late receiver returned, so the two must
+        // not share a processor. Main spins until it runs (a yield would wake no parked
+        // processor: Negele et al., Fig. 2), so the spawn's wake-up puts it on the other.
         coop::Thread late_r = coop::spawn([] {
-            wait_for(g_b);
+            g_e = 1;
+            spin_until(g_b);
             late = ch.recv();
             g_c = 1;
         });
-        coop::Thread closer = coop::spawn([] {
-            wait_for(g_a);
-            ch.close();
-        });
+        spin_until(g_e);
+        // The early receiver runs on main's processor: main yields to it until it parked
+        // (it is in this processor's queue, so the yield runs it), then closes.
+        coop::Thread r1 = coop::spawn([] { early = ch.recv(); });
+        wait_for(g_a);
+        ch.close();
     });
     EXPECT_EQ(early, std::nullopt);
     EXPECT_EQ(late, std::nullopt);

@@ -10,11 +10,14 @@
  *
  * Modelled as in the code: one lock (the spin lock; an atomic test-and-set step) guards the
  * buffer (one slot: capacity <= 1), the FIFO lists of parked senders and receivers and the
- * closed flag. Parking: enqueue under the lock, be switched out (`switched`), then the
- * suspend's finalizer releases the lock; the waiter resumes once made ready (`ready`) and
- * reads its `state` (DONE / CLOSED) and, a receiver, its result slot. Waking: the waker owns
- * the dequeued waiter: it moves the value, stores the state and makes it ready; make_ready
- * asserts that the waiter is switched out (no wake-up of an activity that still runs).
+ * closed flag. Parking: enqueue under the lock, release the lock, be switched out
+ * (`switched`), then the suspend's finalizer CASes the waiter's `state` WAITING -> PARKED
+ * and, if the CAS fails (a waker came first), makes the waiter ready itself; the waiter
+ * resumes once made ready (`ready`) and reads its `state` (DONE / CLOSED) and, a receiver,
+ * its result slot. Waking: the waker owns the dequeued waiter: it moves the value, exchanges
+ * the outcome into `state` and makes the waiter ready only if it read PARKED; make_ready
+ * asserts that the waiter is switched out (no wake-up of an activity that still runs) and
+ * not made ready twice.
  * Abstracted: the scheduler (make_ready is a flag; the woken process runs at any later
  * time), memory orders (Promela is sequentially consistent; the code's acquire/release pairs
  * are the lock's and wake()'s state store, commented there and run under TSan).
@@ -25,7 +28,10 @@
  * (assert in make_ready); (4) a receiver that is told DONE holds a value.
  *
  * Mutants (check_channel.sh: each must fail):
- *   BUG_UNLOCK_BEFORE_SWITCH  park releases the lock before the switch (not in the finalizer)
+ *   BUG_WAKE_UNCONDITIONAL    a waker makes the waiter ready whatever state it read (also
+ *                             while the waiter is still switching out)
+ *   BUG_FINALIZER_NO_WAKE     the parking finalizer ignores a failed CAS (a waker that came
+ *                             before the switch left the wake-up to it)
  *   BUG_WAKE_BEFORE_COPY      send publishes DONE and wakes the receiver before moving the value
  *   BUG_CLOSE_FLAG_LATE       close sets `closed` in a second critical section, after detaching
  *   BUG_RECV_NO_REFILL        recv from a full buffer with a parked sender does not move the
@@ -37,6 +43,7 @@
 #define WAITING 0
 #define DONE 1
 #define CLOSED 2
+#define PARKED 3
 
 byte cap;                /* 0 or 1 */
 bit lk;                  /* the channel's lock */
@@ -64,15 +71,64 @@ inline push_r(w) { d_step { rq[rqn] = w; rqn++ } }
 inline push_s(w) { d_step { sq[sqn] = w; sqn++ } }
 inline ready_sender(i) {
     assert(sswitched[i] == 1);  /* never make ready an activity that still runs */
+    assert(sready[i] == 0);     /* nor twice */
     sready[i] = 1
 }
 inline ready_receiver(j) {
     assert(rswitched[j] == 1);
+    assert(rready[j] == 0);
     rready[j] = 1
 }
 
+/* wake: the waker's exchange of the outcome; it makes the waiter ready iff it read PARKED */
+inline wake_sender(i, how) {
+    atomic { old = sstate[i]; sstate[i] = how };
+#ifdef BUG_WAKE_UNCONDITIONAL
+    ready_sender(i)
+#else
+    if
+    :: old == PARKED -> ready_sender(i)
+    :: else
+    fi
+#endif
+}
+inline wake_receiver(j, how) {
+    atomic { old = rstate[j]; rstate[j] = how };
+#ifdef BUG_WAKE_UNCONDITIONAL
+    ready_receiver(j)
+#else
+    if
+    :: old == PARKED -> ready_receiver(j)
+    :: else
+    fi
+#endif
+}
+
+/* the parking finalizer, after the switch: CAS WAITING -> PARKED, else make ready itself */
+#ifndef BUG_FINALIZER_NO_WAKE
+#define FINALIZER_FAILED(ready_self) ready_self
+#else
+#define FINALIZER_FAILED(ready_self) skip
+#endif
+inline publish_parked_sender(i) {
+    atomic {
+        if
+        :: sstate[i] == WAITING -> sstate[i] = PARKED
+        :: else -> FINALIZER_FAILED(ready_sender(i))
+        fi
+    }
+}
+inline publish_parked_receiver(j) {
+    atomic {
+        if
+        :: rstate[j] == WAITING -> rstate[j] = PARKED
+        :: else -> FINALIZER_FAILED(ready_receiver(j))
+        fi
+    }
+}
+
 proctype Sender(byte i) {
-    byte r;
+    byte r, old;
     byte v = i + 1;
     lock();
     if
@@ -84,13 +140,11 @@ proctype Sender(byte i) {
         pop_r(r);
         unlock();
 #ifdef BUG_WAKE_BEFORE_COPY
-        rstate[r] = DONE;
-        ready_receiver(r);
+        wake_receiver(r, DONE);
         rout[r] = v
 #else
         rout[r] = v;
-        rstate[r] = DONE;
-        ready_receiver(r)
+        wake_receiver(r, DONE)
 #endif
     :: else ->
         if
@@ -99,13 +153,9 @@ proctype Sender(byte i) {
             sval[i] = v;
             sstate[i] = WAITING;
             push_s(i);
-#ifdef BUG_UNLOCK_BEFORE_SWITCH
             unlock();
-            sswitched[i] = 1;
-#else
             sswitched[i] = 1;  /* suspend: switched out ... */
-            unlock();          /* ... then the finalizer releases the lock */
-#endif
+            publish_parked_sender(i);  /* ... then the finalizer */
             sready[i] == 1;    /* resumed */
             if
             :: sstate[i] == CLOSED -> sclosed[i] = 1
@@ -118,7 +168,7 @@ finish:
 }
 
 proctype Receiver(byte j) {
-    byte s, v;
+    byte s, v, old;
 again:
     v = 0;
     lock();
@@ -136,8 +186,7 @@ again:
 #endif
             unlock()
         fi;
-        sstate[s] = DONE;
-        ready_sender(s);
+        wake_sender(s, DONE);
         goto got
     :: else
     fi;
@@ -154,13 +203,9 @@ again:
     rstate[j] = WAITING;
     rready[j] = 0;
     push_r(j);
-#ifdef BUG_UNLOCK_BEFORE_SWITCH
     unlock();
-    rswitched[j] = 1;
-#else
-    rswitched[j] = 1;
-    unlock();
-#endif
+    rswitched[j] = 1;  /* suspend: switched out ... */
+    publish_parked_receiver(j);  /* ... then the finalizer */
     rready[j] == 1;  /* resumed */
     rswitched[j] = 0;
     if
@@ -176,7 +221,7 @@ finish:
 }
 
 proctype Closer() {
-    byte dr[NR], ds[NS], drn, dsn, k, w;
+    byte dr[NR], ds[NS], drn, dsn, k, w, old;
     if
     :: true                      /* close at any time ... */
     :: senders_done == NS        /* ... or after every send returned */
@@ -200,12 +245,12 @@ proctype Closer() {
 #endif
     k = 0;
     do
-    :: k < drn -> w = dr[k]; rstate[w] = CLOSED; ready_receiver(w); k++
+    :: k < drn -> w = dr[k]; wake_receiver(w, CLOSED); k++
     :: k == drn -> break
     od;
     k = 0;
     do
-    :: k < dsn -> w = ds[k]; sstate[w] = CLOSED; ready_sender(w); k++
+    :: k < dsn -> w = ds[k]; wake_sender(w, CLOSED); k++
     :: k == dsn -> break
     od
 }

@@ -23,21 +23,26 @@
 //     its value (C = 0) or the buffer's head and refills the tail from the sender (C >= 1,
 //     which keeps FIFO order), then wakes the sender the same way.
 //   - Parking: the waiter puts a Waiter record (on its own stack) at the tail of its list
-//     while holding the lock, and suspends with a finalizer that releases the lock on the
-//     resumed side (internal::suspend runs it after the switch). So no peer can dequeue and
-//     make_ready the waiter before it is completely switched out: no wake-up is lost (the
-//     list is read only under the lock) and none comes too early.
+//     under the lock, releases the lock and suspends; the suspend's finalizer (run after
+//     the switch, internal::suspend) CASes the record's `state` kWaiting -> kParked. A
+//     waker exchanges the outcome into `state`: if it reads kParked it makes the waiter
+//     ready; if it reads kWaiting (the waiter is still switching out) it leaves that to the
+//     finalizer, whose CAS then fails and which makes the waiter ready itself. So no wake-up
+//     is lost and none comes before the switch, and the lock is never held across a switch
+//     (a lock held from the park through pick_next and the switch to the finalizer kept
+//     every other processor spinning for that whole time, and for a whole OS time slice
+//     when the OS preempted the parking processor's thread in the window).
 //   - A waker owns a dequeued Waiter exclusively (nobody else can reach it); the waiter's
-//     record and its result stay valid until the waker stores `state`, and the waker
-//     touches neither after that store (it reads `activity` first).
+//     record and its result stay valid until the waker's exchange of `state`, and the waker
+//     touches neither after it (it reads `activity` first).
 //   - A caller that is not an activity (main() outside a run) parks by polling its
-//     record's `state` with OS yields (activity == nullptr: the waker only stores state).
+//     record's `state` with OS yields (activity == nullptr: the waker only exchanges state).
 //
 // Lock choice (the hand-off's cost against a switch is measured in docs/backends.md,
 // "Channels"; no lock-free variant was built to compare): coop has no preemption between two
 // instructions of an activity, so the lock is held only while a processor's OS thread runs
-// these few instructions or the switch out of a parking activity; the holder is preempted
-// only by the OS. Spinners back off with `pause` and then yield the OS thread.
+// these few instructions (a list pop or push, a slot move); the holder is preempted only by
+// the OS. Spinners back off with `pause` and then yield the OS thread.
 //
 // Ownership: the channel must outlive every call on it (the owner joins its users first).
 // A parked activity references only its own stack; once woken it does not touch the
@@ -60,8 +65,8 @@
 
 #if defined(COOP_TEST_HOOKS)
 namespace coop::test_hooks {
-// Channel: a parking waiter is in its list, switched out, the lock not yet released.
-inline void (*channel_park_before_unlock)() = nullptr;
+// Channel: a parking waiter is in its list and switched out; kParked not yet published.
+inline void (*channel_park_switched)() = nullptr;
 // Channel: a parked peer dequeued and the lock released; its value not yet moved.
 inline void (*channel_handoff_dequeued)() = nullptr;
 // Channel::close: closed_ set and the waiters detached, the lock released; none woken yet.
@@ -150,8 +155,9 @@ class Channel {
         }
         Waiter w(internal::current(), &v, nullptr);
         senders_.push(&w);
+        lock_.unlock();
         park(w);
-        // acquire: pairs with wake()'s release store (the receiver is done with v).
+        // acquire: pairs with wake()'s exchange (its release) (the receiver is done with v).
         if (w.state.load(std::memory_order_acquire) == kClosed) throw Closed("send on closed channel");
     }
 
@@ -189,8 +195,9 @@ class Channel {
         }
         Waiter w(internal::current(), nullptr, &out);
         receivers_.push(&w);
+        lock_.unlock();
         park(w);
-        // acquire: pairs with wake()'s release store, so the sender's write of `out`
+        // acquire: pairs with wake()'s exchange (its release), so the sender's write of `out`
         // (before it) is visible here. kClosed leaves `out` empty.
         (void)w.state.load(std::memory_order_acquire);
         return out;
@@ -217,7 +224,10 @@ class Channel {
     std::size_t capacity() const { return capacity_; }
 
   private:
-    static constexpr std::uint32_t kWaiting = 0, kDone = 1, kClosed = 2;
+    // A Waiter's state: kWaiting (in its list, or dequeued by a waker that has not finished),
+    // kParked (switched out: its parking finalizer ran first), kDone / kClosed (the outcome,
+    // stored by its waker).
+    static constexpr std::uint32_t kWaiting = 0, kDone = 1, kClosed = 2, kParked = 3;
 
     // Waiter — a parked sender or receiver, on its own stack while it waits.
     struct Waiter {
@@ -226,7 +236,7 @@ class Channel {
         T* value;                         // a sender's value
         std::optional<T>* out;            // a receiver's result
         Waiter* next = nullptr;           // in its list; guarded by the lock
-        std::atomic<std::uint32_t> state{kWaiting};  // kWaiting until its waker stores the outcome
+        std::atomic<std::uint32_t> state{kWaiting};  // see kWaiting above
     };
 
     // WaiterList — an intrusive FIFO of Waiters; guarded by the channel's lock.
@@ -253,15 +263,19 @@ class Channel {
         }
     };
 
-    // wake — publish `how` to the dequeued waiter w and make it runnable. The waker owns w
-    // until the store; after it, w (a polling waiter's stack) may be gone.
+    // wake — publish `how` to the dequeued waiter w and make it runnable, unless it has not
+    // finished switching out: then its parking finalizer makes it runnable (park()). The
+    // waker owns w until its exchange; after it, w (on the waiter's stack) may be gone.
     static void wake(Waiter* w, std::uint32_t how) noexcept {
-        internal::Activity* a = w->activity;  // read before the store (see above)
-        // release: the value moved into w->out (or out of w->value) happens-before the
-        // waiter's acquire load of state. For an activity, make_ready's queue hand-off
-        // orders them as well; a polling thread relies on this store alone.
-        w->state.store(how, std::memory_order_release);
-        if (a != nullptr) internal::make_ready(a);
+        internal::Activity* a = w->activity;  // read before the exchange (see above)
+        // acq_rel. Release: the value moved into w->out (or out of w->value) happens-before
+        // the waiter's acquire load of state (and, through the finalizer's acquire CAS, its
+        // resumption there). Acquire: reading kParked, the waiter's switch-out (its saved
+        // context, stored before its finalizer's release CAS) happens-before make_ready, so
+        // the activity is never resumed from a stale context. One RMW on the word decides
+        // who makes the waiter ready: exactly one of the two sees the other's write.
+        if (w->state.exchange(how, std::memory_order_acq_rel) == kParked && a != nullptr)
+            internal::make_ready(a);
     }
 
     static void wake_all(Waiter* w) noexcept {
@@ -272,23 +286,37 @@ class Channel {
         }
     }
 
-    // park — called with the lock held and w in its list; returns once w was woken.
-    void park(Waiter& w) noexcept {
+    // park — called after w was put in its list and the lock released; returns once w was
+    // woken. The lock is not held across the switch: a waker may dequeue w before w's
+    // activity is switched out, so the state word (not the lock) decides who makes it
+    // ready: the finalizer publishes kParked once the switch is complete, and a waker that
+    // finds kWaiting only stores the outcome; the finalizer then sees it and makes the
+    // activity ready itself. The same protocol as Go's network poller (runtime/netpoll.go:
+    // netpollblock parks with the commit function netpollblockcommit, which CASes the
+    // descriptor's state word from pdWait to the goroutine after the switch; netpollunblock
+    // swaps pdReady in and readies the goroutine only if it read one), here with the
+    // suspend's finalizer as the commit after the switch.
+    static void park(Waiter& w) noexcept {
         if (w.activity != nullptr) {
-            // The finalizer releases the lock after the switch: until then no waker can
-            // dequeue w, so w's activity is never made ready while it still runs.
-            internal::suspend(&Channel::unlock_after_switch, this);
+            internal::suspend(&Channel::publish_parked, &w);
             return;
         }
-        lock_.unlock();
-        // acquire: pairs with wake()'s release store (see recv/send).
+        // acquire: pairs with wake()'s release (the value, see recv/send).
         while (w.state.load(std::memory_order_acquire) == kWaiting) std::this_thread::yield();
     }
 
-    // unlock_after_switch — the parking finalizer: `previous` is switched out and in its list.
-    static void unlock_after_switch(internal::Activity*, void* self) noexcept {
-        COOP_HOOK(channel_park_before_unlock);
-        static_cast<Channel*>(self)->lock_.unlock();
+    // publish_parked — the parking finalizer: `previous` (w's activity) is switched out.
+    static void publish_parked(internal::Activity* previous, void* wv) noexcept {
+        auto* w = static_cast<Waiter*>(wv);
+        COOP_HOOK(channel_park_switched);
+        std::uint32_t expected = kWaiting;
+        // Success, release: the switch-out (previous's saved context) happens-before a
+        // waker's acquire exchange that reads kParked; after it, w may be resumed and gone:
+        // not touched again. Failure, acquire: a waker came first and left the wake-up to
+        // us: its outcome is stored, and previous is switched out, so it may run now.
+        if (!w->state.compare_exchange_strong(expected, kParked, std::memory_order_release,
+                                              std::memory_order_acquire))
+            internal::make_ready(previous);
     }
 
     internal::ChannelLock lock_;

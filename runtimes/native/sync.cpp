@@ -1,13 +1,31 @@
 // sync.cpp — the slow paths of coop::Mutex, coop::CondVar and coop::Semaphore (designs and
 // citations in mutex.hpp, condition.hpp, semaphore.hpp).
+#include <sched.h>
+
 #include <thread>
 
 #include "runtimes/native/coop.hpp"
 #include "runtimes/native/cpu_relax.hpp"
+#include "runtimes/native/cpus.hpp"
+
+#if defined(COOP_TEST_HOOKS)
+namespace coop::test_hooks {
+// Mutex::lock_slow: processors outnumber CPUs; the spinner is about to give its core back.
+// Defined here (tests declare it extern): sync.cpp is its only caller.
+void (*mutex_spin_yielded)() = nullptr;
+}  // namespace coop::test_hooks
+#endif
 
 namespace coop {
 
 using internal::Activity;
+
+namespace {
+// kLockYieldDelay — with processors outnumbering CPUs, a poll of Mutex::lock_slow whose
+// backoff reaches this many pauses (after 1 + 2 + ... + 32 = 63 pauses, ~1.2 us, far longer
+// than a critical section of a running holder) yields the core instead (see lock_slow).
+constexpr unsigned kLockYieldDelay = 64;
+}  // namespace
 
 // ---------------------------------------------------------------------------------- Mutex
 
@@ -21,7 +39,18 @@ void Mutex::lock_slow() noexcept {
     }
     // Spin when another processor may run the holder. Also when processors outnumber cores:
     // parking at once there was measured slower (docs/native-runtime.md, "A contended Mutex").
-    const bool spin = internal::processors_in_use() > 1;
+    const unsigned processors = internal::processors_in_use();
+    const bool spin = processors > 1;
+    // Processors outnumber the CPUs this process may use: the holder may be an OS thread
+    // that the OS has preempted, perhaps on this very core. Then the long waits of the
+    // backoff give the core back (sched_yield, as Go's runtime lock and coop's idle loop do)
+    // instead of pausing on it, which only kept the holder from running: Producer N=1000 at
+    // P=16 on 2 cores took 3-4x its P=2 time with the pauses, about the same with the yields
+    // (docs/native-runtime.md, "A contended Mutex"). Short waits stay pauses: a holder
+    // that runs releases within them. Counted per OS thread (a runtime's workers are its
+    // own threads, which inherit the affinity mask they are started with).
+    thread_local const unsigned cpus = static_cast<unsigned>(internal::allowed_cpus().size());
+    const bool oversubscribed = processors > cpus;
     // Drepper: an activity that slept must take the lock with 2, not 1: it cannot know
     // whether others still wait, and with 1 the next unlock would not wake them.
     std::uint32_t locked = 1;
@@ -32,7 +61,12 @@ void Mutex::lock_slow() noexcept {
             for (unsigned i = 0, delay = 1;
                  i < kLockSpins || (i < kLockSpinsIdle && !internal::ready_work());
                  ++i, delay = delay < kLockBackoffMax ? 2 * delay : delay) {
-                for (unsigned d = 0; d < delay; ++d) cpu_relax();
+                if (oversubscribed && delay >= kLockYieldDelay) {
+                    COOP_HOOK(mutex_spin_yielded);
+                    sched_yield();
+                } else {
+                    for (unsigned d = 0; d < delay; ++d) cpu_relax();
+                }
                 std::uint32_t expected = 0;
                 // relaxed load: a hint; acquire CAS: as in lock().
                 if (word_.load(std::memory_order_relaxed) == 0 &&

@@ -5,9 +5,14 @@
 // failure.
 //
 // Which protocol step each test catches (each was seen failing with that step removed):
-//   ParkReleasesTheLockOnlyAfterTheSwitch   park(): the lock is released by the suspend's
-//                                           finalizer, not before the switch (else a sender
-//                                           make_ready()s a receiver that still runs)
+//   AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer  park() / wake(): the lock is not
+//                                           held across the switch; a waker that finds the
+//                                           waiter not yet published as parked (kWaiting)
+//                                           only stores the outcome, and the parking
+//                                           finalizer, whose CAS then fails, makes the
+//                                           waiter ready (without the finalizer's wake-up:
+//                                           a hang; with a waker that always makes it
+//                                           ready: it runs before its finalizer is done)
 //   HandOffMovesTheValueBeforeWakingTheWaiter  send(): the value is moved into the parked
 //                                           receiver before its state is published and it
 //                                           is made ready (else it returns without it)
@@ -16,14 +21,18 @@
 //   CloseMarksTheChannelClosedUnderTheLock  close(): closed_ is set in the same critical
 //                                           section that detaches the waiters (else a
 //                                           receiver that parks in between sleeps for ever)
+// and one stress test, EveryValueOnceWithManyParkedPeersOnOversubscribedProcessors: many
+// parked senders and receivers at four processors per core, every value exactly once.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtimes/native/channel.hpp"
 #include "runtimes/native/coop.hpp"
@@ -31,9 +40,9 @@
 
 namespace {
 
-std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0}, g_e{0};
+std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0}, g_e{0}, g_f{0};
 
-void reset() { g_a = 0, g_b = 0, g_c = 0, g_d = 0, g_e = 0; }
+void reset() { g_a = 0, g_b = 0, g_c = 0, g_d = 0, g_e = 0, g_f = 0; }
 
 // spin_until — spins until `f` is non-zero; false after `ms` milliseconds (< 0: never).
 bool spin_until(const std::atomic<int>& f, int ms = -1) {
@@ -61,7 +70,7 @@ coop::Options two() { return coop::Options{.processors = 2}; }
 
 void clear_hooks() {
     namespace h = coop::test_hooks;
-    h::channel_park_before_unlock = nullptr;
+    h::channel_park_switched = nullptr;
     h::channel_handoff_dequeued = nullptr;
     h::channel_close_detached = nullptr;
     h::channel_lock_contended = nullptr;
@@ -80,47 +89,54 @@ class ChannelDirected : public ::testing::Test {
 
 using Chan = coop::Channel<long>;
 
-// A receiver parks on an empty channel; while its processor runs the parking finalizer (the
-// receiver is in the list and switched out, the lock not yet released), a sender on the
-// other processor tries to send: it must find the lock held (channel_lock_contended) and
-// not get through (it would dequeue and make_ready the receiver, which a lock released
-// before the switch would allow while the receiver still runs). The hook waits for either
-// outcome, so the test does not depend on timing.
-TEST_F(ChannelDirected, ParkReleasesTheLockOnlyAfterTheSwitch) {
-    coop::Runtime rt(two());
-    static Chan ch(0);
-    static std::optional<long> got;
-    coop::test_hooks::channel_lock_contended = [] {
-        coop::test_hooks::channel_lock_contended = nullptr;
-        g_b = 1;  // the sender found the lock held
-    };
-    coop::test_hooks::channel_park_before_unlock = [] {
-        coop::test_hooks::channel_park_before_unlock = nullptr;
-        g_a = 1;  // the receiver is parking
-        while (g_b.load() == 0 && g_c.load() == 0) {
-        }
-        g_d = g_c.load();  // the sender got through while the park held the lock
-    };
-    rt.run([] {
-        // The sender spins (never yields) on one processor, so the receiver runs on the
-        // other and its park finds nothing else to run: the finalizer runs in that
-        // processor's idle loop, not in front of the sender.
-        coop::Thread s = coop::spawn([] {
-            g_e = 1;
-            spin_until(g_a);
-            ch.send(7);
-            g_c = 1;
+// A receiver parks on an empty channel; its processor runs the parking finalizer and stops
+// in it before publishing kParked (the receiver is in the list and switched out). A sender
+// on the other processor sends meanwhile: it must get through (the lock is not held across
+// the switch; else: a hang, the watchdog fires), must not make the receiver ready (it is not
+// published as parked: the receiver must not return while the finalizer is held), and the
+// finalizer, whose CAS then fails, must make the receiver ready with the value (else: a
+// hang).
+TEST_F(ChannelDirected, AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer) {
+    for (std::size_t cap : {0u, 1u}) {
+        reset();
+        coop::Runtime rt(two());
+        static Chan* ch;
+        Chan chan(cap);
+        ch = &chan;
+        static std::optional<long> got;
+        got.reset();
+        coop::test_hooks::channel_park_switched = [] {
+            coop::test_hooks::channel_park_switched = nullptr;
+            g_a = 1;          // the receiver is in the list and switched out
+            spin_until(g_c);  // the sender's send returned (a held lock: hang, the watchdog)
+            g_d = spin_until(g_f, kWindowMs) ? 1 : 0;  // did the receiver return meanwhile?
+        };
+        rt.run([] {
+            // The sender spins (never yields) on one processor, so the receiver runs on the
+            // other and its park finds nothing else to run: the finalizer runs in that
+            // processor's idle loop, not in front of the sender.
+            coop::Thread s = coop::spawn([] {
+                g_e = 1;
+                spin_until(g_a);
+                ch->send(7);
+                g_c = 1;
+            });
+            // Spin, not yield: a yield asks no idle processor for help (Negele et al.,
+            // Fig. 2), so if this processor picked the sender, which never yields, and the
+            // other had parked, a yielding main would wait behind it for ever. Spinning keeps
+            // this processor, so the sender's spawn, which does wake a parked processor, runs
+            // it on the other.
+            spin_until(g_e);
+            coop::Thread r = coop::spawn([] {
+                got = ch->recv();
+                g_f = 1;
+            });
         });
-        // Spin, not yield: a yield asks no idle processor for help (Negele et al., Fig. 2), so
-        // if this processor picked the sender, which never yields, and the other had parked,
-        // a yielding main would wait behind it for ever. Spinning keeps this processor, so
-        // the sender's spawn, which does wake a parked processor, runs it on the other.
-        spin_until(g_e);
-        coop::Thread r = coop::spawn([] { got = ch.recv(); });
-    });
-    EXPECT_EQ(g_d.load(), 0) << "a sender completed while the receiver's park still held the lock";
-    EXPECT_EQ(g_b.load(), 1) << "the sender never found the lock held";
-    EXPECT_EQ(got, std::optional<long>(7));
+        EXPECT_EQ(g_d.load(), 0) << "capacity " << cap
+                                 << ": the receiver ran before its parking finalizer published it";
+        EXPECT_EQ(got, std::optional<long>(7)) << "capacity " << cap;
+        clear_hooks();
+    }
 }
 
 // A receiver is parked; the sender dequeues it and releases the lock, and stops there (before
@@ -134,9 +150,9 @@ TEST_F(ChannelDirected, HandOffMovesTheValueBeforeWakingTheWaiter) {
         ch = &chan;
         static std::optional<long> got;
         got.reset();
-        coop::test_hooks::channel_park_before_unlock = [] {
-            coop::test_hooks::channel_park_before_unlock = nullptr;
-            g_a = 1;  // the receiver is parked (the sender then waits for the lock)
+        coop::test_hooks::channel_park_switched = [] {
+            coop::test_hooks::channel_park_switched = nullptr;
+            g_a = 1;  // the receiver is in the list and switched out
         };
         coop::test_hooks::channel_handoff_dequeued = [] {
             coop::test_hooks::channel_handoff_dequeued = nullptr;
@@ -165,8 +181,8 @@ TEST_F(ChannelDirected, RendezvousSenderWaitsUntilTheReceiverTookTheValue) {
     coop::Runtime rt(two());
     static Chan ch(0);
     static std::optional<long> got;
-    coop::test_hooks::channel_park_before_unlock = [] {
-        coop::test_hooks::channel_park_before_unlock = nullptr;
+    coop::test_hooks::channel_park_switched = [] {
+        coop::test_hooks::channel_park_switched = nullptr;
         g_a = 1;  // the sender is parked
     };
     coop::test_hooks::channel_handoff_dequeued = [] {
@@ -196,8 +212,8 @@ TEST_F(ChannelDirected, CloseMarksTheChannelClosedUnderTheLock) {
     coop::Runtime rt(two());
     static Chan ch(1);
     static std::optional<long> early{5}, late{5};
-    coop::test_hooks::channel_park_before_unlock = [] {
-        coop::test_hooks::channel_park_before_unlock = nullptr;
+    coop::test_hooks::channel_park_switched = [] {
+        coop::test_hooks::channel_park_switched = nullptr;
         g_a = 1;  // the early receiver is parked
     };
     coop::test_hooks::channel_close_detached = [] {
@@ -206,16 +222,22 @@ TEST_F(ChannelDirected, CloseMarksTheChannelClosedUnderTheLock) {
         spin_until(g_c);  // the late receiver returned (else: hang, the watchdog fires)
     };
     rt.run([] {
-        coop::Thread r1 = coop::spawn([] { early = ch.recv(); });
+        // The late receiver waits by spinning, on the other processor: the close stops in its
+        // hook (spinning, never yielding) until the late receiver returned, so the two must
+        // not share a processor. Main spins until it runs (a yield would wake no parked
+        // processor: Negele et al., Fig. 2), so the spawn's wake-up puts it on the other.
         coop::Thread late_r = coop::spawn([] {
-            wait_for(g_b);
+            g_e = 1;
+            spin_until(g_b);
             late = ch.recv();
             g_c = 1;
         });
-        coop::Thread closer = coop::spawn([] {
-            wait_for(g_a);
-            ch.close();
-        });
+        spin_until(g_e);
+        // The early receiver runs on main's processor: main yields to it until it parked
+        // (it is in this processor's queue, so the yield runs it), then closes.
+        coop::Thread r1 = coop::spawn([] { early = ch.recv(); });
+        wait_for(g_a);
+        ch.close();
     });
     EXPECT_EQ(early, std::nullopt);
     EXPECT_EQ(late, std::nullopt);
@@ -231,6 +253,49 @@ TEST_F(ChannelDirected, ACallerOutsideCoopReceivesFromAnActivity) {
     rt.run([] { ch.send(3); });
     outside.join();
     EXPECT_EQ(got, std::optional<long>(3));
+}
+
+// A stress test of the park / wake race: many senders and receivers park on one channel
+// while processors outnumber the cores (four per core), so a waker often reaches a waiter
+// that is still switching out (the state word's kWaiting case, which the directed test
+// above stops in) or whose processor's OS thread the OS preempted. Every value must arrive
+// exactly once (a waiter made ready twice runs twice; a lost wake-up hangs: the watchdog).
+TEST_F(ChannelDirected, EveryValueOnceWithManyParkedPeersOnOversubscribedProcessors) {
+    const unsigned cores = std::thread::hardware_concurrency() < 2 ? 2 : std::thread::hardware_concurrency();
+    constexpr int kSenders = 24, kReceivers = 24;
+    constexpr long kPerSender = coopbench::test::sanitized ? 300 : 3000;
+    constexpr long kTotal = kSenders * kPerSender;
+    for (coop::Scheduling scheduling :
+         {coop::Scheduling::global, coop::Scheduling::work_stealing, coop::Scheduling::parasail}) {
+        for (std::size_t cap : {0u, 1u, 4u}) {
+            static Chan* ch;
+            static std::atomic<int>* seen;
+            std::unique_ptr<std::atomic<int>[]> counts(new std::atomic<int>[kTotal]());
+            seen = counts.get();
+            Chan chan(cap);
+            ch = &chan;
+            coop::Runtime rt(coop::Options{.processors = 4 * cores, .scheduling = scheduling});
+            rt.run([] {
+                std::vector<coop::Thread> threads;
+                for (int r = 0; r < kReceivers; ++r)
+                    threads.push_back(coop::spawn([] {
+                        while (std::optional<long> v = ch->recv()) seen[*v].fetch_add(1, std::memory_order_relaxed);
+                    }));
+                std::vector<coop::Thread> senders;
+                for (int s = 0; s < kSenders; ++s)
+                    senders.push_back(coop::spawn([s] {
+                        for (long i = 0; i < kPerSender; ++i) ch->send(s * kPerSender + i);
+                    }));
+                for (auto& t : senders) t.join();
+                ch->close();
+                for (auto& t : threads) t.join();
+            });
+            long wrong = 0;
+            for (long v = 0; v < kTotal; ++v) wrong += counts[v].load() != 1;
+            EXPECT_EQ(wrong, 0) << "scheduling " << static_cast<int>(scheduling) << ", capacity " << cap
+                                << ": values not received exactly once";
+        }
+    }
 }
 
 }  // namespace

@@ -11,7 +11,14 @@
 //   SemaphoreSettleMissesTheWaiter       settle()'s re-check of the queue after giving back
 //   CondVarNotifyWhileTheWaiterParks     CondVar::park's enqueue before the unlock
 //   CondVarDestroyedRightAfterBroadcast  the wait queue's guard in CondVar (defect 3; ASan)
+//   MutexSpinnerGivesTheCoreBackOnlyWhenProcessorsOutnumberCpus  Mutex::lock_slow's
+//                                        sched_yield for the long waits of its backoff when
+//                                        processors outnumber the usable CPUs (a holder
+//                                        preempted by the OS needs the core), and pauses
+//                                        otherwise
 #include <gtest/gtest.h>
+
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +27,11 @@
 
 #include "runtimes/native/coop.hpp"
 #include "tests/native/support.hpp"
+
+// Defined in sync.cpp (its only caller), not in config.hpp's list.
+namespace coop::test_hooks {
+extern void (*mutex_spin_yielded)();
+}  // namespace coop::test_hooks
 
 namespace {
 
@@ -57,6 +69,7 @@ void clear_hooks() {
     h::semaphore_settle_missed = nullptr;
     h::condvar_park_before_enqueue = nullptr;
     h::enqueue_before_tail_cas = nullptr;
+    h::mutex_spin_yielded = nullptr;
 }
 
 // SyncDirected — each test under a watchdog named after it, with the flags reset before
@@ -263,6 +276,53 @@ TEST_F(SyncDirected, CondVarDestroyedRightAfterBroadcast) {
             g_c = 1;
         });
     });
+}
+
+// usable_cpus — the CPUs this process may run on (its affinity mask), as coop counts them.
+unsigned usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return std::thread::hardware_concurrency();
+    return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
+// Mutex: a holder that keeps the lock and its core (it spins, as a holder that the OS
+// preempted keeps the lock without running) and a waiter on another processor. When
+// processors outnumber the usable CPUs the waiter's spin must give its core back
+// (sched_yield: the hook fires) rather than only pause, since the holder may need that very
+// core; when they do not, it must only pause (a yield there costs a system call and was
+// measured slower). The holder releases the lock once the hook fired or after a window.
+TEST_F(SyncDirected, MutexSpinnerGivesTheCoreBackOnlyWhenProcessorsOutnumberCpus) {
+    const unsigned cpus = usable_cpus();
+    for (bool over : {false, true}) {
+        if (!over && cpus < 2) continue;  // two processors on two CPUs at least
+        reset();
+        const unsigned processors = over ? cpus + 1 : 2;
+        static int window_ms;
+        // Oversubscribed: the yield must come (within ~1 us of spinning; a generous bound, so
+        // that a slow sanitized run does not fail). Not: it must not come within the window.
+        window_ms = over ? 5000 : 200;
+        coop::Runtime rt(coop::Options{.processors = processors});
+        static coop::Mutex m;
+        coop::test_hooks::mutex_spin_yielded = [] { g_b = 1; };
+        rt.run([] {
+            coop::Thread h = coop::spawn([] {
+                m.lock();
+                g_a = 1;
+                g_d = spin_until(g_b, window_ms) ? 1 : 0;  // did the waiter yield its core?
+                m.unlock();
+            });
+            coop::Thread w = coop::spawn([] {
+                spin_until(g_a);
+                m.lock();
+                m.unlock();
+            });
+        });
+        clear_hooks();
+        EXPECT_EQ(g_d.load(), over ? 1 : 0)
+            << processors << " processors on " << cpus << " CPUs: the waiter "
+            << (over ? "never gave its core back" : "gave its core back although every processor has one");
+    }
 }
 
 }  // namespace

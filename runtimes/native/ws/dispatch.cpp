@@ -116,10 +116,9 @@ bool Scheduler::has_ready() const noexcept {
 }
 
 Activity* Scheduler::find_work_local(unsigned self) noexcept {
-    // The spinning rule was applied by start_spinning (the policies' own check would count
-    // this processor).
-    const ws::Pick pick = ws_ ? ws_->find_work(ws_->local(self), Priority::Idle, 0, 0)
-                              : ps_->find_work(ps_->local(self), Priority::Idle, 0, 0);
+    // The spinning rule was applied by start_spinning (the only place it lives).
+    const ws::Pick pick = ws_ ? ws_->find_work(ws_->local(self), Priority::Idle)
+                              : ps_->find_work(ps_->local(self), Priority::Idle);
     return pick.activity;
 }
 

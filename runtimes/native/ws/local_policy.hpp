@@ -1,12 +1,13 @@
 // local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
 // LocalSchedulingPolicy concept and the pieces both policies share (Pick, counters, the
-// spinning rule, the global queues and the pick order around the local queue, the steal
+// global queues and the pick order around the local queue, the steal
 // passes over random victims). ws_policy.hpp and parasail_policy.hpp differ only in their
 // local queue and in how they put to and take from it.
 //
 // Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
 // scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
-// `Local` through this_processor(), applies the spinning rule below itself, and parks through
+// `Local` through this_processor(), applies the spinning rule (Scheduler::start_spinning, the
+// only place it lives) before it lets a processor steal, and parks through
 // park.hpp's protocol with has_ready() as the parker's re-check (no second park protocol).
 //
 // Citation: the per-processor-state interface the issue asks for; Go runtime/proc.go
@@ -76,14 +77,6 @@ struct Counters {
 // that a processor whose local queue never empties cannot starve it (Go: 61, a prime so it
 // does not beat against other periodic patterns).
 inline constexpr std::uint32_t kGlobalCheckInterval = 61;
-
-// may_spin — Go's rule: a processor starts spinning (looking for work to steal) only if
-// fewer than half of the busy processors are already spinning, 2*spinning < P - parked;
-// otherwise it should park at once (park.hpp; applied in ws/dispatch.cpp). Bounds the CPU
-// burnt by idle processors, and the contention on victims' head_ lines, at large P.
-inline bool may_spin(int spinning, int processors, int parked) noexcept {
-    return 2 * spinning < processors - parked;
-}
 
 // XorShift — the victim chooser's state (per processor, owner-only).
 struct XorShift {
@@ -204,22 +197,22 @@ struct Proximity {
     }
 };
 
-// steal_passes — find_work's search, shared by both policies (Go's stealWork): if the
-// spinning rule allows, up to kStealPasses passes over the other processors, each starting
-// at a random one; `steal(victim, lone_too)` moves a batch of the victim's Default
-// activities into self's queue and returns one to run (or nullptr); `lone_too` (a victim's
-// runnext or lone item, after kRunnextGraceNs) only on the last pass. `own_size(self)`: a
-// size hint of self's queue, to count the activities a batch moved (approximate if a thief
-// of ours took some meanwhile). Only Default activities live in local queues, so a
-// processor that may run nothing below a higher priority does not steal. With proximity
-// groups (pinned, several cache groups: the issue's "same cache/NUMA group first"), the
-// first pass visits only the victims of self's group, so a batch moves within a shared
-// cache whenever that group has work; the later passes visit everyone.
+// steal_passes — find_work's search, shared by both policies (Go's stealWork): up to
+// kStealPasses passes over the other processors, each starting at a random one;
+// `steal(victim, lone_too)` moves a batch of the victim's Default activities into self's queue
+// and returns one to run (or nullptr); `lone_too` (a victim's runnext or lone item, after
+// kRunnextGraceNs) only on the last pass. `own_size(self)`: a size hint of self's queue, to
+// count the activities a batch moved (approximate if a thief of ours took some meanwhile).
+// Only Default activities live in local queues, so a processor that may run nothing below a
+// higher priority does not steal. With proximity groups (pinned, several cache groups: the
+// issue's "same cache/NUMA group first"), the first pass visits only the victims of self's
+// group, so a batch moves within a shared cache whenever that group has work; the later
+// passes visit everyone. Whether a processor may look at all (Go's spinning rule) is the
+// runtime's decision, taken before it calls this (Scheduler::start_spinning). Executed only
+// by the owner of `self`.
 template <class Local, class Steal, class OwnSize>
-Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, int spinning, int parked,
-                  Steal&& steal, OwnSize&& own_size) {
+Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, Steal&& steal, OwnSize&& own_size) {
     if (min > Priority::Default || processors < 2) return {};
-    if (!may_spin(spinning, static_cast<int>(processors), parked)) return {};
     auto try_victim = [&](Local& victim, bool lone_too) -> Activity* {
         const std::size_t had = own_size(self);
         Activity* a = steal(victim, lone_too);
@@ -255,13 +248,12 @@ Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min,
 
 // LocalSchedulingPolicy — what the (templated) runtime will need.
 template <class P>
-concept LocalSchedulingPolicy = requires(P& p, typename P::Local& local, Activity* a, coop::Priority min,
-                                         int spinning, int parked) {
+concept LocalSchedulingPolicy = requires(P& p, typename P::Local& local, Activity* a, coop::Priority min) {
     { p.local(0u) } -> std::same_as<typename P::Local&>;
     p.awakened(local, a);                                  // a woke up / was spawned here
     p.yielded(local, a);                                   // a yielded: behind the others
     { p.pick_next(local, min) } -> std::same_as<Pick>;     // own queue, fairness, global
-    { p.find_work(local, min, spinning, parked) } -> std::same_as<Pick>;  // steal
+    { p.find_work(local, min) } -> std::same_as<Pick>;     // steal (an idle owner)
     { p.has_ready() } -> std::same_as<bool>;               // the parker's re-check
 };
 

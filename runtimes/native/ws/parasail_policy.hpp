@@ -111,10 +111,11 @@ class ParasailPolicyT {
     // find_work — an idle processor steals half a victim's deque from its front, in one
     // guarded entry that never waits for the owner (parasail_queue.hpp, steal_half_into); a
     // victim's lone item only on the last pass, after kRunnextGraceNs without the owner
-    // touching its deque — as native-ws treats runnext.
-    Pick find_work(Local& self, Priority min, int spinning, int parked) {
+    // touching its deque — as native-ws treats runnext. The runtime decided beforehand that
+    // it may look (Scheduler::start_spinning). Executed only by the owner of `self`.
+    Pick find_work(Local& self, Priority min) {
         return steal_passes(
-            self, locals_.get(), processors_, min, spinning, parked,
+            self, locals_.get(), processors_, min,
             [&](Local& victim, bool lone_too) {
                 return victim.deque.steal_half_into(self.deque, lone_too, [] { spin_for_ns(kRunnextGraceNs); });
             },

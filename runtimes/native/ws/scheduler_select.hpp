@@ -55,13 +55,8 @@
 
 namespace coop::internal {
 
-// kRuntimeRingCapacity — the ring of native-ws: 4096 activities per processor (32 KiB), not
-// Go's 256: coop's overflow target is the lock-free global queue (3 locked instructions per
-// enqueue and per dequeue, one activity at a time), so overflowing is dearer than Go's batched
-// runqputslow under a mutex. With 256, switch T=1000 moved 16 % of all yields through the
-// global queue (counters overflowed/global_picks, 2026-11-23) and was 1.7x slower than with
-// the deque of native-parasail; a steal still takes half of what is there.
-inline constexpr std::uint32_t kRuntimeRingCapacity = 4096;
+// kRuntimeRingCapacity — the ring of native-ws (ws_policy.hpp, kRingCapacity says why 4096).
+inline constexpr std::uint32_t kRuntimeRingCapacity = ws::kRingCapacity;
 using RuntimeWsPolicy = ws::WorkStealingPolicyT<kRuntimeRingCapacity>;
 
 // SchedulerStats — what a runtime reports per run (sums over processors).

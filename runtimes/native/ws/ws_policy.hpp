@@ -12,7 +12,7 @@
 // victims, runnext only on the last pass, the spinning rule). Learnt from, not copied.
 //
 // Design summary
-// - Default-priority activities live in the processor's LocalQueue<Activity, RingCapacity> (the runtime: 4096, scheduler_select.hpp): a woken
+// - Default-priority activities live in the processor's LocalQueue<Activity, RingCapacity> (kRingCapacity = 4096 in the runtime): a woken
 //   or spawned activity goes to runnext (it runs next and inherits the time slice: the
 //   cache-hot hand-off of a producer/consumer pair), a yielded one to the ring's tail
 //   (behind every other ready activity of this processor: round robin). A full ring moves
@@ -25,10 +25,10 @@
 //   global Default queue, taking one to run and up to kGlobalBatch more into the empty ring
 //   (Go's globrunqget); then Low/Idle. Overflow goes to the global queue as one chain
 //   (queue.hpp enqueue(Chain&)), not activity by activity.
-// - find_work (an idle processor): if may_spin(): up to kStealPasses passes over the other
-//   processors starting at a random one, stealing half a victim's ring; runnext only on the
-//   last pass and only after kRunnextGraceNs (so a busy owner keeps its hand-off, a stuck
-//   one cannot stall it: tokio #4941). A pinned runtime hands the policy its processors'
+// - find_work (an idle processor the runtime let spin, Scheduler::start_spinning): up to
+//   kStealPasses passes over the other processors starting at a random one, stealing half a
+//   victim's ring; runnext only on the last pass and only after kRunnextGraceNs (so a busy
+//   owner keeps its hand-off, and a stuck one cannot stall it). A pinned runtime hands the policy its processors'
 //   cache groups (set_groups, from hwloc): the first pass then visits only the victims
 //   that share the thief's last-level cache (steal_passes, local_policy.hpp).
 //
@@ -47,7 +47,16 @@
 
 namespace coop::ws {
 
-template <std::uint32_t RingCapacity = 256, class Hooks = NoRingHooks>
+// kRingCapacity — the ring of native-ws: 4096 activities per processor (32 KiB), not Go's
+// 256: coop's overflow target is the lock-free global queue (3 locked instructions per enqueue
+// and per dequeue, one activity at a time), so overflowing is dearer than Go's batched
+// runqputslow under a mutex. With 256, switch T=1000 moved 16 % of all yields through the
+// global queue (counters overflowed/global_picks, 2026-11-23) and was 1.7x slower than with
+// the deque of native-parasail; a steal still takes half of what is there. The default of
+// WorkStealingPolicyT, so the policy's tests run at the runtime's size.
+inline constexpr std::uint32_t kRingCapacity = 4096;
+
+template <std::uint32_t RingCapacity = kRingCapacity, class Hooks = NoRingHooks>
 class WorkStealingPolicyT {
   public:
     using Ring = LocalQueue<Activity, RingCapacity, Hooks>;
@@ -114,12 +123,11 @@ class WorkStealingPolicyT {
     }
 
     // find_work — an idle processor steals half a victim's ring (runnext on the last pass
-    // only, after the grace). `spinning`/`parked`: the counts the runtime keeps
-    // (ws/dispatch.cpp passes 0, 0 after applying the rule itself); a processor that may not
-    // spin returns at once and should park.
-    Pick find_work(Local& self, Priority min, int spinning, int parked) {
+    // only, after the grace); the runtime decided beforehand that it may look (its spinning
+    // rule, Scheduler::start_spinning). Executed only by the owner of `self`.
+    Pick find_work(Local& self, Priority min) {
         return steal_passes(
-            self, locals_.get(), processors_, min, spinning, parked,
+            self, locals_.get(), processors_, min,
             [&](Local& victim, bool runnext_too) {
                 return victim.ring.steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
             },

@@ -74,7 +74,7 @@ Activity* dequeue_waiter(Queue<Activity>& q) noexcept {
 
 bool ready_work() noexcept {
     Processor* p = this_processor();
-    return p != nullptr && p->runtime->policy.has_ready();
+    return p != nullptr && p->runtime->scheduler.has_ready();
 }
 
 unsigned processors_in_use() noexcept {
@@ -86,20 +86,20 @@ bool lock_spin_may_help() noexcept {
     Processor* p = this_processor();
     if (p == nullptr) return false;
     const unsigned n = p->runtime->processor_count;
-    return n > 1 && n <= static_cast<unsigned>(p->runtime->policy.cpus());
+    return n > 1 && n <= static_cast<unsigned>(p->runtime->scheduler.cpus());
 }
 
 void suspend(Finalizer finalizer, void* value) noexcept {
     Processor* p = this_processor();
     Activity* cur = p->current;
-    Activity* next = p->runtime->policy.pick_next(Priority::Idle);
+    Activity* next = p->runtime->scheduler.pick_next(Priority::Idle);
     if (next == nullptr) next = &p->idle;
     switch_to(*p, cur, next, finalizer, value);
 }
 
 void make_ready(Activity* a) noexcept {
     if (Processor* p = this_processor()) {
-        p->runtime->policy.awakened(a);
+        p->runtime->scheduler.awakened(a);
         return;
     }
     // A non-worker thread (e.g. unlocking a coop::Mutex from main()): it has no hazard
@@ -120,7 +120,7 @@ void start(Activity* a, Priority priority) {
     RuntimeState* rt = p != nullptr ? p->runtime : g_active.load(std::memory_order_acquire);
     if (p != nullptr) {
         bump(p->started);  // before the enqueue: the activity's finish happens after it
-        rt->policy.awakened(a);
+        rt->scheduler.awakened(a);
     } else {
         // seq_cst: counted before the hand-over (and before Runtime::run waits).
         rt->external_started.fetch_add(1, std::memory_order_seq_cst);
@@ -153,7 +153,7 @@ Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), sta
 }
 
 RuntimeState::RuntimeState(unsigned n, std::size_t stack_size, bool guard, bool pin_, Scheduling scheduling)
-    : processor_count(n), pin(pin_), policy(n, scheduling), stack_pool(stack_size, guard) {}
+    : processor_count(n), pin(pin_), scheduler(n, scheduling), stack_pool(stack_size, guard) {}
 }  // namespace internal
 
 void yield() noexcept {
@@ -167,13 +167,13 @@ void yield() noexcept {
     if (cur->uncooperative != 0) return;
     RuntimeState& rt = *p->runtime;
     if ((++p->ticks & kTimerPollMask) == 0) poll_timers(rt);
-    Activity* next = rt.policy.pick_next(cur->priority);
+    Activity* next = rt.scheduler.pick_next(cur->priority);
     if (next == nullptr) {
         reset_quantum();  // Fig. 2: nobody else to run
         return;
     }
     COOP_HOOK(yield_after_pick);
-    switch_to(*p, cur, next, &fin_yield, &rt.policy);
+    switch_to(*p, cur, next, &fin_yield, &rt.scheduler);
 }
 
 void sleep_until_ns(std::int64_t deadline_ns) noexcept {
@@ -208,7 +208,7 @@ Runtime::Runtime(const Options& o) {
         // Pinned workers stay on their CPUs, so their cache groups are known: the stealing
         // policies try victims that share a last-level cache first: a stolen batch then
         // moves within a shared cache.
-        rt->policy.set_groups(cache_groups(cpus));
+        rt->scheduler.set_groups(cache_groups(cpus));
     }
     RuntimeState* expected = nullptr;
     // acq_rel: release publishes the built state to start()'s acquire load.
@@ -227,7 +227,7 @@ Runtime::Runtime(const Options& o) {
     } catch (...) {
         // seq_cst: as in ~Runtime (the stop flag's half of the Dekker pair with parkers).
         rt->stopping.store(true, std::memory_order_seq_cst);
-        rt->policy.notify_all();
+        rt->scheduler.notify_all();
         for (unsigned i = 0; i < started; ++i) rt->processors[i]->thread.join();
         rt->processors.clear();
         // release: as in ~Runtime.
@@ -242,7 +242,7 @@ Runtime::~Runtime() {
     wait_all_finished();
     // seq_cst: the stop flag's half of the Dekker pair with parking processors.
     state_->stopping.store(true, std::memory_order_seq_cst);
-    state_->policy.notify_all();
+    state_->scheduler.notify_all();
     for (auto& p : state_->processors) p->thread.join();
     state_->processors.clear();
     drain_pools();
@@ -254,7 +254,7 @@ Runtime::~Runtime() {
 unsigned Runtime::processors() const noexcept { return state_->processor_count; }
 
 std::map<std::string, std::uint64_t> Runtime::stats() const {
-    auto m = state_->policy.stats();
+    auto m = state_->scheduler.stats();
     m["stack_failures"] = state_->stack_pool.failures();
     return m;
 }

@@ -10,8 +10,8 @@
 
 namespace coop::internal {
 
-// fin_yield — ENQUEUESWITCH for a yield (value: the policy).
-void fin_yield(Activity* prev, void* policy) noexcept { static_cast<Policy*>(policy)->yielded(prev); }
+// fin_yield — ENQUEUESWITCH for a yield (value: the Scheduler).
+void fin_yield(Activity* prev, void* scheduler) noexcept { static_cast<Scheduler*>(scheduler)->yielded(prev); }
 
 // fin_recycle — a finished activity's stack goes back to this processor's cache.
 void fin_recycle(Activity*, void* stack) noexcept {
@@ -38,7 +38,7 @@ void fin_join(Activity* prev, void* target) noexcept {
     // ready; acquire (also on failure) takes the finished activity's writes.
     if (!t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(prev),
                                               std::memory_order_acq_rel, std::memory_order_acquire))
-        this_processor()->runtime->policy.awakened(prev);
+        this_processor()->runtime->scheduler.awakened(prev);
 }
 
 // fin_sleep — a sleeping activity's timer entry goes on the timer list.

@@ -7,8 +7,8 @@
 //   running activity, its own idle activity (the OS thread's context: the idle loop runs
 //   there and is switched to when an activity blocks with nothing else ready), its stack
 //   and descriptor caches and a switch counter for timer polls.
-// - RuntimeState holds what all processors share: the scheduling policy (ready queues,
-//   parking), the stack pool, the live-activity count that Runtime::run waits on, the inbox
+// - RuntimeState holds what all processors share: the Scheduler (the scheduling algorithm's
+//   ready queues, parking), the stack pool, the live-activity count that Runtime::run waits on, the inbox
 //   through which non-worker threads hand in activities (they have no hazard-pointer slot,
 //   so they must not touch the lock-free queues), and the timers of sleep_for.
 //
@@ -60,10 +60,6 @@ static_assert(sizeof(QueueItem) == sizeof(void*) && DescriptorTraits::kKeep == 2
               "DescriptorTraits::kKeep covers the node and the link");
 static_assert(kDescriptorBlock == kCacheLine, "one descriptor per cache line");
 
-// Policy — the scheduling policy, chosen per runtime by Options::scheduling (the paper's
-// GlobalPriorityPolicy by default; ws/scheduler_select.hpp).
-using Policy = Scheduler;
-
 struct RuntimeState;
 
 // TimerEntry — a sleeping activity; lives on that activity's stack while it sleeps.
@@ -102,7 +98,7 @@ struct RuntimeState {
 
     unsigned processor_count;
     bool pin;
-    Policy policy;
+    Scheduler scheduler;  // ws/scheduler_select.hpp: the algorithm, parking, spinning
     StackPool stack_pool;
     std::vector<std::unique_ptr<Processor>> processors;
 

@@ -25,7 +25,7 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
 }
 
 // finalizers.cpp
-void fin_yield(Activity* prev, void* policy) noexcept;
+void fin_yield(Activity* prev, void* scheduler) noexcept;
 void fin_recycle(Activity*, void* stack) noexcept;
 void fin_join(Activity* prev, void* target) noexcept;
 void fin_sleep(Activity*, void* entry) noexcept;

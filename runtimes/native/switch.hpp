@@ -21,9 +21,9 @@
 //   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
 //   and TLS re-read through this_processor().
 //
-// Issue 10 (a policy as a compile-time parameter of the runtime): this file and worker.cpp,
-// finalizers.cpp and api.cpp are where the policy is used; inbox, timers, quiescence and the
-// allocator only call Policy::awakened/notify.
+// Where the Scheduler is used (for making its algorithm a compile-time parameter of the
+// runtime, docs/scheduler-refactor-status.md): this file and worker.cpp, finalizers.cpp and
+// api.cpp; inbox, timers, quiescence and the allocator only call Scheduler::awakened/notify.
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>

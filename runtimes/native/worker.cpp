@@ -33,7 +33,7 @@ bool more_work(void* state) {
 // idle_loop — the processor's idle activity (on the worker's own stack).
 void idle_loop(Processor& p) {
     RuntimeState& rt = *p.runtime;
-    Scheduler& sched = rt.policy;
+    Scheduler& sched = rt.scheduler;
     bool ran = false;
     bool spinning = false;     // counted by the spinning rule (Scheduler::start_spinning)
     std::int64_t spin_until = 0;  // CLOCK_MONOTONIC ns: the spin's time bound
@@ -134,9 +134,9 @@ void worker_main(Processor* p, int cpu) {
     // descriptor); acquire takes the joiner's registration (its saved context).
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
     // From here on `self` may be freed by its joiner: only `stack`, `p` and `rt` are used.
-    if (joiner > kJoinFinished) rt.policy.joiner_awakened(reinterpret_cast<Activity*>(joiner));
+    if (joiner > kJoinFinished) rt.scheduler.joiner_awakened(reinterpret_cast<Activity*>(joiner));
     bump(p->finished);
-    Activity* next = rt.policy.pick_next(Priority::Idle);
+    Activity* next = rt.scheduler.pick_next(Priority::Idle);
     if (next == nullptr) next = &p->idle;
     switch_to(*p, nullptr, next, &fin_recycle, stack);
     __builtin_unreachable();

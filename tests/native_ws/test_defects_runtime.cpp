@@ -206,7 +206,7 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
             // Move g and x from our runnext/ring into the global Default queue, in that order
             // (as an overflow would have put them there); nothing is left on our ring.
             coop::internal::Processor* self = coop::internal::this_processor();
-            auto* ws = self->runtime->policy.ws_policy();
+            auto* ws = self->runtime->scheduler.ws_policy();
             auto& local = ws->local(self->index);
             coop::internal::Activity* first = local.ring.pick().item;   // x (runnext)
             coop::internal::Activity* second = local.ring.pick().item;  // g (displaced)

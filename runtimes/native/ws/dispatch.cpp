@@ -29,7 +29,7 @@ int usable_cpus() noexcept {
 }  // namespace
 
 Scheduler::Scheduler(unsigned processors, Scheduling kind)
-    : kind_(kind), processors_(processors), cpus_(usable_cpus()), global_(processors),
+    : kind_(kind), processors_(processors), cpus_(usable_cpus()), global_(processors), parking_(processors),
       pstats_(std::make_unique<ProcessorStats[]>(processors)) {
     if (kind == Scheduling::work_stealing) ws_ = std::make_unique<RuntimeWsPolicy>(processors);
     if (kind == Scheduling::parasail) ps_ = std::make_unique<ws::ParasailPolicy>(processors);
@@ -82,7 +82,7 @@ void Scheduler::yielded_local(Activity* a) noexcept {
     // the work waits for one more quantum at most, not for good. No lost wake-up of the
     // protocol depends on this (park.hpp's pairs are awakened_local's notify and the
     // parker's re-check); it restores parallelism.
-    if (priority != Priority::Idle && processors_ > 1 && global_.parking().parked() != 0) notify();
+    if (priority != Priority::Idle && processors_ > 1 && parking_.parked() != 0) notify();
 }
 
 Activity* Scheduler::pick_next_local(Priority min) noexcept {
@@ -127,7 +127,7 @@ bool Scheduler::start_spinning(unsigned self) noexcept {
     if (st.spinning) return true;
     // relaxed: a hint (see spinning_); a stale count lets one spinner too many start or
     // parks one too early, and the parking protocol makes either harmless.
-    const int parked = static_cast<int>(global_.parking().parked());
+    const int parked = static_cast<int>(parking_.parked());
     const int running = std::min(static_cast<int>(processors_) - parked, cpus_);
     // relaxed load and CAS: the rule is checked on the value the CAS installs over, so
     // spinners never exceed half of `running`'s bound (cpus_), whatever the interleaving;
@@ -153,20 +153,14 @@ void Scheduler::stop_spinning(unsigned self, unsigned polls) noexcept {
 void Scheduler::suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
     ProcessorStats& st = pstats_[self];
     ++st.parks;
-    if (kind_ == Scheduling::global) {
-        // GlobalPriorityPolicy's own suspend (its re-check: its queues or more_work).
-        if (global_.suspend(self, timeout_ns, more_work, arg)) ++st.wakeups;
-        return;
-    }
-    // The parker's re-check (park.hpp (a)): any ring/deque or global queue of the local
-    // policy, or what the runtime adds (inbox, timers, stop). GlobalPriorityPolicy's own
-    // queues are empty for a local kind, so its has_ready() adds nothing.
+    // The parker's re-check (park.hpp (a)): the algorithm's queues (any ring/deque or global
+    // queue), or what the runtime adds (inbox, timers, stop).
     struct Look {
         const Scheduler* s;
         bool (*more_work)(void*);
         void* arg;
     } look{this, more_work, arg};
-    const bool woken = global_.suspend(self, timeout_ns, [](void* l) {
+    const bool woken = parking_.park(self, timeout_ns, [](void* l) {
         auto* x = static_cast<Look*>(l);
         return x->s->has_ready() || x->more_work(x->arg);
     }, &look);

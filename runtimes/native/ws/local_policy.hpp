@@ -1,8 +1,7 @@
-// local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
-// LocalSchedulingPolicy concept and the pieces both policies share (Pick, counters, the
-// global queues and the pick order around the local queue, the steal
-// passes over random victims). ws_policy.hpp and parasail_policy.hpp differ only in their
-// local queue and in how they put to and take from it.
+// local_policy.hpp — the pieces both processor-local algorithms share (each meets the one
+// Algorithm concept, algorithm.hpp): the global queues and the pick order around the local
+// queue, the steal passes over random victims. ws_policy.hpp and parasail_policy.hpp differ
+// only in their local queue and in how they put to and take from it.
 //
 // Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
 // scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
@@ -10,7 +9,7 @@
 // only place it lives) before it lets a processor steal, and parks through
 // park.hpp's protocol with has_ready() as the parker's re-check (no second park protocol).
 //
-// Citation: the per-processor-state interface the issue asks for; Go runtime/proc.go
+// Citation: Go runtime/proc.go
 // (schedule: the global run queue checked every 61 schedticks; findRunnable: steal from
 // random victims, runnext only on the last pass; the spinning rule 2*nmspinning < P -
 // npidle in wakep/findRunnable), learnt from, not copied.
@@ -20,58 +19,19 @@
 #include <time.h>
 
 #include <atomic>
-#include <concepts>
 #include <cstdint>
 #include <vector>
 
 #include "runtimes/native/activity.hpp"
+#include "runtimes/native/algorithm.hpp"
 #include "runtimes/native/queue.hpp"
 
 namespace coop::ws {
 
 using coop::internal::Activity;
-
-// Pick — pick_next's answer: the activity (nullptr: none) and whether it inherits the
-// running time slice (it was handed off through runnext: the runtime should not reset
-// the quantum, so a ping-pong pair shares one quantum, Go's inheritTime).
-struct Pick {
-    Activity* activity = nullptr;
-    bool inherits = false;
-    // refilled — activities this pick moved from the global Default queue into the local
-    // queue besides `activity` (WorkStealingPolicy's refill). They were in no queue while
-    // being moved, so a parker's re-check may have missed them: the runtime notifies
-    // (ws/dispatch.cpp, pick_next_local).
-    std::uint32_t refilled = 0;
-};
-
-// Counter — a statistics counter written by one thread (the processor that owns it) and
-// read by any: a relaxed load and store, no locked instruction; an atomic so that a reader
-// (Runtime::stats, while idle processors still count failed steals) is no data race.
-struct Counter {
-    std::atomic<std::uint64_t> v{0};
-    Counter& operator++() noexcept { return *this += 1; }
-    Counter& operator+=(std::uint64_t n) noexcept {
-        // relaxed: only the owner writes; readers want a value, not an order.
-        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        return *this;
-    }
-    operator std::uint64_t() const noexcept { return v.load(std::memory_order_relaxed); }
-};
-
-// Counters — per processor, written only by its owner (Counter: relaxed atomics; read by
-// Runtime::stats and the tests).
-struct Counters {
-    Counter local_picks;      // picked from the own ring/deque
-    Counter runnext_hits;     // picked from runnext (inherits)
-    Counter global_picks;     // picked from a global queue
-    Counter fairness_checks;  // global looked at first (every kGlobalCheckInterval)
-    Counter steals;           // activities obtained by steals (incl. the one run)
-    Counter steal_batches;    // successful find_work steals
-    Counter failed_steals;    // find_work calls that found nothing
-    Counter overflowed;       // items moved to the global queue by a full ring
-    Counter near_steals;      // steal batches taken in the first, own-cache-group pass
-    Counter refilled;         // items moved from the global Default queue into an empty ring
-};
+using coop::internal::Counter;
+using coop::internal::Counters;
+using coop::internal::Pick;
 
 // kGlobalCheckInterval — every this many picks the global queue is looked at first, so
 // that a processor whose local queue never empties cannot starve it (Go: 61, a prime so it
@@ -205,7 +165,7 @@ struct Proximity {
 // count the activities a batch moved (approximate if a thief of ours took some meanwhile).
 // Only Default activities live in local queues, so a processor that may run nothing below a
 // higher priority does not steal. With proximity groups (pinned, several cache groups: the
-// issue's "same cache/NUMA group first"), the first pass visits only the victims of self's
+// same cache or NUMA group first), the first pass visits only the victims of self's
 // group, so a batch moves within a shared cache whenever that group has work; the later
 // passes visit everyone. Whether a processor may look at all (Go's spinning rule) is the
 // runtime's decision, taken before it calls this (Scheduler::start_spinning). Executed only
@@ -245,16 +205,5 @@ Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min,
     ++self.counters.failed_steals;
     return {};
 }
-
-// LocalSchedulingPolicy — what the (templated) runtime will need.
-template <class P>
-concept LocalSchedulingPolicy = requires(P& p, typename P::Local& local, Activity* a, coop::Priority min) {
-    { p.local(0u) } -> std::same_as<typename P::Local&>;
-    p.awakened(local, a);                                  // a woke up / was spawned here
-    p.yielded(local, a);                                   // a yielded: behind the others
-    { p.pick_next(local, min) } -> std::same_as<Pick>;     // own queue, fairness, global
-    { p.find_work(local, min) } -> std::same_as<Pick>;     // steal (an idle owner)
-    { p.has_ready() } -> std::same_as<bool>;               // the parker's re-check
-};
 
 }  // namespace coop::ws

@@ -138,6 +138,6 @@ class ParasailPolicyT {
 };
 
 using ParasailPolicy = ParasailPolicyT<>;
-static_assert(LocalSchedulingPolicy<ParasailPolicy>);
+static_assert(coop::internal::Algorithm<ParasailPolicy>);
 
 }  // namespace coop::ws

@@ -15,19 +15,20 @@
 // (callgrind: docs/native-runtime.md "Scheduling policies").
 //
 // Design summary
-// - Scheduler has GlobalPriorityPolicy's interface (awakened / yielded / pick_next /
-//   has_ready / suspend / notify / notify_all) plus find_work (an idle processor steals)
-//   and start_spinning / stop_spinning. For kind Global every call forwards inline to GlobalPriorityPolicy,
-//   exactly as before. For the local kinds the call goes out of line (ws/dispatch.cpp),
-//   which reaches the calling processor's `Local` through this_processor() — a non-inlined
-//   call made inside that function, after any switch (an activity may migrate between OS
-//   threads; a thread_local address computed before a switch would be the old thread's).
-// - Parking: the local kinds reuse GlobalPriorityPolicy's park/wake protocol unchanged
-//   (park.hpp, models/park_notify.pml): their suspend passes the parker's re-check
-//   "has_ready() of the local policy, or more_work" to it, and notify/notify_all are its.
-//   awakened() on a local kind pushes onto the own ring/deque and then calls notify() when
-//   there is more than one processor (the waker's half of park.hpp's Dekker pair: the work
-//   is published before notify's fence), so a parked processor wakes and steals it.
+// - Scheduler: awakened / yielded / pick_next / has_ready / suspend / notify / notify_all,
+//   find_work (an idle processor steals) and start_spinning / stop_spinning. For kind
+//   Global every call forwards inline to GlobalPriorityPolicy (scheduler.hpp). For the
+//   local kinds the call goes out of line (ws/dispatch.cpp), which reaches the calling
+//   processor's `Local` through this_processor() — a non-inlined call made inside that
+//   function, after any switch (an activity may migrate between OS threads; a thread_local
+//   address computed before a switch would be the old thread's).
+// - Parking: the Scheduler's, the same for every kind (park.hpp, models/park_notify.pml):
+//   suspend passes the parker's re-check "has_ready() of the algorithm, or more_work" to
+//   it; the algorithms (algorithm.hpp) never wake anyone themselves. awakened() queues (the
+//   global queue, or the own ring/deque) and then calls notify() when there is more than
+//   one processor and the activity is not Idle-priority (the waker's half of park.hpp's
+//   Dekker pair: the work is published before notify's fence), so a parked processor wakes
+//   and runs or steals it.
 // - Spinning (every kind; worker.cpp's idle loop): an idle processor that finds nothing
 //   becomes a "spinner" only if start_spinning allows it, Go's rule 2*spinning < P - parked
 //   with the running processors capped by the usable CPUs (when processors outnumber cores,
@@ -49,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "runtimes/native/park.hpp"
 #include "runtimes/native/scheduler.hpp"
 #include "runtimes/native/ws/parasail_policy.hpp"
 #include "runtimes/native/ws/ws_policy.hpp"
@@ -74,9 +76,12 @@ class Scheduler {
     // runtime, before its workers start): the local policies steal within a group first.
     void set_groups(const std::vector<unsigned>& group_of);
 
+    // awakened — `a` (owned by the caller) became ready on the calling processor: the
+    // algorithm queues it, then a parked processor is woken unless `a` is Idle-priority
+    // (Fig. 2 ENQUEUESWITCH). Any bound processor.
     void awakened(Activity* a) noexcept {
         if (kind_ == Scheduling::global) [[likely]] {
-            global_.awakened(a);
+            awakened_global(a);
             return;
         }
         awakened_local(a);
@@ -88,14 +93,17 @@ class Scheduler {
     // children of a spawn-all-then-join-all loop (twice the switches, measured with create).
     void joiner_awakened(Activity* a) noexcept {
         if (kind_ == Scheduling::global) [[likely]] {
-            global_.awakened(a);
+            awakened_global(a);
             return;
         }
         awakened_local(a, /*next=*/false);
     }
+    // yielded — `a` yielded on the calling processor, which stays busy: queued behind the
+    // ready ones, no wake-up for the global algorithm (Fig. 2: this processor will run the
+    // queue itself). Any bound processor.
     void yielded(Activity* a) noexcept {
         if (kind_ == Scheduling::global) [[likely]] {
-            global_.yielded(a);
+            global_.yielded(global_.local(0), a);
             return;
         }
         yielded_local(a);
@@ -104,7 +112,7 @@ class Scheduler {
     // inherits the running quantum (Processor::keep_quantum, read by switch_to).
     Activity* pick_next(Priority min) noexcept {
         if (kind_ == Scheduling::global) [[likely]]
-            return global_.pick_next(min);
+            return global_.pick_next(global_.local(0), min).activity;
         return pick_next_local(min);
     }
     bool has_ready() const noexcept;
@@ -135,9 +143,17 @@ class Scheduler {
         ++st.spin_yields;
         if (polls > kSpinHogPolls) ++st.spin_hogs;
     }
+    // suspend — parks processor `self` (idle) until notify, the timeout (ns, < 0: none) or a
+    // spurious wake-up; returns at once if the algorithm's has_ready() or more_work(arg)
+    // finds work (the parker's re-check, park.hpp (a)). Called only by processor `self`.
     void suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept;
-    void notify() noexcept { global_.notify(); }
-    void notify_all() noexcept { global_.notify_all(); }
+    // notify — ResumeAnyProcessor: wakes one parked processor if some processor is parked
+    // and no wake-up is already in flight (park.hpp). Call after publishing work. Any bound
+    // processor.
+    void notify() noexcept { parking_.wake_one(); }
+    // notify_all — wakes every parked processor (stop, external submissions, timers). Any
+    // thread.
+    void notify_all() noexcept { parking_.wake_all(); }
 
     // stats — the counters summed over processors (names: docs/native-runtime.md).
     SchedulerStats stats() const;
@@ -146,12 +162,20 @@ class Scheduler {
     int cpus() const noexcept { return cpus_; }
     // spinning — processors counted as spinning now (tests).
     int spinning() const noexcept { return spinning_.load(std::memory_order_relaxed); }
-    const GlobalPriorityPolicy& global() const noexcept { return global_; }
+    // parking — the park/wake protocol (tests and statistics).
+    const Parking& parking() const noexcept { return parking_; }
     // ws_policy — the native-ws policy (nullptr for the other kinds); for the directed
     // tests that place activities in its queues (tests/native_ws/test_defects_runtime.cpp).
     RuntimeWsPolicy* ws_policy() noexcept { return ws_.get(); }
 
   private:
+    void awakened_global(Activity* a) noexcept {
+        // Read before the enqueue: once queued, `a` may run, finish and be freed elsewhere.
+        const Priority priority = a->priority;
+        global_.awakened(global_.local(0), a);
+        // One processor: the caller is it, and it is not parked (saves notify()'s fence).
+        if (priority != Priority::Idle && processors_ > 1) notify();
+    }
     void awakened_local(Activity* a, bool next = true) noexcept;
     void yielded_local(Activity* a) noexcept;
     Activity* pick_next_local(Priority min) noexcept;
@@ -172,7 +196,8 @@ class Scheduler {
     // cpus_ — the CPUs this process may run on (sched_getaffinity at construction): the
     // most processors that can be running at once.
     const int cpus_;
-    GlobalPriorityPolicy global_;                 // kind global; parking for every kind
+    GlobalPriorityPolicy global_;                 // kind global
+    Parking parking_;                             // every kind
     std::unique_ptr<RuntimeWsPolicy> ws_;         // kind work_stealing
     std::unique_ptr<ws::ParasailPolicy> ps_;      // kind parasail
     std::unique_ptr<ProcessorStats[]> pstats_;

@@ -17,8 +17,7 @@
 //   cache-hot hand-off of a producer/consumer pair), a yielded one to the ring's tail
 //   (behind every other ready activity of this processor: round robin). A full ring moves
 //   half of itself to the global Default queue (Go's runqputslow).
-// - Realtime/High/Low/Idle stay in the global per-priority queues of the paper (the issue
-//   allows it): they are rare, and their cross-processor order matters more than locality.
+// - Realtime/High/Low/Idle stay in the global per-priority queues of the paper: they are rare, and their cross-processor order matters more than locality.
 // - pick_next: higher priorities (global) first; every kGlobalCheckInterval-th pick the
 //   global Default queue before the ring (so overflowed or externally submitted work is not
 //   starved by a busy ring); then the ring (runnext bounded by kMaxRunnextStreak); then the
@@ -208,6 +207,6 @@ class WorkStealingPolicyT {
 };
 
 using WorkStealingPolicy = WorkStealingPolicyT<>;
-static_assert(LocalSchedulingPolicy<WorkStealingPolicy>);
+static_assert(coop::internal::Algorithm<WorkStealingPolicy>);
 
 }  // namespace coop::ws

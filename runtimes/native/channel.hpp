@@ -56,6 +56,7 @@
 
 #include "activity.hpp"
 #include "config.hpp"
+#include "cpu_relax.hpp"
 
 #if defined(COOP_TEST_HOOKS)
 namespace coop::test_hooks {

@@ -20,7 +20,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
+#include <coop/coop.hpp>
 
 int main(int argc, char** argv) {
     if (argc < 3) {

@@ -40,7 +40,7 @@ TEST(ParasailQueue, PushFrontIsServedLastAndStolenFirst) {
 }
 
 TEST(ParasailQueue, GrowsKeepingOrder) {
-    coop::ws::ParasailQueue<Job, locks::OwnerGuard> q(2);
+    coop::ws::ParasailQueue<Job, coop::OwnerGuard> q(2);
     std::vector<Job> jobs(100);
     for (int k = 0; k < 50; ++k) q.push_back(&jobs[k]);
     for (int k = 0; k < 10; ++k) EXPECT_EQ(q.steal(), &jobs[k]);  // front moves: wrap

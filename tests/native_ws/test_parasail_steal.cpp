@@ -39,7 +39,7 @@ struct HookedGuard : Base {
 
 template <class G>
 class ParasailSteal : public ::testing::Test {};
-using Guards = ::testing::Types<HookedGuard<locks::OwnerGuard>, HookedGuard<locks::OwnerGuardAsym>>;
+using Guards = ::testing::Types<HookedGuard<coop::OwnerGuard>, HookedGuard<coop::OwnerGuardAsym>>;
 TYPED_TEST_SUITE(ParasailSteal, Guards);
 
 TYPED_TEST(ParasailSteal, ThiefGivesUpWhileOwnerInside) {

@@ -230,7 +230,7 @@ void parasail_stress(long kItems) {
                 kItems, stolen.load());
 }
 
-TEST(WsStress, ParasailAsymOwnerAndThieves) { parasail_stress<locks::OwnerGuardAsym>(wstest::kSanitized ? 5'000 : 100'000); }
-TEST(WsStress, ParasailSeqCstOwnerAndThieves) { parasail_stress<locks::OwnerGuard>(wstest::kSanitized ? 5'000 : 100'000); }
+TEST(WsStress, ParasailAsymOwnerAndThieves) { parasail_stress<coop::OwnerGuardAsym>(wstest::kSanitized ? 5'000 : 100'000); }
+TEST(WsStress, ParasailSeqCstOwnerAndThieves) { parasail_stress<coop::OwnerGuard>(wstest::kSanitized ? 5'000 : 100'000); }
 
 }  // namespace

@@ -89,18 +89,41 @@ bool lock_spin_may_help() noexcept {
     return n > 1 && n <= static_cast<unsigned>(p->runtime->scheduler.cpus());
 }
 
+namespace {
+// The hot path per scheduling kind K (COOP_ON_KIND, runtime_internal.hpp): each of these is
+// instantiated with only K's code. `p`: the calling processor, reached once by the caller.
+
+// suspend_on — suspend() on processor `p`.
+template <Scheduling K>
+[[gnu::noinline]] void suspend_on(Processor& p, Finalizer finalizer, void* value) noexcept {
+    Activity* cur = p.current;
+    Activity* next = pick_next_as<K>(p, Priority::Idle);
+    if (next == nullptr) next = &p.idle;
+    switch_to(p, cur, next, finalizer, value);
+}
+
+// make_ready_on — make_ready() on processor `p`.
+template <Scheduling K>
+[[gnu::noinline]] void make_ready_on(Processor& p, Activity* a) noexcept {
+    p.runtime->scheduler.awakened_as<K>(p.index, a);
+}
+
+// start_on — start() on processor `p`.
+template <Scheduling K>
+[[gnu::noinline]] void start_on(Processor& p, Activity* a) noexcept {
+    bump(p.started);  // before the enqueue: the activity's finish happens after it
+    p.runtime->scheduler.awakened_as<K>(p.index, a);
+}
+}  // namespace
+
 void suspend(Finalizer finalizer, void* value) noexcept {
     Processor* p = this_processor();
-    Activity* cur = p->current;
-    Activity* next = p->runtime->scheduler.pick_next(Priority::Idle);
-    if (next == nullptr) next = &p->idle;
-    switch_to(*p, cur, next, finalizer, value);
+    COOP_ON_KIND(p->runtime->scheduler.kind(), suspend_on, *p, finalizer, value);
 }
 
 void make_ready(Activity* a) noexcept {
     if (Processor* p = this_processor()) {
-        p->runtime->scheduler.awakened(a);
-        return;
+        COOP_ON_KIND(p->runtime->scheduler.kind(), make_ready_on, *p, a);
     }
     // A non-worker thread (e.g. unlocking a coop::Mutex from main()): it has no hazard
     // pointer slot, so it hands the activity to the workers through the inbox.
@@ -119,8 +142,7 @@ void start(Activity* a, Priority priority) {
     // acquire: the runtime's state is fully built before it is published (see Runtime).
     RuntimeState* rt = p != nullptr ? p->runtime : g_active.load(std::memory_order_acquire);
     if (p != nullptr) {
-        bump(p->started);  // before the enqueue: the activity's finish happens after it
-        rt->scheduler.awakened(a);
+        COOP_ON_KIND(rt->scheduler.kind(), start_on, *p, a);
     } else {
         // seq_cst: counted before the hand-over (and before Runtime::run waits).
         rt->external_started.fetch_add(1, std::memory_order_seq_cst);
@@ -156,6 +178,24 @@ RuntimeState::RuntimeState(unsigned n, std::size_t stack_size, bool guard, bool 
     : processor_count(n), pin(pin_), scheduler(n, scheduling), stack_pool(stack_size, guard) {}
 }  // namespace internal
 
+namespace internal {
+namespace {
+// yield_on — yield() of activity `cur` on processor `p` (scheduling kind K; see suspend_on).
+template <Scheduling K>
+[[gnu::noinline]] void yield_on(Processor& p, Activity* cur) noexcept {
+    RuntimeState& rt = *p.runtime;
+    if ((++p.ticks & kTimerPollMask) == 0) poll_timers(rt);
+    Activity* next = pick_next_as<K>(p, cur->priority);
+    if (next == nullptr) {
+        reset_quantum();  // Fig. 2: nobody else to run
+        return;
+    }
+    COOP_HOOK(yield_after_pick);
+    switch_to(p, cur, next, &fin_yield<K>, &p);
+}
+}  // namespace
+}  // namespace internal
+
 void yield() noexcept {
     using namespace internal;
     Processor* p = this_processor();
@@ -165,15 +205,7 @@ void yield() noexcept {
     }
     Activity* cur = p->current;
     if (cur->uncooperative != 0) return;
-    RuntimeState& rt = *p->runtime;
-    if ((++p->ticks & kTimerPollMask) == 0) poll_timers(rt);
-    Activity* next = rt.scheduler.pick_next(cur->priority);
-    if (next == nullptr) {
-        reset_quantum();  // Fig. 2: nobody else to run
-        return;
-    }
-    COOP_HOOK(yield_after_pick);
-    switch_to(*p, cur, next, &fin_yield, &rt.scheduler);
+    COOP_ON_KIND(p->runtime->scheduler.kind(), yield_on, *p, cur);
 }
 
 void sleep_until_ns(std::int64_t deadline_ns) noexcept {

@@ -50,7 +50,7 @@ void idle_loop(Processor& p) {
         ran = true;
     };
     for (;;) {
-        Activity* next = sched.pick_next(Priority::Idle);
+        Activity* next = pick_next(p, Priority::Idle);
         if (next == nullptr && spinning) next = sched.find_work(p.index);  // steal (local policies)
         if (next != nullptr) {
             run(next);
@@ -123,9 +123,12 @@ void worker_main(Processor* p, int cpu) {
     set_this_processor(nullptr);
 }
 
-[[noreturn]] void finish(Activity* self) noexcept {
-    Processor* p = this_processor();
-    RuntimeState& rt = *p->runtime;
+namespace {
+// finish_on — finish() of activity `self` on processor `p` (scheduling kind K: only K's code,
+// COOP_ON_KIND in runtime_internal.hpp).
+template <Scheduling K>
+[[noreturn, gnu::noinline]] void finish_on(Processor& p, Activity* self) noexcept {
+    RuntimeState& rt = *p.runtime;
     Stack* stack = self->stack;
 #if COOP_TSAN
     stack->tsan_fiber = self->tsan_fiber;
@@ -134,11 +137,23 @@ void worker_main(Processor* p, int cpu) {
     // descriptor); acquire takes the joiner's registration (its saved context).
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
     // From here on `self` may be freed by its joiner: only `stack`, `p` and `rt` are used.
-    if (joiner > kJoinFinished) rt.scheduler.joiner_awakened(reinterpret_cast<Activity*>(joiner));
-    bump(p->finished);
-    Activity* next = rt.scheduler.pick_next(Priority::Idle);
-    if (next == nullptr) next = &p->idle;
-    switch_to(*p, nullptr, next, &fin_recycle, stack);
+    if (joiner > kJoinFinished)
+        rt.scheduler.awakened_as<K>(p.index, reinterpret_cast<Activity*>(joiner), /*next=*/false);
+    bump(p.finished);
+    Activity* next = pick_next_as<K>(p, Priority::Idle);
+    if (next == nullptr) next = &p.idle;
+    switch_to(p, nullptr, next, &fin_recycle, stack);
+    __builtin_unreachable();
+}
+}  // namespace
+
+[[noreturn]] void finish(Activity* self) noexcept {
+    Processor* p = this_processor();
+    switch (p->runtime->scheduler.kind()) {  // COOP_ON_KIND without `return` (noreturn)
+        case Scheduling::global: finish_on<Scheduling::global>(*p, self);
+        case Scheduling::work_stealing: finish_on<Scheduling::work_stealing>(*p, self);
+        case Scheduling::parasail: finish_on<Scheduling::parasail>(*p, self);
+    }
     __builtin_unreachable();
 }
 

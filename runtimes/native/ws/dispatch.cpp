@@ -1,12 +1,12 @@
-// dispatch.cpp — the out-of-line half of Scheduler (ws/scheduler_select.hpp): the calls of
-// the processor-local policies (native-ws, native-parasail).
+// dispatch.cpp — the out-of-line half of Scheduler (ws/scheduler_select.hpp): construction,
+// statistics, the idle processor's calls (steal, spin, park, the parker's re-check) and
+// awakened() for callers that do not know their processor's index.
 //
-// Every function here reaches the calling processor through this_processor() (not inlined,
-// api.cpp) once per call, after any switch the caller made: an activity may have migrated
-// between OS threads, and a thread_local address computed before the switch would be the
-// old thread's (a thread_local cached across a switch). Callers are always bound processors
-// (make_ready/start hand non-workers' activities to the inbox; timers and the inbox are
-// drained by workers), so the pointer is never null.
+// awakened(a) reaches the calling processor through this_processor() (not inlined,
+// api.cpp), after any switch the caller made: an activity may have migrated between OS
+// threads, and a thread_local address computed before the switch would be the old thread's.
+// Its callers are always bound processors (make_ready/start hand non-workers' activities to
+// the inbox; timers and the inbox are drained by workers), so the pointer is never null.
 #include "runtimes/native/ws/scheduler_select.hpp"
 
 #include <sched.h>
@@ -42,73 +42,7 @@ void Scheduler::set_groups(const std::vector<unsigned>& group_of) {
     if (ps_) ps_->set_groups(group_of);
 }
 
-namespace {
-// index — the calling processor's index (see the file comment).
-inline unsigned index() noexcept { return this_processor()->index; }
-}  // namespace
-
-void Scheduler::awakened_local(Activity* a, bool next) noexcept {
-    // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
-    const Priority priority = a->priority;
-    const unsigned self = index();
-    if (next) {
-        if (ws_) ws_->awakened(ws_->local(self), a);
-        else ps_->awakened(ps_->local(self), a);
-    } else {  // behind the ready ones (joiner_awakened)
-        if (ws_) ws_->yielded(ws_->local(self), a);
-        else ps_->yielded(ps_->local(self), a);
-    }
-    // Published above (the ring's release store of tail_/runnext, or the deque's guarded
-    // store); notify()'s seq_cst fence orders it before its load of the parked count, the
-    // waker's half of park.hpp's Dekker pair (a). One processor: the caller is awake.
-    if (priority != Priority::Idle && processors_ > 1) notify();
-}
-
-void Scheduler::yielded_local(Activity* a) noexcept {
-    // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
-    const Priority priority = a->priority;
-    const unsigned self = index();
-    if (ws_) ws_->yielded(ws_->local(self), a);
-    else ps_->yielded(ps_->local(self), a);
-    // A yield asks for no help (Negele Fig. 2: "this processor stays busy"), but with local
-    // queues the yielder now waits on this processor's queue while another processor may
-    // have parked in the window between yield()'s pick and this push, when nothing was
-    // queued here (models/local_park.pml -DSTRICT_YIELD; test_yield_wake.cpp): if the
-    // activity that runs now never yields, the yielder waits for good although a processor
-    // is idle. So: if a processor is parked, notify. A relaxed load and no fence, to keep a
-    // yield cheap (one read of a line that changes only when a processor parks or wakes): it
-    // can miss a processor that parks at this very moment (its store not yet visible), and
-    // then the next yield on this processor sees it — a yielding program yields again, so
-    // the work waits for one more quantum at most, not for good. No lost wake-up of the
-    // protocol depends on this (park.hpp's pairs are awakened_local's notify and the
-    // parker's re-check); it restores parallelism.
-    if (priority != Priority::Idle && processors_ > 1 && parking_.parked() != 0) notify();
-}
-
-Activity* Scheduler::pick_next_local(Priority min) noexcept {
-    Processor* p = this_processor();
-    const ws::Pick pick = ws_ ? ws_->pick_next(ws_->local(p->index), min) : ps_->pick_next(ps_->local(p->index), min);
-    // Go's inheritTime: an activity handed off through runnext runs on the rest of the
-    // current quantum (switch_to reads the flag), so a ping-pong pair shares one quantum.
-    // Not from the idle loop: its counter belongs to no activity. Compared by address, not
-    // through p->current->idle: from finish(), p->current is the finishing activity, whose
-    // descriptor its joiner may already be freeing (TSan: a read in pick_next_local racing
-    // the joiner's free in AppTest/tokenring on native-ws).
-    if (pick.inherits && p->current != &p->idle) p->keep_quantum = true;
-    // A refill moved activities from the global queue into this processor's ring; while
-    // each was in neither, a parker's has_ready() could miss it (ws_policy.hpp refill) and
-    // sleep, and our caller (finish, yield, a block) goes on to run pick.activity, maybe
-    // for good. notify() is the waker's half of park.hpp's Dekker pair (a): its seq_cst
-    // fence orders the ring's tail stores (the pushes) before its load of the parked
-    // count; the parker's fence orders its count before its scan of the rings. So either
-    // the parker's scan sees them or we see it parked and wake it. A relaxed look at the
-    // parked count without the fence (as yielded_local does) could miss a parker whose
-    // increment is not yet visible, and nothing would repair that here (the refiller may
-    // run a non-yielding activity): the fence costs one mfence per refill, against the
-    // refill's up to 3 locked instructions per activity moved (kGlobalBatch of them).
-    if (pick.refilled != 0 && processors_ > 1) notify();
-    return pick.activity;
-}
+void Scheduler::awakened(Activity* a) noexcept { awakened(this_processor()->index, a); }
 
 bool Scheduler::has_ready() const noexcept {
     if (kind_ == Scheduling::global) return global_.has_ready();

@@ -10,9 +10,11 @@
 // including hazard.hpp/queue.hpp/slab.hpp/park.hpp, and a
 // dispatch for the extern "C" quantum symbols the clang plugin emits (one per process).
 // Here there is one definition of everything, so there is nothing for the ODR to catch, and
-// the three backends are one type (NativeBackend) with a fixed option. The price: the
-// GlobalPriorityPolicy path pays one load of `kind_` and a predictable branch per call
-// (callgrind: docs/native-runtime.md "Scheduling policies").
+// the three backends are one type (NativeBackend) with a fixed option. The price: one load
+// of `kind_` and a predictable branch where each hot entry point begins (COOP_ON_KIND,
+// runtime_internal.hpp), then a call to that kind's instantiation (callgrind:
+// docs/native-runtime.md "Scheduling policies"). docs/scheduler-refactor-status.md: the
+// step that removes the branch.
 //
 // Design summary
 // - Scheduler: awakened / yielded / pick_next / has_ready / suspend / notify / notify_all,
@@ -76,44 +78,120 @@ class Scheduler {
     // runtime, before its workers start): the local policies steal within a group first.
     void set_groups(const std::vector<unsigned>& group_of);
 
-    // awakened — `a` (owned by the caller) became ready on the calling processor: the
+    // The scheduling calls come in two forms. `..._as<K>`: for the kind K known at compile
+    // time, only K's code (the hot path: runtime_internal.hpp's per-kind entry points, one
+    // branch on the kind where yield, suspend, make_ready, start and finish begin, then a
+    // call to the instantiation for that kind). Without `_as`: one switch on the kind, for
+    // the callers off the hot path (timers, inbox, join's finalizer). All take the calling
+    // processor's index `self` from a caller that reached its Processor once, so no call
+    // re-reads it through this_processor(); for kind Global `self` is unused.
+
+    // awakened_as — `a` (owned by the caller) became ready on processor `self` (woken or
+    // spawned there: it runs next, from runnext / the deque's LIFO end on a local kind): the
     // algorithm queues it, then a parked processor is woken unless `a` is Idle-priority
-    // (Fig. 2 ENQUEUESWITCH). Any bound processor.
-    void awakened(Activity* a) noexcept {
-        if (kind_ == Scheduling::global) [[likely]] {
-            awakened_global(a);
-            return;
-        }
-        awakened_local(a);
-    }
-    // joiner_awakened — `a` waited for an activity that just finished on this processor: for
-    // the global policy the same as awakened(); the local policies queue it behind the ready
-    // activities (the ring's tail / the deque's FIFO end), not into runnext: a join is no
+    // (Fig. 2 ENQUEUESWITCH). `next` false (joiner_awakened): behind the ready activities
+    // instead (the ring's tail / the deque's FIFO end), not into runnext: a join is no
     // hand-off between running peers, and runnext would run the joiner between every two
     // children of a spawn-all-then-join-all loop (twice the switches, measured with create).
-    void joiner_awakened(Activity* a) noexcept {
-        if (kind_ == Scheduling::global) [[likely]] {
-            awakened_global(a);
-            return;
+    // Executed only by processor `self`.
+    template <Scheduling K>
+    void awakened_as(unsigned self, Activity* a, bool next = true) noexcept {
+        // Read before the enqueue: once queued, `a` may run (or be stolen), finish and be
+        // freed elsewhere.
+        const Priority priority = a->priority;
+        if constexpr (K == Scheduling::global) {
+            global_.awakened(global_.local(0), a);
+        } else if constexpr (K == Scheduling::work_stealing) {
+            if (next) ws_->awakened(ws_->local(self), a);
+            else ws_->yielded(ws_->local(self), a);
+        } else {
+            if (next) ps_->awakened(ps_->local(self), a);
+            else ps_->yielded(ps_->local(self), a);
         }
-        awakened_local(a, /*next=*/false);
+        // Published above (the global queue's enqueue, the ring's release store of
+        // tail_/runnext, or the deque's guarded store); notify()'s seq_cst fence orders it
+        // before its load of the parked count, the waker's half of park.hpp's Dekker pair
+        // (a). One processor: the caller is it, and it is not parked (saves the fence).
+        if (priority != Priority::Idle && processors_ > 1) notify();
     }
-    // yielded — `a` yielded on the calling processor, which stays busy: queued behind the
-    // ready ones, no wake-up for the global algorithm (Fig. 2: this processor will run the
-    // queue itself). Any bound processor.
-    void yielded(Activity* a) noexcept {
-        if (kind_ == Scheduling::global) [[likely]] {
+    // awakened — awakened_as for the runtime's kind. Executed only by processor `self`.
+    void awakened(unsigned self, Activity* a, bool next = true) noexcept {
+        switch (kind_) {
+            case Scheduling::global: awakened_as<Scheduling::global>(self, a, next); return;
+            case Scheduling::work_stealing: awakened_as<Scheduling::work_stealing>(self, a, next); return;
+            case Scheduling::parasail: awakened_as<Scheduling::parasail>(self, a, next); return;
+        }
+    }
+    // awakened — the same for a caller that does not know its index (timers, inbox): it is
+    // reached through this_processor(), out of line (ws/dispatch.cpp). Any bound processor.
+    void awakened(Activity* a) noexcept;
+
+    // yielded_as — `a` yielded on processor `self`, which stays busy: queued behind the
+    // ready ones. Executed only by processor `self` (fin_yield, on the resumed side of the
+    // yield's switch: the same OS thread).
+    template <Scheduling K>
+    void yielded_as(unsigned self, Activity* a) noexcept {
+        if constexpr (K == Scheduling::global) {
+            // No wake-up (Fig. 2: this processor will run the queue itself).
             global_.yielded(global_.local(0), a);
-            return;
+        } else {
+            // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
+            const Priority priority = a->priority;
+            if constexpr (K == Scheduling::work_stealing) ws_->yielded(ws_->local(self), a);
+            else ps_->yielded(ps_->local(self), a);
+            // A yield asks for no help (Negele Fig. 2: "this processor stays busy"), but with
+            // local queues the yielder now waits on this processor's queue while another
+            // processor may have parked in the window between yield()'s pick and this push,
+            // when nothing was queued here (models/local_park.pml -DSTRICT_YIELD;
+            // test_yield_wake.cpp): if the activity that runs now never yields, the yielder
+            // waits for good although a processor is idle. So: if a processor is parked,
+            // notify. A relaxed load and no fence, to keep a yield cheap (one read of a line
+            // that changes only when a processor parks or wakes): it can miss a processor that
+            // parks at this very moment (its store not yet visible), and then the next yield
+            // on this processor sees it — a yielding program yields again, so the work waits
+            // for one more quantum at most, not for good. No lost wake-up of the protocol
+            // depends on this (park.hpp's pairs are awakened's notify and the parker's
+            // re-check); it restores parallelism.
+            if (priority != Priority::Idle && processors_ > 1 && parking_.parked() != 0) notify();
         }
-        yielded_local(a);
     }
-    // pick_next — as GlobalPriorityPolicy's; on a local kind an activity taken from runnext
-    // inherits the running quantum (Processor::keep_quantum, read by switch_to).
-    Activity* pick_next(Priority min) noexcept {
-        if (kind_ == Scheduling::global) [[likely]]
-            return global_.pick_next(global_.local(0), min).activity;
-        return pick_next_local(min);
+
+    // pick_next_as — the next activity for processor `self`, of priority >= `min`, or none;
+    // Pick::inherits: taken from runnext (the caller lets it keep the running quantum,
+    // runtime_internal.hpp pick_next). Executed only by processor `self`.
+    template <Scheduling K>
+    Pick pick_next_as(unsigned self, Priority min) noexcept {
+        if constexpr (K == Scheduling::global) {
+            return global_.pick_next(global_.local(0), min);
+        } else {
+            Pick pick;
+            if constexpr (K == Scheduling::work_stealing) pick = ws_->pick_next(ws_->local(self), min);
+            else pick = ps_->pick_next(ps_->local(self), min);
+            // A refill moved activities from the global queue into this processor's ring;
+            // while each was in neither, a parker's has_ready() could miss it (ws_policy.hpp
+            // refill) and sleep, and our caller (finish, yield, a block) goes on to run
+            // pick.activity, maybe for good. notify() is the waker's half of park.hpp's
+            // Dekker pair (a): its seq_cst fence orders the ring's tail stores (the pushes)
+            // before its load of the parked count; the parker's fence orders its count before
+            // its scan of the rings. So either the parker's scan sees them or we see it parked
+            // and wake it. A relaxed look at the parked count without the fence (as yielded
+            // does) could miss a parker whose increment is not yet visible, and nothing would
+            // repair that here (the refiller may run a non-yielding activity): the fence costs
+            // one mfence per refill, against the refill's up to 3 locked instructions per
+            // activity moved (kGlobalBatch of them).
+            if (pick.refilled != 0 && processors_ > 1) [[unlikely]]
+                notify();
+            return pick;
+        }
+    }
+    // pick_next — pick_next_as for the runtime's kind. Executed only by processor `self`.
+    Pick pick_next(unsigned self, Priority min) noexcept {
+        switch (kind_) {
+            case Scheduling::global: return pick_next_as<Scheduling::global>(self, min);
+            case Scheduling::work_stealing: return pick_next_as<Scheduling::work_stealing>(self, min);
+            case Scheduling::parasail: break;
+        }
+        return pick_next_as<Scheduling::parasail>(self, min);
     }
     bool has_ready() const noexcept;
     // find_work — an idle processor `self` looks for work elsewhere (steals); nullptr: none.
@@ -169,16 +247,6 @@ class Scheduler {
     RuntimeWsPolicy* ws_policy() noexcept { return ws_.get(); }
 
   private:
-    void awakened_global(Activity* a) noexcept {
-        // Read before the enqueue: once queued, `a` may run, finish and be freed elsewhere.
-        const Priority priority = a->priority;
-        global_.awakened(global_.local(0), a);
-        // One processor: the caller is it, and it is not parked (saves notify()'s fence).
-        if (priority != Priority::Idle && processors_ > 1) notify();
-    }
-    void awakened_local(Activity* a, bool next = true) noexcept;
-    void yielded_local(Activity* a) noexcept;
-    Activity* pick_next_local(Priority min) noexcept;
     Activity* find_work_local(unsigned self) noexcept;
 
     // ProcessorStats — a processor's spinning state and counters (owner-only writes,

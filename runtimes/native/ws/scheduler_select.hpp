@@ -81,8 +81,9 @@ class Scheduler {
     // The scheduling calls come in two forms. `..._as<K>`: for the kind K known at compile
     // time, only K's code (the hot path: runtime_internal.hpp's per-kind entry points, one
     // branch on the kind where yield, suspend, make_ready, start and finish begin, then a
-    // call to the instantiation for that kind). Without `_as`: one switch on the kind, for
-    // the callers off the hot path (timers, inbox, join's finalizer). All take the calling
+    // call to the instantiation for that kind). awakened without `_as`: one switch on the
+    // kind, for the callers off the hot path (timers, inbox, join's finalizer); the idle
+    // loop's pick is runtime_internal.hpp's pick_next. All take the calling
     // processor's index `self` from a caller that reached its Processor once, so no call
     // re-reads it through this_processor(); for kind Global `self` is unused.
 
@@ -183,15 +184,6 @@ class Scheduler {
                 notify();
             return pick;
         }
-    }
-    // pick_next — pick_next_as for the runtime's kind. Executed only by processor `self`.
-    Pick pick_next(unsigned self, Priority min) noexcept {
-        switch (kind_) {
-            case Scheduling::global: return pick_next_as<Scheduling::global>(self, min);
-            case Scheduling::work_stealing: return pick_next_as<Scheduling::work_stealing>(self, min);
-            case Scheduling::parasail: break;
-        }
-        return pick_next_as<Scheduling::parasail>(self, min);
     }
     bool has_ready() const noexcept;
     // find_work — an idle processor `self` looks for work elsewhere (steals); nullptr: none.

@@ -8,7 +8,11 @@
 //                       template <class F> void run(F&& main); };   // runs main as a thread of
 //                                                                   // this backend; returns when
 //                                                                   // main has finished
-//     class Thread    { void join(); };                             // movable handle
+//     class Thread    { void join(); };                             // movable handle; join
+//                                                                   // returns when the thread
+//                                                                   // has ended, and everything
+//                                                                   // it wrote happens-before
+//                                                                   // join's return
 //     template <class F> static Thread spawn(F&& fn);               // throws SpawnError on failure
 //     static void yield();
 //     class Mutex     { void lock(); bool try_lock(); void unlock(); };

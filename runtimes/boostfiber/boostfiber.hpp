@@ -6,7 +6,7 @@
 //   boostfiber/shared_work     one global queue shared by P threads (algo::shared_work)
 //   boostfiber/work_stealing   a queue per thread, idle threads steal (algo::work_stealing(P))
 // The shared algorithms are wrapped (scheduling.hpp) so idle threads sleep and are woken
-// when another thread queues work (boostorg/fiber issues 203 and 327).
+// when another thread queues work (boostorg/fiber#203, #327).
 //
 // Options users may set (--backend-opt key=value), recorded with each result:
 //   stack      pooled | fixed | protected   (stacks.hpp); default pooled
@@ -20,7 +20,7 @@
 // finished. The calling thread never gets a fiber scheduler, so each run starts from clean
 // per-thread state. Exception: Boost's work_stealing keeps static state (a barrier sized
 // by the first run's thread count and a scheduler table indexed by a global counter,
-// boostorg/fiber issue 217), so it runs once per process: a second work_stealing Runtime
+// boostorg/fiber#217), so it runs once per process: a second work_stealing Runtime
 // throws std::runtime_error saying so. The driver runs each point in its own process.
 //
 // Primitives: boost::fibers::mutex and condition_variable; Boost.Fiber has no semaphore,
@@ -165,7 +165,7 @@ struct BoostFiberBackend {
     static constexpr std::string_view name = "boostfiber";
 
     // min_stack_size — Boost.Context's minimum: the harness refuses a smaller --stack-size
-    // (harness/registry.hpp) instead of Config::from raising it silently (issue 11).
+    // (harness/registry.hpp) instead of Config::from raising it silently.
     static std::size_t min_stack_size() { return boost::context::stack_traits::minimum_size(); }
 
     // stacks — the running Runtime's stack source (null outside a run: Boost's default).
@@ -319,7 +319,7 @@ struct BoostFiberBackend {
         std::atomic<bool> closed_{false};  // Boost's channels only: a close happened
     };
 
-    // work_stealing_used — set by the first work_stealing Runtime of the process (issue 217).
+    // work_stealing_used — set by the first work_stealing Runtime of the process (boostorg/fiber#217).
     static inline std::atomic<bool> work_stealing_used{false};
 
     // Runtime — P worker threads sharing one Boost.Fiber scheduling algorithm (see the top).
@@ -335,7 +335,7 @@ struct BoostFiberBackend {
             if (cfg_.algorithm == Algorithm::work_stealing && work_stealing_used.exchange(true))
                 throw std::runtime_error(
                     "boostfiber/work_stealing can run once per process: Boost.Fiber's work_stealing keeps static "
-                    "state (boostorg/fiber issue 217); run each point in its own process (--isolation process)");
+                    "state (boostorg/fiber#217); run each point in its own process (--isolation process)");
             stacks_ = std::make_shared<boostfiber::StackSource>(cfg_.stack, cfg_.stack_bytes);
         }
         Runtime(const Runtime&) = delete;
@@ -422,7 +422,7 @@ struct BoostFiberBackend {
                     boost::fibers::use_scheduling_algorithm<algo::round_robin>();
                     break;
                 case Algorithm::shared_work:
-                    // suspend=true: an idle thread sleeps instead of spinning (issue 203).
+                    // suspend=true: an idle thread sleeps instead of spinning (boostorg/fiber#203).
                     boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
                     break;
                 case Algorithm::work_stealing:

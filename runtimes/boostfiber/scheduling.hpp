@@ -2,9 +2,9 @@
 // sleep when idle and are woken when work arrives.
 //
 // Citation: Boost.Fiber 1.74 (boost/fiber/algo/{shared_work,work_stealing}.hpp) and its
-// known problems: boostorg/fiber issue 327 (a sleeping scheduler is not woken when
-// another thread makes a fiber ready that it could run), issue 203 (with suspend=false
-// an idle scheduler spins at 100% CPU), issue 217 (work_stealing keeps static state).
+// known problems: boostorg/fiber#327 (a sleeping scheduler is not woken when
+// another thread makes a fiber ready that it could run), #203 (with suspend=false
+// an idle scheduler spins at 100% CPU), #217 (work_stealing keeps static state).
 //
 // Design. Waking<Base> derives from one of Boost's algorithms, always constructed with
 // suspend=true (idle schedulers sleep on their condition variable: no spinning, #203),
@@ -28,7 +28,7 @@
 // has returned and every fiber has been joined (Thread joins in its destructor), so no
 // movable fiber is made ready any more and no peer calls wake_one() on a destroyed slot.
 // Boost's work_stealing keeps every scheduler alive in a static table (any_ready() and
-// steal() may still reach it): those outlive the run, and the process (issue 217).
+// steal() may still reach it): those outlive the run, and the process (boostorg/fiber#217).
 #pragma once
 
 #include <algorithm>

@@ -159,10 +159,5 @@ bool ready_work() noexcept;
 // processors_in_use — the current runtime's processor count (1 outside a runtime).
 unsigned processors_in_use() noexcept;
 
-// lock_spin_may_help — whether a lock waiter may spin for the holder: more than one processor,
-// and no more processors than the CPUs this process may use (otherwise the holder's OS thread
-// may be descheduled, and the spinner would hold the core it needs). false outside a runtime.
-bool lock_spin_may_help() noexcept;
-
 }  // namespace internal
 }  // namespace coop

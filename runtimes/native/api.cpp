@@ -82,13 +82,6 @@ unsigned processors_in_use() noexcept {
     return p != nullptr ? p->runtime->processor_count : 1;
 }
 
-bool lock_spin_may_help() noexcept {
-    Processor* p = this_processor();
-    if (p == nullptr) return false;
-    const unsigned n = p->runtime->processor_count;
-    return n > 1 && n <= static_cast<unsigned>(p->runtime->scheduler.cpus());
-}
-
 namespace {
 // The hot path per scheduling kind K (COOP_ON_KIND, runtime_internal.hpp): each of these is
 // instantiated with only K's code. `p`: the calling processor, reached once by the caller.

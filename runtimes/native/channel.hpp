@@ -96,7 +96,7 @@ class ChannelLock {
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
 
   private:
-    static void relax() noexcept { cpu_relax(); }
+    static void relax() noexcept { coop::cpu_relax(); }
     [[gnu::noinline]] void lock_slow() noexcept {
         COOP_HOOK(channel_lock_contended);
         for (unsigned spins = 0;;) {

@@ -46,7 +46,6 @@ inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 
 inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
 inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue
 inline void (*mutex_park_done)() = nullptr;            // Mutex::park, at its end
-inline void (*mutex_spin_poll)() = nullptr;            // Mutex::lock_slow: one poll of its spin
 inline void (*semaphore_park_before_enqueue)() = nullptr;  // Semaphore::park, before the enqueue
 inline void (*semaphore_park_done)() = nullptr;        // Semaphore::park, at its end
 inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claimed, no waiter seen

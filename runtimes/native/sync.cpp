@@ -19,20 +19,19 @@ void Mutex::lock_slow() noexcept {
         while (word_.exchange(2, std::memory_order_acquire) != 0) std::this_thread::yield();
         return;
     }
-    // Spin only when the holder is running on another core: with one processor it cannot
-    // run while we spin, and with more processors than usable CPUs it may be descheduled.
-    const bool spin = internal::lock_spin_may_help();
+    // Spin when another processor may run the holder. Also when processors outnumber cores:
+    // parking at once there was measured slower (docs/native-runtime.md, "A contended Mutex").
+    const bool spin = internal::processors_in_use() > 1;
     // Drepper: an activity that slept must take the lock with 2, not 1: it cannot know
     // whether others still wait, and with 1 the next unlock would not wake them.
     std::uint32_t locked = 1;
     for (;;) {
         if (spin) {
-            // The holder runs on another processor, on a core of its own: poll, backing
+            // The holder runs on another processor (or will, after a time slice): poll, backing
             // off (config.hpp), for longer while this processor has nothing else to run.
             for (unsigned i = 0, delay = 1;
                  i < kLockSpins || (i < kLockSpinsIdle && !internal::ready_work());
                  ++i, delay = delay < kLockBackoffMax ? 2 * delay : delay) {
-                COOP_HOOK(mutex_spin_poll);
                 for (unsigned d = 0; d < delay; ++d) cpu_relax();
                 std::uint32_t expected = 0;
                 // relaxed load: a hint; acquire CAS: as in lock().

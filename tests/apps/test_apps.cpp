@@ -257,8 +257,8 @@ TYPED_TEST(AppTest, TinyPlanOnEveryRegisteredBackend) {
         const auto runner = b.runners.find(name);
         if (runner == b.runners.end()) continue;  // the workload says it does not support b
         if (coopbench::test::tsan && b.family == "boostfiber") {
-            // Debian's Boost.Fiber switches stacks without telling TSan (Boost.Fiber issues 289,
-            // 333): TSan reports false races and can crash; tests/boostfiber is no-tsan too.
+            // Debian's Boost.Fiber switches stacks without telling TSan (boostorg/fiber#289,
+            // #333): TSan reports false races and can crash; tests/boostfiber is no-tsan too.
             std::printf("note: %s skipped under TSan (fiber switches invisible to it)\n", b.name.c_str());
             continue;
         }

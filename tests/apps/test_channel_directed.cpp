@@ -111,7 +111,11 @@ TEST_F(ChannelDirected, ParkReleasesTheLockOnlyAfterTheSwitch) {
             ch.send(7);
             g_c = 1;
         });
-        wait_for(g_e);
+        // Spin, not yield: a yield asks no idle processor for help (Negele et al., Fig. 2), so
+        // if this processor picked the sender, which never yields, and the other had parked,
+        // a yielding main would wait behind it for ever. Spinning keeps this processor, so
+        // the sender's spawn, which does wake a parked processor, runs it on the other.
+        spin_until(g_e);
         coop::Thread r = coop::spawn([] { got = ch.recv(); });
     });
     EXPECT_EQ(g_d.load(), 0) << "a sender completed while the receiver's park still held the lock";

@@ -2,7 +2,7 @@
 // `--backends boostfiber` selects all three variants, every workload's tiny plan runs with
 // each point in its own process (so work_stealing starts afresh every time), round_robin
 // points are recorded with P=1, and without isolation a second work_stealing point fails
-// with the clear reason instead of crashing (boostorg/fiber issue 217).
+// with the clear reason instead of crashing (boostorg/fiber#217).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

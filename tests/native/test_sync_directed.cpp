@@ -13,14 +13,10 @@
 //   CondVarDestroyedRightAfterBroadcast  the wait queue's guard in CondVar (defect 3; ASan)
 #include <gtest/gtest.h>
 
-#include <sched.h>
-
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "runtimes/native/coop.hpp"
 #include "tests/native/support.hpp"
@@ -56,7 +52,6 @@ void clear_hooks() {
     namespace h = coop::test_hooks;
     h::mutex_park_before_enqueue = nullptr;
     h::mutex_park_done = nullptr;
-    h::mutex_spin_poll = nullptr;
     h::semaphore_park_before_enqueue = nullptr;
     h::semaphore_park_done = nullptr;
     h::semaphore_settle_missed = nullptr;
@@ -271,46 +266,3 @@ TEST_F(SyncDirected, CondVarDestroyedRightAfterBroadcast) {
 }
 
 }  // namespace
-
-namespace {
-std::atomic<long> g_spin_polls{0};
-
-unsigned usable_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-    return std::max(1u, std::thread::hardware_concurrency());
-}
-}  // namespace
-
-// With more processors than usable CPUs a lock's holder may be descheduled by the OS, and a
-// waiter spinning for it holds a core the holder may need: Mutex::lock_slow must block at
-// once then (its spin assumes the holder runs on another core). The holder yields inside
-// its critical section, so every other activity finds the lock held: without the rule each
-// of them polls (the hook counts the polls).
-TEST_F(SyncDirected, MutexDoesNotSpinWhenProcessorsOutnumberCpus) {
-    coop_test::Watchdog dog("MutexDoesNotSpinWhenProcessorsOutnumberCpus", 60);
-    g_spin_polls = 0;
-    coop::test_hooks::mutex_spin_poll = [] { g_spin_polls.fetch_add(1, std::memory_order_relaxed); };
-    long counter = 0;
-    {
-        coop::Runtime rt(coop::Options{.processors = 8 * usable_cpus()});
-        coop::Mutex m;
-        rt.run([&] {
-            std::vector<coop::Thread> ts;
-            for (int i = 0; i < 64; ++i)
-                ts.push_back(coop::spawn([&] {
-                    for (int k = 0; k < 100; ++k) {
-                        m.lock();
-                        ++counter;
-                        coop::yield();
-                        m.unlock();
-                    }
-                }));
-            for (auto& t : ts) t.join();
-        });
-    }
-    coop::test_hooks::mutex_spin_poll = nullptr;
-    EXPECT_EQ(counter, 64 * 100);
-    EXPECT_EQ(g_spin_polls.load(), 0) << "a waiter spun although processors outnumber the CPUs";
-}

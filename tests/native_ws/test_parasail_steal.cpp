@@ -10,7 +10,7 @@
 #include <functional>
 #include <thread>
 
-#include "locks/owner_guard.hpp"
+#include "runtimes/native/owner_guard.hpp"
 #include "runtimes/native/ws/parasail_queue.hpp"
 #include "tests/support/watchdog.hpp"
 

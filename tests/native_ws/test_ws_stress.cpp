@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "locks/owner_guard.hpp"
+#include "runtimes/native/owner_guard.hpp"
 #include "runtimes/native/queue.hpp"
 #include "runtimes/native/ws/local_policy.hpp"
 #include "runtimes/native/ws/local_queue.hpp"

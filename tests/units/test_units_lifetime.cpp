@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtimes/native/cpu_relax.hpp"
 #include "tests/locks/sizes.hpp"
 #include "units/units.hpp"
 
@@ -78,6 +79,17 @@ void hold_if_result_visible(const void* message) {
     while (!g_destroyed.load(std::memory_order_acquire)) std::this_thread::yield();
 }
 
+// spin_while — the program waits for an activity that a hook holds inside its window (the
+// hook keeps its OS thread and never yields) by spinning, not yielding: a yield asks no idle
+// processor for help (Negele et al., Fig. 2), so had this processor picked the held activity
+// on a yield while the others had parked, the program would wait behind it for ever.
+// Spinning keeps this processor; the spawn or wake-up that readied the activity woke a
+// parked processor, which takes it.
+template <class Pred>
+void spin_while(Pred&& pred) {
+    while (pred()) coop::cpu_relax();
+}
+
 enum class Await { Wait, Poll };
 
 void directed_destroy_after_last_result(Await how) {
@@ -91,7 +103,7 @@ void directed_destroy_after_last_result(Await how) {
         if (how == Await::Wait) {
             EXPECT_EQ(units::wait(f), 5);
         } else {
-            while (!f.ready()) coop::yield();
+            spin_while([&] { return !f.ready(); });
             EXPECT_EQ(f.get(), 5);
         }
         delete u;  // the program saw the unit's last result: it may destroy the unit
@@ -145,7 +157,7 @@ TEST(DestroyUnitAfterLastResult, DirectedForwardedResult) {
     with_units([&] {
         auto* u = new units::Unit<Account>();
         auto f = units::send(*u, [&inner](Account&) { return inner.future(); });
-        while (g_hook_calls.load() == 0) coop::yield();
+        spin_while([] { return g_hook_calls.load() == 0; });
         if (!g_inner_resolved_by_hook) inner.resolve(7);
         EXPECT_EQ(units::wait(f), 7);
         delete u;
@@ -256,11 +268,19 @@ TEST(UnitsLifetimeDeathTest, ConcurrentPromiseResolveAborts) {
                 stage = 1;
                 while (stage.load() != 2) std::this_thread::yield();
             };
+            // In the child: a hang fails the death test at once (the watchdog's message is
+            // not "resolved twice") instead of at ctest's timeout.
+            locks_test::Watchdog wd(60s, "concurrent resolve");
             with_units([] {
                 units::Promise<int> p;
                 auto w = units::send([](units::Future<int> v) { return v.get(); }, p.future());
                 coop::Thread a = coop::spawn([&] { p.resolve(1); });
-                while (stage.load() != 1) coop::yield();
+                // Spin, not yield: `a` holds its OS thread inside the hook and never yields,
+                // and a yield asks no idle processor for help (Negele et al., Fig. 2). Had
+                // this processor picked `a` on a yield while the other had parked, main would
+                // wait behind `a` for ever. Spinning keeps this processor; the spawn, which
+                // does wake a parked processor, has `a` run (stolen) on another.
+                while (stage.load() != 1) coop::cpu_relax();
                 p.resolve(2);  // while a's resolve is inside
                 stage = 2;
                 a.join();
@@ -344,7 +364,7 @@ TEST(UnitsLifetime, SendInProgressWhenStopBeginsCompletesAndRuns) {
                     return 0;
                 });
             });
-            while (!g_sender_in_window.load()) coop::yield();
+            spin_while([] { return !g_sender_in_window.load(); });
         }  // ~Scope while the sender is inside its send
         g_scope_gone = true;
         sender.join();
@@ -368,7 +388,7 @@ TEST(UnitsLifetimeDeathTest, SendWhileScopeStopsAborts) {
                     sender = coop::spawn([&] {
                         for (;;) (void)units::send([] { return 0; });  // the first is held at stop
                     });
-                    while (!g_sender_in_window.load()) coop::yield();
+                    spin_while([] { return !g_sender_in_window.load(); });
                 }
                 g_scope_gone = true;
                 sender.join();

@@ -227,9 +227,6 @@ class Scheduler {
 
     // stats — the counters summed over processors (names: docs/native-runtime.md).
     SchedulerStats stats() const;
-    // cpus — the CPUs this process may use (its affinity mask when the runtime started).
-    // Any thread may call it.
-    int cpus() const noexcept { return cpus_; }
     // spinning — processors counted as spinning now (tests).
     int spinning() const noexcept { return spinning_.load(std::memory_order_relaxed); }
     // parking — the park/wake protocol (tests and statistics).

@@ -1,16 +1,18 @@
 // algorithm.hpp — what a scheduling algorithm offers coop's Scheduler: one concept,
-// `Algorithm`, met by the three algorithms (the paper's global queues, GlobalPriorityPolicy in
-// scheduler.hpp, backend `native`; Go-style rings with runnext, ws/ws_policy.hpp, `native-ws`;
-// ParaSail's deques, ws/parasail_policy.hpp, `native-parasail`), and the types they share
+// `Algorithm`, met by the three algorithms (the paper's global queues, GlobalQueueAlgorithm in
+// global_queue.hpp, backend `native`; Go-style rings with runnext, ws/ws_ring.hpp, `native-ws`;
+// ParaSail's deques, ws/parasail_deque.hpp, `native-parasail`), and the types they share
 // (Pick, Counter, Counters).
 //
 // Citation: the interface follows Boost.Fiber's boost::fibers::algo::algorithm (awakened /
 // pick_next / has_ready_fibers), split per processor as Go's runtime/proc.go splits its P
 // (runqput / runqget / findRunnable's stealWork): an algorithm is a queue and a pick order;
 // parking, the spinning rule and the park/wake-up counters are the Scheduler's, the same for
-// every algorithm (ws/scheduler_select.hpp, park.hpp).
+// every algorithm (Scheduler<A>, scheduler.hpp; park.hpp).
 //
 // Design summary
+// - `A::kProcessorLocal`: whether ready activities sit in per-processor queues (the
+//   Scheduler then lets idle processors steal, and a yield wakes a parked processor).
 // - `A::Local`: one processor's state (its queue, its pick tick, its counters; empty for the
 //   global algorithm). `local(i)` is processor i's; only processor i passes it to awakened,
 //   yielded, pick_next and find_work (the owner's calls).
@@ -39,9 +41,9 @@ struct Pick {
     Activity* activity = nullptr;
     bool inherits = false;
     // refilled — activities this pick moved from the global Default queue into the local
-    // queue besides `activity` (WorkStealingPolicy's refill). They were in no queue while
+    // queue besides `activity` (WsRingAlgorithm's refill). They were in no queue while
     // being moved, so a parker's re-check may have missed them: the runtime notifies
-    // (ws/dispatch.cpp, pick_next_local).
+    // (Scheduler<A>::pick_next, scheduler.hpp).
     std::uint32_t refilled = 0;
 };
 
@@ -50,8 +52,8 @@ struct Pick {
 // (Runtime::stats, while idle processors still count failed steals) is no data race.
 struct Counter {
     std::atomic<std::uint64_t> v{0};
-    Counter& operator++() noexcept { return *this += 1; }
-    Counter& operator+=(std::uint64_t n) noexcept {
+    [[gnu::always_inline]] Counter& operator++() noexcept { return *this += 1; }
+    [[gnu::always_inline]] Counter& operator+=(std::uint64_t n) noexcept {
         // relaxed: only the owner writes; readers want a value, not an order.
         v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
         return *this;
@@ -77,6 +79,7 @@ struct Counters {
 // Algorithm — what the Scheduler needs from a scheduling algorithm (see the file comment).
 template <class A>
 concept Algorithm = requires(A& alg, const A& calg, typename A::Local& self, Activity* a, Priority min) {
+    { A::kProcessorLocal } -> std::convertible_to<bool>;    // per-processor queues?
     { alg.local(0u) } -> std::same_as<typename A::Local&>;
     alg.awakened(self, a);                                   // woken / spawned here
     alg.yielded(self, a);                                    // behind the others

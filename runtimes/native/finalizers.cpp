@@ -3,7 +3,7 @@
 // in sync.cpp.
 //
 // Citation: Negele et al. 2017, Sect. 3.2, Fig. 2 (ENQUEUESWITCH) and Fig. 3.
-// - fin_yield (runtime_internal.hpp, one per kind): ENQUEUESWITCH for a yield (requeue, no
+// - fin_yield (runtime_internal.hpp, one per algorithm): ENQUEUESWITCH for a yield (requeue, no
 //   wake-up needed because this processor stays busy); fin_recycle: a finished activity's
 //   stack back to this processor's cache; fin_join: register as the joiner, or be ready at once; fin_sleep: onto the timers.
 #include "runtimes/native/switch.hpp"
@@ -36,7 +36,7 @@ void fin_join(Activity* prev, void* target) noexcept {
     if (!t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(prev),
                                               std::memory_order_acq_rel, std::memory_order_acquire)) {
         Processor* p = this_processor();
-        p->runtime->scheduler.awakened(p->index, prev);
+        p->runtime->scheduler->awakened(p->index, prev);
     }
 }
 

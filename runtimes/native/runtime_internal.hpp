@@ -24,51 +24,37 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
-// COOP_ON_KIND — the hot path's one branch on the scheduling kind: `return fn<K>(args...)`
-// for the runtime's kind K (Scheduler::kind()), where fn is a function template
-// instantiated per kind with only that kind's code (api.cpp yield_on, suspend_on, ...;
-// worker.cpp finish_on). Inlining all three kinds into one function instead made every
-// kind pay for the others' register saves (callgrind: +7 instructions per switch for
-// `native`). docs/scheduler-refactor-status.md: the next step removes this branch too.
-#define COOP_ON_KIND(kind, fn, ...)                                                    \
-    do {                                                                                \
-        const ::coop::Scheduling coop_kind_ = (kind);                                   \
-        if (coop_kind_ == ::coop::Scheduling::global) [[likely]]                        \
-            return fn<::coop::Scheduling::global>(__VA_ARGS__);                         \
-        if (coop_kind_ == ::coop::Scheduling::work_stealing)                            \
-            return fn<::coop::Scheduling::work_stealing>(__VA_ARGS__);                  \
-        return fn<::coop::Scheduling::parasail>(__VA_ARGS__);                           \
-    } while (false)
-
-// pick_next_as — the next activity for processor `p` to run, of priority >= `min`, or
-// nullptr (Scheduler::pick_next_as; kind K). One taken from runnext inherits the running
-// quantum (Go's inheritTime: switch_to reads keep_quantum), so a ping-pong pair shares one
-// quantum; not from the idle loop (its quantum belongs to no activity). Compared by address,
-// not through p.current->idle: from finish(), p.current is the finishing activity, whose
-// descriptor its joiner may already be freeing (TSan: a read here racing the joiner's free
-// in AppTest/tokenring on native-ws). Executed only by processor `p` (its OS thread).
-template <Scheduling K>
-inline Activity* pick_next_as(Processor& p, Priority min) noexcept {
-    const Pick pick = p.runtime->scheduler.pick_next_as<K>(p.index, min);
-    if constexpr (K != Scheduling::global) {
+// pick_next — the next activity for processor `p` to run from Scheduler<A> `s`, of
+// priority >= `min`, or nullptr. One taken from runnext inherits the running quantum (Go's
+// inheritTime: switch_to reads keep_quantum), so a ping-pong pair shares one quantum; not
+// from the idle loop (its quantum belongs to no activity). Compared by address, not through
+// p.current->idle: from finish(), p.current is the finishing activity, whose descriptor its
+// joiner may already be freeing (TSan: a read here racing the joiner's free in
+// AppTest/tokenring on native-ws). Executed only by processor `p` (its OS thread).
+template <class A>
+[[gnu::always_inline]] inline Activity* pick_next(Scheduler<A>& s, Processor& p, Priority min) noexcept {
+    const Pick pick = s.pick_next(p.index, min);
+    if constexpr (A::kProcessorLocal) {
         if (pick.inherits && p.current != &p.idle) [[unlikely]]
             p.keep_quantum = true;
     }
     return pick.activity;
 }
-// pick_next — pick_next_as for the runtime's kind (the idle loop). Executed only by
-// processor `p`.
-inline Activity* pick_next(Processor& p, Priority min) noexcept {
-    COOP_ON_KIND(p.runtime->scheduler.kind(), pick_next_as, p, min);
+
+// scheduler_of — processor `p`'s Scheduler<A>, for code instantiated for algorithm A (the
+// runtime's: with_scheduler chose A). Any bound processor.
+template <class A>
+inline Scheduler<A>& scheduler_of(Processor& p) noexcept {
+    return static_cast<Scheduler<A>&>(*p.runtime->scheduler);
 }
 
-// fin_yield — ENQUEUESWITCH for a yield of kind K; `processor`: the yielding Processor (the
-// resumed side runs on its OS thread: a switch never leaves its processor, so no
-// this_processor() is needed).
-template <Scheduling K>
+// fin_yield — ENQUEUESWITCH for a yield under algorithm A; `processor`: the yielding
+// Processor (the resumed side runs on its OS thread: a switch never leaves its processor, so
+// no this_processor() is needed). Executed only by that processor.
+template <class A>
 void fin_yield(Activity* prev, void* processor) noexcept {
     auto* p = static_cast<Processor*>(processor);
-    p->runtime->scheduler.yielded_as<K>(p->index, prev);
+    scheduler_of<A>(*p).yielded(p->index, prev);
 }
 
 // finalizers.cpp

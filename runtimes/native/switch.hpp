@@ -21,9 +21,9 @@
 //   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
 //   and TLS re-read through this_processor().
 //
-// Where the Scheduler is used (for making its algorithm a compile-time parameter of the
-// runtime, docs/scheduler-refactor-status.md): this file and worker.cpp, finalizers.cpp and
-// api.cpp; inbox, timers, quiescence and the allocator only call Scheduler::awakened/notify.
+// Where the Scheduler is used: api.cpp and worker.cpp (through with_scheduler, per
+// algorithm), finalizers.cpp, runtime_internal.hpp (fin_yield, pick_next); inbox, timers,
+// quiescence and the allocator only call SchedulerCore::awakened/notify.
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>
@@ -69,7 +69,7 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
     // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off
-    // (local policies, ws/dispatch.cpp) keeps the running quantum: Go's inheritTime.
+    // (local algorithms, runtime_internal.hpp pick_next) keeps the running quantum: Go's inheritTime.
     if (p.keep_quantum) [[unlikely]]
         p.keep_quantum = false;
     else

@@ -1,4 +1,4 @@
-// test_policies.cpp — the processor-local policies (ws_policy.hpp, parasail_policy.hpp) at
+// test_policies.cpp — the processor-local policies (ws_ring.hpp, parasail_deque.hpp) at
 // the runtime's ring size (kRingCapacity), driven without the runtime: single-thread
 // behaviour (round robin for yields, runnext first and
 // inheriting, fairness of the global queue every 61 picks, a ping-pong pair cannot starve a
@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtimes/native/ws/parasail_policy.hpp"
-#include "runtimes/native/ws/ws_policy.hpp"
+#include "runtimes/native/ws/parasail_deque.hpp"
+#include "runtimes/native/ws/ws_ring.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 using coop::Priority;
@@ -34,7 +34,7 @@ struct TA : Activity {
 
 template <class Policy>
 class PolicyTest : public ::testing::Test {};
-using Policies = ::testing::Types<coop::ws::WorkStealingPolicy, coop::ws::ParasailPolicy>;
+using Policies = ::testing::Types<coop::ws::WsRingAlgorithm, coop::ws::ParasailDequeAlgorithm>;
 TYPED_TEST_SUITE(PolicyTest, Policies);
 
 // A yield goes behind the processor's other ready activities (round robin).
@@ -128,13 +128,13 @@ TYPED_TEST(PolicyTest, PingPongCannotStarveYielder) {
 // order. So an activity that becomes ready meanwhile behind the ready ones (a joiner woken
 // by a finishing child, joiner_awakened) runs after the batch, not between every two
 // activities of the global queue: with one-at-a-time takes `j` runs second (fails without
-// WorkStealingPolicyT::refill). A ring of 8 (batch 4) so that the whole order fits between two
+// WsRingAlgorithmT::refill). A ring of 8 (batch 4) so that the whole order fits between two
 // fairness checks (every kGlobalCheckInterval picks the global queue is looked at first, which
 // would interleave its next activity into the expected order); the runtime's size moves the
 // same code 128 at a time (the stress below and test_runtime_ws.cpp run it there).
 TEST(WsPolicy, EmptyRingRefillsABatchFromTheGlobalQueue) {
     coop::bind_processor(0);
-    using Small = coop::ws::WorkStealingPolicyT<8>;
+    using Small = coop::ws::WsRingAlgorithmT<8>;
     static_assert(Small::kGlobalBatch == 4);
     Small policy(2);
     auto& self = policy.local(0);
@@ -178,7 +178,7 @@ std::atomic<int> g_overflow_phase{0};
 TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
     constexpr int C = static_cast<int>(coop::ws::kRingCapacity);
     wstest::Watchdog dog("WsPolicy.OverflowChainRacingAGlobalTakeHidesNothing", 60);
-    coop::ws::WorkStealingPolicy policy(3);
+    coop::ws::WsRingAlgorithm policy(3);
     std::vector<TA> acts(C + 1);
     TA a;
     for (int i = 0; i <= C; ++i) acts[static_cast<std::size_t>(i)].id = i;
@@ -233,11 +233,11 @@ TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
 }
 
 // native-ws: a pick that refilled the ring reports how many it moved (Pick::refilled), so the
-// runtime notifies a parker that may have missed them in the window (ws/dispatch.cpp); a pick
+// runtime notifies a parker that may have missed them in the window (scheduler.cpp); a pick
 // that moved none reports 0.
 TEST(WsPolicy, RefillIsReportedForTheNotify) {
     coop::bind_processor(0);
-    coop::ws::WorkStealingPolicy policy(2);  // the runtime's ring size
+    coop::ws::WsRingAlgorithm policy(2);  // the runtime's ring size
     auto& self = policy.local(0);
     TA g, x;
     policy.global(Priority::Default).enqueue(&g);
@@ -280,7 +280,7 @@ TYPED_TEST(PolicyTest, IdleProcessorSteals) {
     policy.yielded(policy.local(0), &b);
     Activity* s = policy.find_work(policy.local(1), Priority::Idle).activity;
     // The end the owner serves last: the oldest of the ring; the latest yield of the deque.
-    Activity* const last_served = std::is_same_v<TypeParam, coop::ws::WorkStealingPolicy> ? &a : &b;
+    Activity* const last_served = std::is_same_v<TypeParam, coop::ws::WsRingAlgorithm> ? &a : &b;
     EXPECT_EQ(s, last_served);
     EXPECT_EQ(policy.pick_next(policy.local(0), Priority::Idle).activity, s == &a ? &b : &a);
 }
@@ -395,7 +395,7 @@ void policy_stress() {
                 kActivities, kRuns, steals, overflowed, runnext);
 }
 
-TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WorkStealingPolicy>(); }
-TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailPolicy>(); }
+TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WsRingAlgorithm>(); }
+TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailDequeAlgorithm>(); }
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 #include "runtimes/native/owner_guard.hpp"
 #include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_policy.hpp"
+#include "runtimes/native/ws/local_algorithm.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 #include "runtimes/native/ws/parasail_queue.hpp"
 #include "tests/native_ws/ws_test_util.hpp"

@@ -62,7 +62,7 @@ class ParasailQueue {
     ParasailQueue& operator=(const ParasailQueue&) = delete;
 
     // push_back — owner: `item` will be served next (LIFO end).
-    void push_back(T* item) {
+    [[gnu::always_inline]] void push_back(T* item) {
         guard_.owner_access([&] {
             grow_if_full();
             buf_[(front_ + count_) & (cap_ - 1)] = item;
@@ -71,7 +71,7 @@ class ParasailQueue {
     }
 
     // push_front — owner: `item` is served after every other local item (FIFO end).
-    void push_front(T* item) {
+    [[gnu::always_inline]] void push_front(T* item) {
         guard_.owner_access([&] {
             grow_if_full();
             front_ = (front_ + cap_ - 1) & (cap_ - 1);
@@ -80,12 +80,13 @@ class ParasailQueue {
         });
     }
 
-    // pop_back — owner: the newest item, or nullptr.
-    T* pop_back() noexcept {
+    // pop_back — owner: the newest item, or nullptr. Always inlined: it is on every switch
+    // of native-parasail (pick_next), and GCC's budget otherwise left it out of line there.
+    [[gnu::always_inline]] T* pop_back() noexcept {
         // relaxed: a hint to skip the guard when empty. Only the owner adds items, so an
         // empty deque seen by the owner stays empty until the owner pushes.
         if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-        return guard_.owner_access([&]() -> T* {
+        return guard_.owner_access([&]() __attribute__((always_inline)) -> T* {
             if (count_ == 0) return nullptr;  // a thief emptied it meanwhile
             set_count(count_ - 1);
             return buf_[(front_ + count_) & (cap_ - 1)];

@@ -1,13 +1,13 @@
-// local_policy.hpp — the pieces both processor-local algorithms share (each meets the one
+// local_algorithm.hpp — the pieces both processor-local algorithms share (each meets the one
 // Algorithm concept, algorithm.hpp): the global queues and the pick order around the local
-// queue, the steal passes over random victims. ws_policy.hpp and parasail_policy.hpp differ
+// queue, the steal passes over random victims. ws_ring.hpp and parasail_deque.hpp differ
 // only in their local queue and in how they put to and take from it.
 //
-// Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
-// scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
-// `Local` through this_processor(), applies the spinning rule (Scheduler::start_spinning, the
-// only place it lives) before it lets a processor steal, and parks through
-// park.hpp's protocol with has_ready() as the parker's re-check (no second park protocol).
+// Run by Scheduler<A> (scheduler.hpp; coop::Options::scheduling, backends native-ws,
+// native-parasail): its caller passes each processor's `Local` by index, it applies the
+// spinning rule (SchedulerCore::start_spinning, the only place it lives) before it lets a
+// processor steal, and parks through park.hpp's protocol with has_ready() as the parker's
+// re-check (no second park protocol).
 //
 // Citation: Go runtime/proc.go
 // (schedule: the global run queue checked every 61 schedticks; findRunnable: steal from
@@ -99,7 +99,7 @@ class GlobalQueues {
     // globrunqget batch; it returns how many, reported as Pick::refilled); then Low/Idle.
     // Nothing of priority below `min`.
     template <class Local, class LocalPick, class Refill>
-    Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
+    [[gnu::always_inline]] Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
         for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
             if (p < static_cast<int>(min)) return {};
             if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
@@ -125,7 +125,7 @@ class GlobalQueues {
     }
 
     template <class Local, class LocalPick>
-    Pick pick_around(Local& self, Priority min, LocalPick&& local) {
+    [[gnu::always_inline]] Pick pick_around(Local& self, Priority min, LocalPick&& local) {
         return pick_around(self, min, local, [] { return std::uint32_t{0}; });
     }
 
@@ -168,7 +168,7 @@ struct Proximity {
 // same cache or NUMA group first), the first pass visits only the victims of self's
 // group, so a batch moves within a shared cache whenever that group has work; the later
 // passes visit everyone. Whether a processor may look at all (Go's spinning rule) is the
-// runtime's decision, taken before it calls this (Scheduler::start_spinning). Executed only
+// runtime's decision, taken before it calls this (SchedulerCore::start_spinning). Executed only
 // by the owner of `self`.
 template <class Local, class Steal, class OwnSize>
 Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, Steal&& steal, OwnSize&& own_size) {

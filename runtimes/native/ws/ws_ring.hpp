@@ -1,8 +1,8 @@
-// ws_policy.hpp — WorkStealingPolicy, the policy of `native-ws`: per-processor bounded
+// ws_ring.hpp — WsRingAlgorithm, the algorithm of `native-ws`: per-processor bounded
 // rings with a runnext slot (local_queue.hpp), steal-half from random victims, overflow into
 // and fairness checks of the existing global lock-free queue (queue.hpp).
 //
-// Wired into the runtime by ws/scheduler_select.hpp (see local_policy.hpp); parking and
+// Run by Scheduler<A> (scheduler.hpp; see local_algorithm.hpp); parking and
 // notify are the runtime's (park.hpp), so this file has no suspend/notify of its own.
 //
 // Citation: Negele et al. 2017 Sect. 7 (processor-local ready queues, balancing "only now
@@ -24,16 +24,16 @@
 //   global Default queue, taking one to run and up to kGlobalBatch more into the empty ring
 //   (Go's globrunqget); then Low/Idle. Overflow goes to the global queue as one chain
 //   (queue.hpp enqueue(Chain&)), not activity by activity.
-// - find_work (an idle processor the runtime let spin, Scheduler::start_spinning): up to
+// - find_work (an idle processor the runtime let spin, SchedulerCore::start_spinning): up to
 //   kStealPasses passes over the other processors starting at a random one, stealing half a
 //   victim's ring; runnext only on the last pass and only after kRunnextGraceNs (so a busy
 //   owner keeps its hand-off, and a stuck one cannot stall it). A pinned runtime hands the policy its processors'
 //   cache groups (set_groups, from hwloc): the first pass then visits only the victims
-//   that share the thief's last-level cache (steal_passes, local_policy.hpp).
+//   that share the thief's last-level cache (steal_passes, local_algorithm.hpp).
 //
 // Ownership rules: local(i) belongs to processor i: only the thread bound as processor i
 // passes it to awakened/yielded/pick_next/find_work. The global queues need a bound
-// processor (hazard pointers, queue.hpp). Activities are owned as in scheduler.hpp.
+// processor (hazard pointers, queue.hpp). Activities are owned as in global_queue.hpp.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,7 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_policy.hpp"
+#include "runtimes/native/ws/local_algorithm.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 
 namespace coop::ws {
@@ -52,12 +52,16 @@ namespace coop::ws {
 // runqputslow under a mutex. With 256, switch T=1000 moved 16 % of all yields through the
 // global queue (counters overflowed/global_picks, 2026-11-23) and was 1.7x slower than with
 // the deque of native-parasail; a steal still takes half of what is there. The default of
-// WorkStealingPolicyT, so the policy's tests run at the runtime's size.
+// WsRingAlgorithmT, so the policy's tests run at the runtime's size.
 inline constexpr std::uint32_t kRingCapacity = 4096;
 
 template <std::uint32_t RingCapacity = kRingCapacity, class Hooks = NoRingHooks>
-class WorkStealingPolicyT {
+class WsRingAlgorithmT {
   public:
+    // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
+    // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
+    static constexpr bool kProcessorLocal = true;
+
     using Ring = LocalQueue<Activity, RingCapacity, Hooks>;
 
     struct alignas(kRingLine) Local {
@@ -69,7 +73,7 @@ class WorkStealingPolicyT {
         Proximity proximity;  // victims of the own cache group (set_groups)
     };
 
-    explicit WorkStealingPolicyT(unsigned processors)
+    explicit WsRingAlgorithmT(unsigned processors)
         : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
         for (unsigned i = 0; i < processors; ++i) {
             locals_[i].index = i;
@@ -87,9 +91,9 @@ class WorkStealingPolicyT {
     unsigned processors() const noexcept { return processors_; }
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
-    // runs next there. The runtime then calls the park protocol's notify (ws/dispatch.cpp),
+    // runs next there. The runtime then calls the park protocol's notify (Scheduler<A>::awakened),
     // not this policy.
-    void awakened(Local& self, Activity* a) {
+    [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
             global_[a->priority].enqueue(a);
             return;
@@ -99,7 +103,7 @@ class WorkStealingPolicyT {
     }
 
     // yielded — `a` yielded: behind the other ready activities of this processor.
-    void yielded(Local& self, Activity* a) {
+    [[gnu::always_inline]] void yielded(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
             global_[a->priority].enqueue(a);
             return;
@@ -110,10 +114,10 @@ class WorkStealingPolicyT {
 
     // pick_next — the next activity of priority >= min for the processor owning `self`: the
     // ring (runnext first, bounded by kMaxRunnextStreak) in GlobalQueues::pick_around's order.
-    Pick pick_next(Local& self, Priority min) {
+    [[gnu::always_inline]] Pick pick_next(Local& self, Priority min) {
         return global_.pick_around(
             self, min,
-            [&]() -> Pick {
+            [&]() __attribute__((always_inline)) -> Pick {  // inlined: the switch path
                 auto [a, inherits] = self.ring.pick();
                 if (a != nullptr) ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
                 return {a, inherits};
@@ -123,7 +127,7 @@ class WorkStealingPolicyT {
 
     // find_work — an idle processor steals half a victim's ring (runnext on the last pass
     // only, after the grace); the runtime decided beforehand that it may look (its spinning
-    // rule, Scheduler::start_spinning). Executed only by the owner of `self`.
+    // rule, SchedulerCore::start_spinning). Executed only by the owner of `self`.
     Pick find_work(Local& self, Priority min) {
         return steal_passes(
             self, locals_.get(), processors_, min,
@@ -166,7 +170,7 @@ class WorkStealingPolicyT {
     // ring not yet filled: a batch of one) finds nothing and sleeps, and our caller may be
     // finish()/yield/a block, which go on to run the activity taken first, not the idle
     // loop's chained notify. So the caller notifies when the result is non-zero (Pick::
-    // refilled; ws/dispatch.cpp pick_next_local): park.hpp's waker half after the pushes.
+    // refilled; Scheduler<A>::pick_next): park.hpp's waker half after the pushes.
     std::uint32_t refill(Local& self) {
         std::uint32_t moved = 0;
         while (moved < kGlobalBatch) {
@@ -206,7 +210,7 @@ class WorkStealingPolicyT {
     std::unique_ptr<Local[]> locals_;
 };
 
-using WorkStealingPolicy = WorkStealingPolicyT<>;
-static_assert(coop::internal::Algorithm<WorkStealingPolicy>);
+using WsRingAlgorithm = WsRingAlgorithmT<>;
+static_assert(coop::internal::Algorithm<WsRingAlgorithm>);
 
 }  // namespace coop::ws

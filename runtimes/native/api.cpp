@@ -185,7 +185,8 @@ template <class A>
         return;
     }
     COOP_HOOK(yield_after_pick);
-    switch_to(p, cur, next, &fin_yield<A>, &p);
+    // Resumed, most often by another yield (a ping-pong of yielders): its fin_yield<A> inline.
+    switch_to<&fin_yield<A>>(p, cur, next, &fin_yield<A>, &p);
 }
 }  // namespace
 }  // namespace internal

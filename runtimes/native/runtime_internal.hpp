@@ -52,7 +52,7 @@ inline Scheduler<A>& scheduler_of(Processor& p) noexcept {
 // Processor (the resumed side runs on its OS thread: a switch never leaves its processor, so
 // no this_processor() is needed). Executed only by that processor.
 template <class A>
-void fin_yield(Activity* prev, void* processor) noexcept {
+[[gnu::always_inline]] inline void fin_yield(Activity* prev, void* processor) noexcept {
     auto* p = static_cast<Processor*>(processor);
     scheduler_of<A>(*p).yielded(p->index, prev);
 }

@@ -51,21 +51,33 @@ struct SwitchArgs {
     void* value;
 };
 
-// after_switch — Fig. 3 FINALIZESWITCH, on the resumed side.
-inline void after_switch(ctx::transfer_t t) noexcept {
+// after_switch — Fig. 3 FINALIZESWITCH, on the resumed side. `Likely`: the finalizer the
+// caller expects (nullptr: none): when the switcher passed that one it is called directly,
+// so the compiler inlines it (a yield resumed by a yield runs fin_yield<A> without an
+// indirect call); any other goes through the pointer.
+template <Finalizer Likely = nullptr>
+[[gnu::always_inline]] inline void after_switch(ctx::transfer_t t) noexcept {
     const auto* args = static_cast<const SwitchArgs*>(t.data);
     const Finalizer fin = args->finalizer;
     Activity* const prev = args->previous;
     void* const value = args->value;
     // `args` lives on prev's stack: copied out above, before the finalizer may publish prev.
     if (prev != nullptr) prev->context = t.fctx;
+    if constexpr (Likely != nullptr) {
+        if (fin == Likely) [[likely]] {
+            Likely(prev, value);
+            return;
+        }
+    }
     if (fin != nullptr) fin(prev, value);
 }
 
 // first_run — gives a never-run activity its stack and continuation (switch.cpp).
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
 
-// switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH.
+// switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH;
+// `Likely`: see after_switch.
+template <Finalizer Likely = nullptr>
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
     // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off
@@ -94,7 +106,7 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 #if COOP_ASAN
     __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
-    after_switch(t);
+    after_switch<Likely>(t);
 }
 
 }  // namespace coop::internal

@@ -216,7 +216,7 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
             if (first != nullptr) ws->global(coop::Priority::Default).enqueue(first);
             // Our next pick is the block below (not the idle loop) and must not be the
             // fairness look (which takes one without refilling): restart the owner-only tick.
-            local.ticks = 0;
+            local.until_fairness = coop::ws::kGlobalCheckInterval;
             g_d2_r.store(std::this_thread::get_id());
             g_d2 = kArmRefill;
             g.join();  // R: takes g, refills x (the hook), runs g; hung here before the fix

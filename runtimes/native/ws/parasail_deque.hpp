@@ -50,7 +50,7 @@ class ParasailDequeAlgorithmT {
     struct alignas(kRingLine) Local {
         ParasailQueue<Activity, Guard> deque;
         unsigned index = 0;
-        std::uint32_t ticks = 0;
+        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
         unsigned lifo_streak = 0;  // consecutive LIFO picks
         XorShift rng{1};
         Counters counters;

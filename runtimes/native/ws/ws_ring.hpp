@@ -67,7 +67,7 @@ class WsRingAlgorithmT {
     struct alignas(kRingLine) Local {
         Ring ring;
         unsigned index = 0;
-        std::uint32_t ticks = 0;  // picks, for the fairness check
+        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
         XorShift rng{1};
         Counters counters;
         Proximity proximity;  // victims of the own cache group (set_groups)

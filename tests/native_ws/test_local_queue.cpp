@@ -76,14 +76,14 @@ TEST(LocalQueue, StealHalfOldestFirst) {
     for (auto& i : items) victim.push(&i, no_overflow);
     // 5 items: the thief takes ceil(5/2) = 3 (the oldest), runs the last of them and keeps
     // the other two in its ring.
-    Item* got = victim.steal_into(thief, false, no_grace);
+    Item* got = victim.stealer().steal_into(thief, false, no_grace);
     EXPECT_EQ(got, &items[2]);
     EXPECT_EQ(thief.pop(), &items[0]);
     EXPECT_EQ(thief.pop(), &items[1]);
     EXPECT_EQ(thief.pop(), nullptr);
     EXPECT_EQ(victim.pop(), &items[3]);
     EXPECT_EQ(victim.pop(), &items[4]);
-    EXPECT_EQ(victim.steal_into(thief, false, no_grace), nullptr);
+    EXPECT_EQ(victim.stealer().steal_into(thief, false, no_grace), nullptr);
 }
 
 TEST(LocalQueue, StealRespectsThiefRoom) {
@@ -92,7 +92,7 @@ TEST(LocalQueue, StealRespectsThiefRoom) {
     for (auto& i : v) victim.push(&i, no_overflow);
     for (auto& i : t) thief.push(&i, no_overflow);  // one free slot
     // Wants 4, may take 2: one into the free slot, one returned.
-    EXPECT_EQ(victim.steal_into(thief, false, no_grace), &v[1]);
+    EXPECT_EQ(victim.stealer().steal_into(thief, false, no_grace), &v[1]);
     EXPECT_EQ(thief.size_hint(), 8u);
     EXPECT_EQ(victim.size_hint(), 6u);
     // The thief's own items are intact, the stolen one behind them (a steal that wrote the
@@ -149,12 +149,12 @@ TEST(LocalQueue, RunnextStolenAfterGrace) {
     Item x;
     victim.push_next(&x, no_overflow);
     int graces = 0;
-    EXPECT_EQ(victim.steal_into(thief, false, [&] { ++graces; }), nullptr);
+    EXPECT_EQ(victim.stealer().steal_into(thief, false, [&] { ++graces; }), nullptr);
     EXPECT_EQ(graces, 0);
-    EXPECT_EQ(victim.steal_into(thief, true, [&] { ++graces; }), &x);
+    EXPECT_EQ(victim.stealer().steal_into(thief, true, [&] { ++graces; }), &x);
     EXPECT_EQ(graces, 1);
     EXPECT_EQ(victim.pick().item, nullptr);
-    EXPECT_EQ(victim.steal_into(thief, true, [&] { ++graces; }), nullptr);
+    EXPECT_EQ(victim.stealer().steal_into(thief, true, [&] { ++graces; }), nullptr);
 }
 
 // Directed: the owner picks its runnext item while a thief is inside its grace (between
@@ -165,7 +165,7 @@ TEST(LocalQueue, RunnextRaceOwnerWinsDuringGrace) {
     Item x;
     victim.push_next(&x, no_overflow);
     Item* owner_got = nullptr;
-    Item* thief_got = victim.steal_into(thief, true, [&] { owner_got = victim.pick().item; });
+    Item* thief_got = victim.stealer().steal_into(thief, true, [&] { owner_got = victim.pick().item; });
     EXPECT_EQ(owner_got, &x);
     EXPECT_EQ(thief_got, nullptr);
 }
@@ -189,7 +189,7 @@ TEST(LocalQueue, LastItemRaceThiefStoppedBeforeCas) {
             wstest::spin_until([] { return phase.load() == 2; });
     };
     Item* thief_got = &x;
-    std::thread t([&] { thief_got = victim.steal_into(thief, false, [] {}); });
+    std::thread t([&] { thief_got = victim.stealer().steal_into(thief, false, [] {}); });
     wstest::spin_until([] { return phase.load() == 1; });
     Item* owner_got = victim.pop();
     phase = 2;
@@ -221,7 +221,7 @@ TEST(LocalQueue, LastItemRaceOwnerStoppedBeforeCas) {
         owner_got = victim.pop();
     });
     wstest::spin_until([] { return phase.load() == 1; });
-    thief_got = victim.steal_into(thief, false, [] {});
+    thief_got = victim.stealer().steal_into(thief, false, [] {});
     phase = 2;
     owner.join();
     RingTestHooks::pop_hook = nullptr;

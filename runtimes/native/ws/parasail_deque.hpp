@@ -121,7 +121,7 @@ class ParasailDequeAlgorithmT {
         return steal_passes(
             self, locals_.get(), processors_, min,
             [&](Local& victim, bool lone_too) {
-                return victim.deque.steal_half_into(self.deque, lone_too, [] { spin_for_ns(kRunnextGraceNs); });
+                return victim.deque.stealer().steal_half_into(self.deque, lone_too, [] { spin_for_ns(kRunnextGraceNs); });
             },
             [](Local& l) -> std::size_t { return l.deque.size_hint(); });
     }

@@ -132,7 +132,7 @@ class WsRingAlgorithmT {
         return steal_passes(
             self, locals_.get(), processors_, min,
             [&](Local& victim, bool runnext_too) {
-                return victim.ring.steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
+                return victim.ring.stealer().steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
             },
             [](Local& l) -> std::size_t { return l.ring.size_hint(); });
     }

@@ -92,7 +92,7 @@ class WsRingAlgorithmT {
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
     // runs next there. The runtime then calls the park protocol's notify (Scheduler<A>::awakened),
-    // not this policy.
+    // not this algorithm. Executed only by the owner of `self`.
     [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
             global_[a->priority].enqueue(a);
@@ -102,14 +102,14 @@ class WsRingAlgorithmT {
         if (std::uint32_t moved = self.ring.push_next(a, overflow_into(spill))) overflow(self, spill, moved);
     }
 
-    // yielded — `a` yielded: behind the other ready activities of this processor.
+    // yielded — `a` yielded: behind the other ready activities of this processor. The ring
+    // with room is the common case (a plain slot store and a release store of the tail);
+    // the overflow chain is built only on the slow path. Executed only by the owner of
+    // `self`.
     [[gnu::always_inline]] void yielded(Local& self, Activity* a) {
-        if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+        if (a->priority == Priority::Default && self.ring.try_push(a)) [[likely]]
             return;
-        }
-        Queue<Activity>::Chain spill;
-        if (std::uint32_t moved = self.ring.push(a, overflow_into(spill))) overflow(self, spill, moved);
+        yielded_slow(self, a);
     }
 
     // pick_next — the next activity of priority >= min for the processor owning `self`: the
@@ -159,6 +159,17 @@ class WsRingAlgorithmT {
     static constexpr std::uint32_t kGlobalBatch = RingCapacity / 2 < 128 ? RingCapacity / 2 : 128;
 
   private:
+    // yielded_slow — yielded() for a priority other than Default or a full ring. Executed
+    // only by the owner of `self`.
+    [[gnu::noinline]] void yielded_slow(Local& self, Activity* a) {
+        if (a->priority != Priority::Default) {
+            global_[a->priority].enqueue(a);
+            return;
+        }
+        Queue<Activity>::Chain spill;
+        if (std::uint32_t moved = self.ring.push(a, overflow_into(spill))) overflow(self, spill, moved);
+    }
+
     // refill — owner, after pick_around took one activity from the global Default queue
     // because the ring and runnext were empty: moves up to kGlobalBatch more, oldest first,
     // to the ring's tail, so the global queue's FIFO order is kept, and returns how many.

@@ -9,7 +9,7 @@
 // (algorithm.hpp) as the two processor-local algorithms do; the Scheduler
 // (Scheduler<A>, scheduler.hpp) owns what all three share: parking (park.hpp), the spinning
 // rule, the park/wake-up counters, and the wake-up of Fig. 2 (after awakened(), unless the
-// activity is Idle-priority: Scheduler::awakened).
+// activity is Idle-priority: Scheduler<A>::awakened).
 //
 // Design summary (GlobalQueueAlgorithm)
 // - kPriorities lock-free queues (queue.hpp). pick_next(min) scans from Realtime down to

@@ -32,7 +32,7 @@ struct TA : Activity {
     std::atomic<int> runs{0};
 };
 
-template <class Policy>
+template <class Alg>
 class PolicyTest : public ::testing::Test {};
 using Policies = ::testing::Types<coop::ws::WsRingAlgorithm, coop::ws::ParasailDequeAlgorithm>;
 TYPED_TEST_SUITE(PolicyTest, Policies);
@@ -271,7 +271,7 @@ TYPED_TEST(PolicyTest, PrioritiesHighestFirst) {
 }
 
 // An idle processor steals (whether it may look at all is the runtime's spinning rule,
-// Scheduler::start_spinning, tested in tests/native_ws/test_oversubscribed.cpp).
+// SchedulerCore::start_spinning, tested in tests/native_ws/test_oversubscribed.cpp).
 TYPED_TEST(PolicyTest, IdleProcessorSteals) {
     coop::bind_processor(0);
     TypeParam policy(2);
@@ -339,7 +339,7 @@ TYPED_TEST(PolicyTest, FarVictimStolenWhenNearHaveNone) {
 
 // Each OS thread plays one processor; every activity runs kRuns times, alternately
 // yielding and being re-awakened, with stealing; never on two processors at once.
-template <class Policy>
+template <class Alg>
 void policy_stress() {
     const unsigned P = std::max(2u, std::thread::hardware_concurrency());
     // More than the runtime's ring holds (kRingCapacity, the policies' default): processor 0
@@ -347,7 +347,7 @@ void policy_stress() {
     const int kActivities = static_cast<int>(coop::ws::kRingCapacity) + (wstest::kSanitized ? 500 : 3000);
     const int kRuns = wstest::kSanitized ? 10 : 100;
     wstest::Watchdog dog("policy stress", 240);
-    Policy policy(P);
+    Alg policy(P);
     auto acts = std::make_unique<TA[]>(kActivities);
     std::atomic<int> done{0};
     std::atomic<long> runs{0};

@@ -27,6 +27,8 @@
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>
+#include <cstddef>
+#include <type_traits>
 
 #include "runtimes/native/quantum.hpp"
 #include "runtimes/native/runtime_internal.hpp"
@@ -55,7 +57,9 @@ struct SwitchArgs {
 // caller expects (nullptr: none): when the switcher passed that one it is called directly,
 // so the compiler inlines it (a yield resumed by a yield runs fin_yield<A> without an
 // indirect call); any other goes through the pointer.
-template <Finalizer Likely = nullptr>
+// (`Likely` is an `auto` parameter tested by its type: GCC with -fsanitize=undefined does not
+// take `&f != nullptr` as a constant expression.)
+template <auto Likely = nullptr>
 [[gnu::always_inline]] inline void after_switch(ctx::transfer_t t) noexcept {
     const auto* args = static_cast<const SwitchArgs*>(t.data);
     const Finalizer fin = args->finalizer;
@@ -63,7 +67,7 @@ template <Finalizer Likely = nullptr>
     void* const value = args->value;
     // `args` lives on prev's stack: copied out above, before the finalizer may publish prev.
     if (prev != nullptr) prev->context = t.fctx;
-    if constexpr (Likely != nullptr) {
+    if constexpr (!std::is_same_v<decltype(Likely), std::nullptr_t>) {
         if (fin == Likely) [[likely]] {
             Likely(prev, value);
             return;
@@ -77,7 +81,7 @@ template <Finalizer Likely = nullptr>
 
 // switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH;
 // `Likely`: see after_switch.
-template <Finalizer Likely = nullptr>
+template <auto Likely = nullptr>
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
     // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off

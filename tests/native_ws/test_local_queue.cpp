@@ -20,6 +20,36 @@ namespace {
 auto no_overflow = [](Item*) { ADD_FAILURE() << "unexpected overflow"; };
 auto no_grace = [] {};
 
+// Owner and thief as types (Tokio's queue.rs Local/Steal): the thieves' handle offers no
+// owner operation, and the ring's steal is reachable only through a Stealer. Checked at
+// compile time (a requires-expression is false for an inaccessible or missing member).
+using Ring8 = LocalQueue<Item, 8>;
+using Stealer8 = Ring8::Stealer;
+template <class H> concept CanPush = requires(H h, Item* i) { h.push(i, no_overflow); };
+template <class H> concept CanPushNext = requires(H h, Item* i) { h.push_next(i, no_overflow); };
+template <class H> concept CanTryPush = requires(H h, Item* i) { h.try_push(i); };
+template <class H> concept CanPop = requires(H h) { h.pop(); };
+template <class H> concept CanPick = requires(H h) { h.pick(); };
+template <class H> concept CanStealInto = requires(H h, Ring8& mine) { h.steal_into(mine, true, no_grace); };
+template <class H> concept CanTakeRunnext = requires(H h) { h.take_runnext_after_grace(no_grace); };
+static_assert(CanPush<Ring8&> && CanPushNext<Ring8&> && CanTryPush<Ring8&> && CanPop<Ring8&> && CanPick<Ring8&>);
+static_assert(!CanPush<Stealer8> && !CanPushNext<Stealer8> && !CanTryPush<Stealer8> && !CanPop<Stealer8> &&
+              !CanPick<Stealer8>);
+static_assert(CanStealInto<Stealer8> && CanTakeRunnext<Stealer8>);
+static_assert(!CanStealInto<Ring8&> && !CanTakeRunnext<Ring8&>);
+
+TEST(LocalQueue, StealerStealsWhatTheOwnerPushed) {
+    Ring8 victim, thief;
+    Item a, b;
+    victim.push(&a, no_overflow);
+    victim.push(&b, no_overflow);
+    const Stealer8 s = victim.stealer();
+    EXPECT_EQ(s.size_hint(), 2u);
+    EXPECT_EQ(s.steal_into(thief, false, no_grace), &a);  // half of 2: the oldest, to run
+    EXPECT_EQ(victim.pop(), &b);
+    EXPECT_TRUE(s.empty_hint());
+}
+
 TEST(LocalQueue, FifoWithWrapAround) {
     LocalQueue<Item, 8> q;
     std::vector<Item> items(100);

@@ -12,6 +12,23 @@ struct Job {
     int id = 0;
 };
 
+// Owner and thief as types (Tokio's queue.rs Local/Steal): the thieves' handle offers no
+// owner operation, and the deque's steals are reachable only through a Stealer (compile-time
+// checks: a requires-expression is false for an inaccessible or missing member).
+using Deque = coop::ws::ParasailQueue<Job>;
+using DequeStealer = Deque::Stealer;
+template <class H> concept CanPushBack = requires(H h, Job* j) { h.push_back(j); };
+template <class H> concept CanPushFront = requires(H h, Job* j) { h.push_front(j); };
+template <class H> concept CanPopBack = requires(H h) { h.pop_back(); };
+template <class H> concept CanPopFront = requires(H h) { h.pop_front(); };
+template <class H> concept CanSteal = requires(H h) { h.steal(true, [] {}); };
+template <class H> concept CanStealHalf = requires(H h, Deque& mine) { h.steal_half_into(mine, true, [] {}); };
+static_assert(CanPushBack<Deque&> && CanPushFront<Deque&> && CanPopBack<Deque&> && CanPopFront<Deque&>);
+static_assert(!CanPushBack<DequeStealer> && !CanPushFront<DequeStealer> && !CanPopBack<DequeStealer> &&
+              !CanPopFront<DequeStealer>);
+static_assert(CanSteal<DequeStealer> && CanStealHalf<DequeStealer>);
+static_assert(!CanSteal<Deque&> && !CanStealHalf<Deque&>);
+
 TEST(ParasailQueue, OwnerLifoThiefFifo) {
     coop::ws::ParasailQueue<Job> q;
     Job a{1}, b{2}, c{3};

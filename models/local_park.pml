@@ -1,14 +1,14 @@
 /* local_park.pml — a Spin model of coop's park/wake protocol (runtimes/native/park.hpp) as the
- * processor-local policies use it (native-ws, native-parasail: runtimes/native/ws/dispatch.cpp,
- * ws/scheduler_select.hpp, worker.cpp's idle loop). Issue 10: "no processor left parked while
- * work is queued".
+ * processor-local policies use it (native-ws, native-parasail: runtimes/native/scheduler.hpp
+ * Scheduler<A>, worker.cpp's idle loop). The property: no processor is left parked while
+ * work is queued.
  *
  * What models/park_notify.pml does not cover: work made ready on processor A goes into A's
- * OWN queue (Scheduler::awakened_local: ws awakened/yielded = runnext/ring, parasail = deque,
+ * OWN queue (Scheduler<A>::awakened: ws awakened/yielded = runnext/ring, parasail = deque,
  * or a global queue for non-Default priorities) and only then notify() runs; a parker
  * re-checks has_ready(), which scans the global queues and then every processor's local
- * queue one after the other (WorkStealingPolicyT::has_ready / ParasailPolicyT::has_ready);
- * an idle processor steals half a victim's queue into its own (find_work_local ->
+ * queue one after the other (WsRingAlgorithmT::has_ready / ParasailDequeAlgorithmT::has_ready);
+ * an idle processor steals half a victim's queue into its own (Scheduler<A>::find_work ->
  * steal_passes -> steal_into / steal_half_into), so items MOVE between queues while a parker
  * scans; A may take the item itself, or stay busy for good (only a thief can run it).
  *
@@ -25,13 +25,13 @@
  * checked here). A queue is a set of item ids with a size hint; a push, a take and a
  * steal-half are each one atomic step (their own races are models/local_queue.pml's and
  * owner_guard.pml's); a steal may fail even when the victim has items (a lost CAS, runnext's
- * grace, the owner guard held); the spinning rule (Scheduler::start_spinning, relaxed
+ * grace, the owner guard held); the spinning rule (SchedulerCore::start_spinning, relaxed
  * heuristics) is either answer at every look, and a spinner's sched_yield is a step like any; no timers, inbox, stop, timeouts or spurious wake-ups (they could
  * only hide a lost wake-up); the fairness tick of pick_around (it only reorders the two
  * takes). Liveness beyond "nobody sleeps for good" (a processor that keeps failing to steal)
  * is not checked: only states where nothing can move.
  *
- * The global queue is NOT idealised (issue: an idealised empty() hid a lost item): it is
+ * The global queue is NOT idealised (an idealised empty() once hid a lost item): it is
  * queue.hpp's list with a tail that may lag (gq/gn/glag below); empty() and any() are
  * head == tail; a take is empty() and then dequeue() (a tail on the head moved one node
  * first); a full ring (capacity CAP, 2 here: 4096 in the runtime, 256 in the policy tests)
@@ -39,7 +39,7 @@
  * CAS, the link, the tail CAS that fails if someone moved the tail), then the append's help
  * loop (queue.hpp help_tail_to); a pick that took from the global queue refills its empty
  * ring (up to CAP/2, Go's globrunqget), each item taken and then pushed, in no queue in
- * between, and then notifies (dispatch.cpp pick_next_local). Abstracted: the queue's own
+ * between, and then notifies (Scheduler<A>::pick_next). Abstracted: the queue's own
  * windows inside an enqueue or a dequeue (hazard pointers, ABA, the tail read before the head
  * in empty(): tests/native_queue, test_queue_aba.cpp QueueEmpty.*); one chain append in
  * flight at a time (a second overflow waits for the first's tail CAS; two appends in flight
@@ -56,14 +56,14 @@
  * for good: Final's timeout), no item made ready and announced by a notify() is still in a
  * queue, the token is free and parked_ counts exactly the sleepers. -DSTRICT_YIELD (what
  * check_local_park.sh runs) includes items queued by a yield; without it they are exempt.
- * Until this model found it, yielded_local did not notify (by design, Fig. 2 "this
- * processor stays busy"; GlobalPriorityPolicy::yielded, the paper's `native`, still does
+ * Until this model found it, Scheduler<A>::yielded did not notify (by design, Fig. 2 "this
+ * processor stays busy"; GlobalQueueAlgorithm::yielded, the paper's `native`, still does
  * not). The mutant -DBUG_NO_YIELD_NOTIFY is that code, and Spin finds: P1 yields, yield()
  * takes the next activity from a queue, the idle P0 looks (pick_next, find_work, park's
  * has_ready) in the window before fin_yield pushes the yielder onto P1's ring, and sleeps;
  * the next activity runs for good and the yielder waits on P1's ring while P0 sleeps. No
  * wake-up was owed (a yield asks for no help), but no processor would come for it either;
- * yielded_local now notifies when a processor is parked (tests/native_ws/test_yield_wake.cpp
+ * Scheduler<A>::yielded now notifies when a processor is parked (tests/native_ws/test_yield_wake.cpp
  * forces that interleaving with a hook and hangs without it).
  *
  * Mutants (Spin must find each; models/check_local_park.sh): -DBUG_NO_RECHECK: the parker's
@@ -78,7 +78,7 @@
  * moves the tail onto the chain's first item and takes it, P0's tail CAS fails: head == tail
  * with the second item behind it; P1 runs for good, P0's looks all say "empty", it sleeps); -DBUG_NO_REFILL_NOTIFY: a pick that refilled does not notify (the
  * global queue holds two items, P0's pick from a finish takes one and refills the other; P1
- * looks in between and parks; P0 runs the first for good). Activities of priority Idle (awakened_local skips notify() for them, by
+ * looks in between and parks; P0 runs the first for good). Activities of priority Idle (Scheduler<A>::awakened skips notify() for them, by
  * design) are not modelled.
  */
 
@@ -194,7 +194,7 @@ inline gtake() {
 }
 
 /* lpush — push onto the own ring (capacity CAP); a full ring overflows (LocalQueue::push_slow,
- * WorkStealingPolicyT::overflow): its oldest CAP/2 (one here: CAP is 2) and the new item go
+ * WsRingAlgorithmT::overflow): its oldest CAP/2 (one here: CAP is 2) and the new item go
  * to the global queue as ONE chain: taken from the ring by its head CAS (step 1: in no queue
  * now), linked behind the global tail in one CAS (step 2), then the tail CAS (step 3), which
  * fails if another processor moved the tail meanwhile; the fixed append then helps the tail
@@ -284,8 +284,8 @@ inline steal(v) {
     }
 }
 
-/* has_ready — WorkStealingPolicyT::has_ready (ws_policy.hpp) / ParasailPolicyT::has_ready
- * (parasail_policy.hpp): global_.any(), then each processor's empty_hint()/size_hint() in
+/* has_ready — WsRingAlgorithmT::has_ready (ws_ring.hpp) / ParasailDequeAlgorithmT::has_ready
+ * (parasail_deque.hpp): global_.any(), then each processor's empty_hint()/size_hint() in
  * turn, one load each (items may move between the loads). `locals` = 0: the global queues
  * only (the mutant BUG_NO_RECHECK). */
 inline has_ready(locals) {
@@ -300,7 +300,7 @@ inline has_ready(locals) {
     j = 0
 }
 
-/* notify — Scheduler::notify -> GlobalPriorityPolicy::notify -> Parking::wake_one (park.hpp),
+/* notify — SchedulerCore::notify -> Parking::wake_one (park.hpp),
  * after the caller published its work. wake() scans every processor's word. */
 inline notify() {
     if
@@ -337,8 +337,8 @@ inline notify() {
     fi
 }
 
-/* park — Scheduler::suspend (dispatch.cpp: after the idle loop's stop_spinning, global_.suspend with the
- * re-check "has_ready() || more_work") -> GlobalPriorityPolicy::suspend -> Parking::park. */
+/* park — Scheduler<A>::suspend (scheduler.hpp: after the idle loop's stop_spinning, with the
+ * re-check "has_ready() || more_work") -> SchedulerCore::park -> Parking::park. */
 inline park() {
     state[me] = PARKED;
     parked++;                                                /* fetch_add; fence */
@@ -365,10 +365,10 @@ end_asleep:
     s = 0
 }
 
-/* pick_next — Scheduler::pick_next_local -> pick_around (local_policy.hpp): the own queue,
+/* pick_next — Scheduler<A>::pick_next -> pick_around (local_algorithm.hpp): the own queue,
  * then the global Default queue (the fairness tick only swaps the two); after a take from the
- * global queue, WorkStealingPolicyT::refill moves more of it into the (empty) own ring, each
- * taken (gtake) and then pushed (in no queue in between), and pick_next_local notifies when
+ * global queue, WsRingAlgorithmT::refill moves more of it into the (empty) own ring, each
+ * taken (gtake) and then pushed (in no queue in between), and Scheduler<A>::pick_next notifies when
  * it moved any. */
 inline pick_next() {
     take(me);
@@ -419,8 +419,8 @@ active [NPROC] proctype Proc() {
 running:   /* activity `cur` runs on processor `me` */
     do
     :: atomic { made < ITEMS -> made++; nxt = made } ->
-        /* make_ready/start -> Scheduler::awakened / joiner_awakened -> awakened_local
-         * (dispatch.cpp): push onto the own queue (or a global queue), then notify(). */
+        /* make_ready/start -> Scheduler<A>::awakened (next=false for a joiner)
+         * (Scheduler<A>::awakened): push onto the own queue (or a global queue), then notify(). */
         if
         :: lpush(nxt)        /* Default: ws push_next (runnext) or push (ring tail); deque */
 #ifdef BUG_NO_NOTIFY_LOCAL
@@ -435,8 +435,8 @@ pushed:
         nxt = 0
     :: atomic { yields < YIELDS -> yields++ } ->
         /* api.cpp yield(): pick_next(cur->priority) first; nothing: keep running. Else
-         * switch_to with fin_yield (finalizers.cpp) -> Scheduler::yielded -> yielded_local
-         * (dispatch.cpp): the yielder goes onto the own queue's tail, then notify() if a
+         * switch_to with fin_yield (finalizers.cpp) -> Scheduler<A>::yielded
+         * (Scheduler<A>::yielded): the yielder goes onto the own queue's tail, then notify() if a
          * processor is parked. The code reads parked_ relaxed, with no fence (modelled
          * here as an SC read): it may miss a processor parking at that instant, and then
          * the next yield of this processor sees it; the model checks the SC version. */
@@ -473,9 +473,9 @@ idle:      /* worker.cpp idle_loop */
     may = 1;
     if
     :: got == NONE ->
-        /* worker.cpp idle_loop: Scheduler::start_spinning, Go's rule with the running
+        /* worker.cpp idle_loop: SchedulerCore::start_spinning, Go's rule with the running
          * processors capped by the usable CPUs (relaxed counts: either answer); granted:
-         * find_work, steal_passes over the other processors (local_policy.hpp). A processor
+         * find_work, steal_passes over the other processors (local_algorithm.hpp). A processor
          * refused while has_ready() sees work makes one steal attempt and goes back to the
          * loop's top (sched_yield; continue) instead of parking: the same steps as a
          * granted spinner's poll below (steal, then back to idle), repeated; it parks on no

@@ -50,7 +50,7 @@ void local_queue_example() {
     Job job{1};
     mine.push(&job, [&](Job* j) { global.push_back(j); });  // owner
     auto [next, inherits] = mine.pick();                    // owner
-    Job* stolen = theirs.steal_into(mine, true, [] {});     // the thief (owner of `mine`)
+    Job* stolen = theirs.stealer().steal_into(mine, true, [] {});  // the thief (owner of `mine`)
     check(next == &job && global.empty(), "local_queue.hpp: pick did not give the pushed job");
     check(stolen == nullptr, "local_queue.hpp: stole from an empty ring");
     (void)inherits;
@@ -63,7 +63,7 @@ void parasail_queue_example() {
     coop::ws::ParasailQueue<Job> q;            // owned by one worker
     q.push_back(&a); q.push_front(&b);         // owner
     Job* mine = q.pop_back();                  // owner: &a (LIFO)
-    Job* theirs = q.steal();                   // another worker: &b (FIFO end)
+    Job* theirs = q.stealer().steal();         // another worker: &b (FIFO end)
     check(mine == &a && theirs == &b, "parasail_queue.hpp: not LIFO for the owner, FIFO for a thief");
 }
 

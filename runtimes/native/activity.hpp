@@ -46,10 +46,10 @@ enum class Priority : std::uint8_t { Idle = 0, Low = 1, Default = 2, High = 3, R
 // kPriorities — the number of priority levels (one ready queue each).
 inline constexpr unsigned kPriorities = 5;
 
-// Scheduling — the scheduling policy of a runtime (Options::scheduling): the
+// Scheduling — the scheduling algorithm of a runtime (Options::scheduling): the
 // paper's global lock-free queues (backend `native`), per-processor rings with work
 // stealing after Go (`native-ws`), or ParaSail's owner-guarded deques (`native-parasail`).
-// runtimes/native/ws/scheduler_select.hpp.
+// The run-time choice of coop's one Scheduler<A> (runtimes/native/scheduler.hpp).
 enum class Scheduling : std::uint8_t { global = 0, work_stealing = 1, parasail = 2 };
 
 namespace internal {

@@ -74,7 +74,7 @@ Activity* dequeue_waiter(Queue<Activity>& q) noexcept {
 
 bool ready_work() noexcept {
     Processor* p = this_processor();
-    return p != nullptr && p->runtime->policy.has_ready();
+    return p != nullptr && p->runtime->scheduler->has_ready();
 }
 
 unsigned processors_in_use() noexcept {
@@ -82,17 +82,42 @@ unsigned processors_in_use() noexcept {
     return p != nullptr ? p->runtime->processor_count : 1;
 }
 
+namespace {
+// The hot path per algorithm A: each of these is instantiated for one Scheduler<A> (the
+// caller's with_scheduler, scheduler.hpp, chose it) and holds only A's code. `p`: the
+// calling processor, reached once by the caller.
+
+// suspend_on — suspend() on processor `p`.
+template <class A>
+[[gnu::noinline]] void suspend_on(Scheduler<A>& s, Processor& p, Finalizer finalizer, void* value) noexcept {
+    Activity* cur = p.current;
+    Activity* next = pick_next(s, p, Priority::Idle);
+    if (next == nullptr) next = &p.idle;
+    switch_to(p, cur, next, finalizer, value);
+}
+
+// make_ready_on — make_ready() on processor `p`.
+template <class A>
+[[gnu::noinline]] void make_ready_on(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
+    s.awakened(p.index, a);
+}
+
+// start_on — start() on processor `p`.
+template <class A>
+[[gnu::noinline]] void start_on(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
+    bump(p.started);  // before the enqueue: the activity's finish happens after it
+    s.awakened(p.index, a);
+}
+}  // namespace
+
 void suspend(Finalizer finalizer, void* value) noexcept {
     Processor* p = this_processor();
-    Activity* cur = p->current;
-    Activity* next = p->runtime->policy.pick_next(Priority::Idle);
-    if (next == nullptr) next = &p->idle;
-    switch_to(*p, cur, next, finalizer, value);
+    with_scheduler(*p->runtime->scheduler, [&](auto& s) { suspend_on(s, *p, finalizer, value); });
 }
 
 void make_ready(Activity* a) noexcept {
     if (Processor* p = this_processor()) {
-        p->runtime->policy.awakened(a);
+        with_scheduler(*p->runtime->scheduler, [&](auto& s) { make_ready_on(s, *p, a); });
         return;
     }
     // A non-worker thread (e.g. unlocking a coop::Mutex from main()): it has no hazard
@@ -112,8 +137,7 @@ void start(Activity* a, Priority priority) {
     // acquire: the runtime's state is fully built before it is published (see Runtime).
     RuntimeState* rt = p != nullptr ? p->runtime : g_active.load(std::memory_order_acquire);
     if (p != nullptr) {
-        bump(p->started);  // before the enqueue: the activity's finish happens after it
-        rt->policy.awakened(a);
+        with_scheduler(*rt->scheduler, [&](auto& s) { start_on(s, *p, a); });
     } else {
         // seq_cst: counted before the hand-over (and before Runtime::run waits).
         rt->external_started.fetch_add(1, std::memory_order_seq_cst);
@@ -146,7 +170,25 @@ Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), sta
 }
 
 RuntimeState::RuntimeState(unsigned n, std::size_t stack_size, bool guard, bool pin_, Scheduling scheduling)
-    : processor_count(n), pin(pin_), policy(n, scheduling), stack_pool(stack_size, guard) {}
+    : processor_count(n), pin(pin_), scheduler(make_scheduler(n, scheduling)), stack_pool(stack_size, guard) {}
+}  // namespace internal
+
+namespace internal {
+namespace {
+// yield_on — yield() of activity `cur` on processor `p` (algorithm A; see suspend_on).
+template <class A>
+[[gnu::noinline]] void yield_on(Scheduler<A>& s, Processor& p, Activity* cur) noexcept {
+    if ((++p.ticks & kTimerPollMask) == 0) poll_timers(*p.runtime);
+    Activity* next = pick_next(s, p, cur->priority);
+    if (next == nullptr) {
+        reset_quantum();  // Fig. 2: nobody else to run
+        return;
+    }
+    COOP_HOOK(yield_after_pick);
+    // Resumed, most often by another yield (a ping-pong of yielders): its fin_yield<A> inline.
+    switch_to<&fin_yield<A>>(p, cur, next, &fin_yield<A>, &p);
+}
+}  // namespace
 }  // namespace internal
 
 void yield() noexcept {
@@ -158,15 +200,7 @@ void yield() noexcept {
     }
     Activity* cur = p->current;
     if (cur->uncooperative != 0) return;
-    RuntimeState& rt = *p->runtime;
-    if ((++p->ticks & kTimerPollMask) == 0) poll_timers(rt);
-    Activity* next = rt.policy.pick_next(cur->priority);
-    if (next == nullptr) {
-        reset_quantum();  // Fig. 2: nobody else to run
-        return;
-    }
-    COOP_HOOK(yield_after_pick);
-    switch_to(*p, cur, next, &fin_yield, &rt.policy);
+    with_scheduler(*p->runtime->scheduler, [&](auto& s) { yield_on(s, *p, cur); });
 }
 
 void sleep_until_ns(std::int64_t deadline_ns) noexcept {
@@ -201,7 +235,7 @@ Runtime::Runtime(const Options& o) {
         // Pinned workers stay on their CPUs, so their cache groups are known: the stealing
         // policies try victims that share a last-level cache first: a stolen batch then
         // moves within a shared cache.
-        rt->policy.set_groups(cache_groups(cpus));
+        rt->scheduler->set_groups(cache_groups(cpus));
     }
     RuntimeState* expected = nullptr;
     // acq_rel: release publishes the built state to start()'s acquire load.
@@ -220,7 +254,7 @@ Runtime::Runtime(const Options& o) {
     } catch (...) {
         // seq_cst: as in ~Runtime (the stop flag's half of the Dekker pair with parkers).
         rt->stopping.store(true, std::memory_order_seq_cst);
-        rt->policy.notify_all();
+        rt->scheduler->notify_all();
         for (unsigned i = 0; i < started; ++i) rt->processors[i]->thread.join();
         rt->processors.clear();
         // release: as in ~Runtime.
@@ -235,7 +269,7 @@ Runtime::~Runtime() {
     wait_all_finished();
     // seq_cst: the stop flag's half of the Dekker pair with parking processors.
     state_->stopping.store(true, std::memory_order_seq_cst);
-    state_->policy.notify_all();
+    state_->scheduler->notify_all();
     for (auto& p : state_->processors) p->thread.join();
     state_->processors.clear();
     drain_pools();
@@ -247,7 +281,7 @@ Runtime::~Runtime() {
 unsigned Runtime::processors() const noexcept { return state_->processor_count; }
 
 std::map<std::string, std::uint64_t> Runtime::stats() const {
-    auto m = state_->policy.stats();
+    auto m = state_->scheduler->stats();
     m["stack_failures"] = state_->stack_pool.failures();
     return m;
 }

@@ -43,7 +43,7 @@ struct Options {
     bool pin = false;            // pin worker i to the i-th CPU of choose_cpus (cpus.hpp, hwloc)
     std::size_t stack_size = 0;  // usable bytes per activity stack; 0 = kDefaultStackSize
     bool guard = true;           // a PROT_NONE guard page below every stack
-    // scheduling — the ready-queue policy: global (the paper's), work_stealing
+    // scheduling — the scheduling algorithm: global (the paper's), work_stealing
     // (per-processor rings, Go's design) or parasail (owner-guarded LIFO deques).
     Scheduling scheduling = Scheduling::global;
 };

@@ -31,7 +31,7 @@ std::vector<int> choose_cpus(unsigned processors);
 // pinned to CPUs of one group exchange cache lines far more cheaply than across groups
 // (sockets, NUMA nodes, chiplets). Ids are small integers, equal for CPUs of one group;
 // without a topology every CPU is in group 0. The stealing policies try victims of their
-// own group first (ws/local_policy.hpp, steal_passes).
+// own group first (ws/local_algorithm.hpp, steal_passes).
 std::vector<unsigned> cache_groups(const std::vector<int>& cpus);
 
 // pin_current_thread — restricts the calling thread to `cpu`.

@@ -3,15 +3,12 @@
 // in sync.cpp.
 //
 // Citation: Negele et al. 2017, Sect. 3.2, Fig. 2 (ENQUEUESWITCH) and Fig. 3.
-// - fin_yield: ENQUEUESWITCH for a yield (requeue, no wake-up needed because this processor
-//   stays busy); fin_recycle: a finished activity's stack back to this processor's cache;
-//   fin_join: register as the joiner, or be ready at once; fin_sleep: onto the timers.
+// - fin_yield (runtime_internal.hpp, one per algorithm): ENQUEUESWITCH for a yield (requeue, no
+//   wake-up needed because this processor stays busy); fin_recycle: a finished activity's
+//   stack back to this processor's cache; fin_join: register as the joiner, or be ready at once; fin_sleep: onto the timers.
 #include "runtimes/native/switch.hpp"
 
 namespace coop::internal {
-
-// fin_yield — ENQUEUESWITCH for a yield (value: the policy).
-void fin_yield(Activity* prev, void* policy) noexcept { static_cast<Policy*>(policy)->yielded(prev); }
 
 // fin_recycle — a finished activity's stack goes back to this processor's cache.
 void fin_recycle(Activity*, void* stack) noexcept {
@@ -37,8 +34,10 @@ void fin_join(Activity* prev, void* target) noexcept {
     // acq_rel: release publishes prev (its saved context) to the finisher that will make it
     // ready; acquire (also on failure) takes the finished activity's writes.
     if (!t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(prev),
-                                              std::memory_order_acq_rel, std::memory_order_acquire))
-        this_processor()->runtime->policy.awakened(prev);
+                                              std::memory_order_acq_rel, std::memory_order_acquire)) {
+        Processor* p = this_processor();
+        p->runtime->scheduler->awakened(p->index, prev);
+    }
 }
 
 // fin_sleep — a sleeping activity's timer entry goes on the timer list.

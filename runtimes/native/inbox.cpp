@@ -14,7 +14,7 @@ void submit_inbox(RuntimeState& rt, Activity* a) {
         // inbox_ready after its own fence: Dekker pair, see scheduler.hpp).
         rt.inbox_ready.store(true, std::memory_order_seq_cst);
     }
-    rt.policy.notify_all();
+    rt.scheduler->notify_all();
 }
 
 bool drain_inbox(RuntimeState& rt) {
@@ -25,7 +25,7 @@ bool drain_inbox(RuntimeState& rt) {
         // relaxed: under the mutex, which orders it with the producers' stores.
         rt.inbox_ready.store(false, std::memory_order_relaxed);
     }
-    for (Activity* a : batch) rt.policy.awakened(a);
+    for (Activity* a : batch) rt.scheduler->awakened(a);
     return !batch.empty();
 }
 

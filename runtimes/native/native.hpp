@@ -82,7 +82,7 @@ struct NativeBackend {
     using Semaphore = coop::Semaphore;
     // Channel — coop's own channel (channel.hpp: direct hand-off to a parked peer), for
     // every scheduling variant (native, native-ws, native-parasail): make_ready places the
-    // woken peer as each policy does.
+    // woken peer as each algorithm does.
     template <class T>
     using Channel = coop::Channel<T, ChannelClosed>;
 

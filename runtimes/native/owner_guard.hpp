@@ -111,8 +111,10 @@ class OwnerGuardT {
     bool using_membarrier() const { return asym(); }
 
     // owner_lock — the owner's entry; returns whether it took the mutex (pass it to
-    // owner_unlock). Precondition: called by the owner only, not already inside.
-    bool owner_lock() {
+    // owner_unlock). Always inlined (the uncontended path is a store, a fence and a load, on
+    // every switch of native-parasail); the contended rest is out of line. Precondition:
+    // called by the owner only, not already inside. Executed only by the owner.
+    [[gnu::always_inline]] bool owner_lock() {
         if (asym()) {
             // relaxed + light fence: the store–load order comes from the non-owners'
             // membarrier (see asymmetric_fence.hpp); the signal fence keeps the compiler
@@ -128,23 +130,14 @@ class OwnerGuardT {
             owner_wants_.store(true, std::memory_order_seq_cst);
             if (!nonowner_wants_.load(std::memory_order_seq_cst)) return false;
         }
-        // release: a thief that reads true (acquire) holds the mutex we are about to wait
-        // for, and our accesses so far (the last use included) happen-before its use.
-        owner_waiting_.store(true, std::memory_order_release);
-        COOP_GUARD_HOOK(owner_before_mutex);
-        mutex_.acquire();
-        // relaxed: the mutex orders it; a later holder of the mutex acquires our release of
-        // it, which comes after this store, so no thief can read the stale true (coherence).
-        owner_waiting_.store(false, std::memory_order_relaxed);
-        return true;
+        return owner_lock_contended();
     }
 
-    // owner_unlock — the owner's exit; `locked` is what owner_lock returned.
-    void owner_unlock(bool locked) {
-        if (locked) {
-            // release: a non-owner reading false sees our use (the mutex orders it anyway).
-            owner_wants_.store(false, std::memory_order_release);
-            check_queue_and_unlock();
+    // owner_unlock — the owner's exit; `locked` is what owner_lock returned. Always inlined
+    // as owner_lock. Executed only by the owner.
+    [[gnu::always_inline]] void owner_unlock(bool locked) {
+        if (locked) [[unlikely]] {
+            owner_unlock_locked();
             return;
         }
         bool nonowner;
@@ -160,10 +153,31 @@ class OwnerGuardT {
             owner_wants_.store(false, std::memory_order_seq_cst);
             nonowner = nonowner_wants_.load(std::memory_order_seq_cst);
         }
-        if (nonowner) {
+        if (nonowner) [[unlikely]] {
             mutex_.acquire();
             check_queue_and_unlock();
         }
+    }
+
+    // owner_lock_contended — owner_lock's rest when a non-owner wants in: wait for the mutex.
+    // Executed only by the owner.
+    [[gnu::noinline]] bool owner_lock_contended() {
+        // release: a thief that reads true (acquire) holds the mutex we are about to wait
+        // for, and our accesses so far (the last use included) happen-before its use.
+        owner_waiting_.store(true, std::memory_order_release);
+        COOP_GUARD_HOOK(owner_before_mutex);
+        mutex_.acquire();
+        // relaxed: the mutex orders it; a later holder of the mutex acquires our release of
+        // it, which comes after this store, so no thief can read the stale true (coherence).
+        owner_waiting_.store(false, std::memory_order_relaxed);
+        return true;
+    }
+    // owner_unlock_locked — owner_unlock after owner_lock took the mutex. Executed only by
+    // the owner.
+    [[gnu::noinline]] void owner_unlock_locked() {
+        // release: a non-owner reading false sees our use (the mutex orders it anyway).
+        owner_wants_.store(false, std::memory_order_release);
+        check_queue_and_unlock();
     }
 
     // nonowner_lock — a non-owner's entry: returns holding the mutex with owner_wants
@@ -235,11 +249,11 @@ class OwnerGuardT {
 
     // owner_access / nonowner_access — run fn under the guard.
     template <class F>
-    decltype(auto) owner_access(F&& fn) {
+    [[gnu::always_inline]] decltype(auto) owner_access(F&& fn) {  // inlined as owner_lock
         struct Exit {
             OwnerGuardT* g;
             bool locked;
-            ~Exit() { g->owner_unlock(locked); }
+            [[gnu::always_inline]] ~Exit() { g->owner_unlock(locked); }
         } exit{this, owner_lock()};
         return fn();
     }

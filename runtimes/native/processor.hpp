@@ -7,8 +7,8 @@
 //   running activity, its own idle activity (the OS thread's context: the idle loop runs
 //   there and is switched to when an activity blocks with nothing else ready), its stack
 //   and descriptor caches and a switch counter for timer polls.
-// - RuntimeState holds what all processors share: the scheduling policy (ready queues,
-//   parking), the stack pool, the live-activity count that Runtime::run waits on, the inbox
+// - RuntimeState holds what all processors share: the Scheduler<A> (the scheduling
+//   algorithm's ready queues, parking), the stack pool, the live-activity count that Runtime::run waits on, the inbox
 //   through which non-worker threads hand in activities (they have no hazard-pointer slot,
 //   so they must not touch the lock-free queues), and the timers of sleep_for.
 //
@@ -29,7 +29,6 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/scheduler.hpp"
-#include "runtimes/native/ws/scheduler_select.hpp"
 #include "runtimes/native/slab.hpp"
 #include "runtimes/native/stack.hpp"
 
@@ -59,10 +58,6 @@ struct DescriptorTraits {
 static_assert(sizeof(QueueItem) == sizeof(void*) && DescriptorTraits::kKeep == 2 * sizeof(void*),
               "DescriptorTraits::kKeep covers the node and the link");
 static_assert(kDescriptorBlock == kCacheLine, "one descriptor per cache line");
-
-// Policy — the scheduling policy, chosen per runtime by Options::scheduling (the paper's
-// GlobalPriorityPolicy by default; ws/scheduler_select.hpp).
-using Policy = Scheduler;
 
 struct RuntimeState;
 
@@ -102,7 +97,9 @@ struct RuntimeState {
 
     unsigned processor_count;
     bool pin;
-    Policy policy;
+    // scheduler — the Scheduler<A> of the algorithm chosen by Options::scheduling
+    // (scheduler.hpp: the algorithm, parking, spinning); with_scheduler reaches its type.
+    const std::unique_ptr<SchedulerCore> scheduler;
     StackPool stack_pool;
     std::vector<std::unique_ptr<Processor>> processors;
 

@@ -242,7 +242,7 @@ public:
     // QueueEmpty.ReenqueueBetweenTheLoadsIsNotEmpty).
     //
     // Why every caller is then right (they all use it as "is a take worth trying"):
-    // - GlobalQueues::take / GlobalPriorityPolicy's takes: a false "empty" can only be an
+    // - GlobalQueues::take / GlobalQueueAlgorithm's takes: a false "empty" can only be an
     //   enqueue still in flight; its enqueuer then notifies (park.hpp's waker half) or is
     //   the caller itself, so the item is not left behind; a false "not empty" only costs
     //   a dequeue() returning nullptr.

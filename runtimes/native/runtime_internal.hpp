@@ -24,8 +24,40 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
+// pick_next — the next activity for processor `p` to run from Scheduler<A> `s`, of
+// priority >= `min`, or nullptr. One taken from runnext inherits the running quantum (Go's
+// inheritTime: switch_to reads keep_quantum), so a ping-pong pair shares one quantum; not
+// from the idle loop (its quantum belongs to no activity). Compared by address, not through
+// p.current->idle: from finish(), p.current is the finishing activity, whose descriptor its
+// joiner may already be freeing (TSan: a read here racing the joiner's free in
+// AppTest/tokenring on native-ws). Executed only by processor `p` (its OS thread).
+template <class A>
+[[gnu::always_inline]] inline Activity* pick_next(Scheduler<A>& s, Processor& p, Priority min) noexcept {
+    const Pick pick = s.pick_next(p.index, min);
+    if constexpr (A::kProcessorLocal) {
+        if (pick.inherits && p.current != &p.idle) [[unlikely]]
+            p.keep_quantum = true;
+    }
+    return pick.activity;
+}
+
+// scheduler_of — processor `p`'s Scheduler<A>, for code instantiated for algorithm A (the
+// runtime's: with_scheduler chose A). Any bound processor.
+template <class A>
+inline Scheduler<A>& scheduler_of(Processor& p) noexcept {
+    return static_cast<Scheduler<A>&>(*p.runtime->scheduler);
+}
+
+// fin_yield — ENQUEUESWITCH for a yield under algorithm A; `processor`: the yielding
+// Processor (the resumed side runs on its OS thread: a switch never leaves its processor, so
+// no this_processor() is needed). Executed only by that processor.
+template <class A>
+[[gnu::always_inline]] inline void fin_yield(Activity* prev, void* processor) noexcept {
+    auto* p = static_cast<Processor*>(processor);
+    scheduler_of<A>(*p).yielded(p->index, prev);
+}
+
 // finalizers.cpp
-void fin_yield(Activity* prev, void* policy) noexcept;
 void fin_recycle(Activity*, void* stack) noexcept;
 void fin_join(Activity* prev, void* target) noexcept;
 void fin_sleep(Activity*, void* entry) noexcept;

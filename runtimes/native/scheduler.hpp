@@ -1,127 +1,350 @@
-// scheduler.hpp — coop's scheduling policy: which ready activity runs next, and how idle
-// processors sleep and are woken.
+// scheduler.hpp — coop's Scheduler<A>: one scheduler type, its algorithm A a template
+// parameter (the Algorithm concept, algorithm.hpp): the paper's global queues
+// (GlobalQueueAlgorithm, global_queue.hpp, backend `native`), Go-style rings with runnext
+// (ws::WsRingAlgorithm, ws/ws_ring.hpp, `native-ws`) or ParaSail's owner-guarded deques
+// (ws::ParasailDequeAlgorithm, ws/parasail_deque.hpp, `native-parasail`).
 //
-// Citation: Negele et al. 2017, Sect. 3.2, Fig. 2 (SWITCH selects from one global ready
-// queue per priority, highest first; ENQUEUESWITCH enqueues and, unless the priority is
-// Idle, resumes an idle processor when INCREMENT(working) < Processors) and Sect. 4.4 (no
-// per-processor run queues, round robin within a priority). The interface follows
-// Boost.Fiber's algorithm (awakened / pick_next / has_ready_fibers / suspend_until / notify),
-// so that a per-processor work-stealing policy can replace GlobalPriorityPolicy later: it is
-// a compile-time choice (the SchedulingPolicy concept; `Policy` in processor.hpp), no
-// virtual call sits on the switch path.
+// Design summary
+// - SchedulerCore: what every algorithm shares, compiled once: parking (park.hpp), the
+//   spinning rule (start_spinning, the only place it lives), the park/wake-up/spin counters,
+//   notify / notify_all. Scheduler<A> derives from it and adds the algorithm (held by
+//   value): awakened / yielded / pick_next / has_ready / find_work / suspend / stats, each
+//   with only A's code.
+// - The runtime holds its Scheduler through a SchedulerCore (RuntimeState::scheduler); the
+//   algorithm is chosen when a Runtime starts (coop::Options::scheduling). with_scheduler()
+//   below is the one place that turns the kind into the type: the hot entry points (yield,
+//   suspend, make_ready, start, finish: api.cpp, worker.cpp) call it once where they begin,
+//   then run a function template instantiated for Scheduler<A> (no further branch on the
+//   kind, no out-of-line call into the scheduler on the switch path); the idle loop
+//   (worker.cpp) is instantiated per algorithm as a whole. Off the hot path (timers, the
+//   inbox, join's finalizer, stats) SchedulerCore's awakened / has_ready / stats do the same
+//   branch. docs/scheduler-refactor-status.md: compiling the runtime once per algorithm
+//   removes this last branch.
+// - Parking: the same for every algorithm (park.hpp, models/park_notify.pml): suspend passes
+//   the parker's re-check "A::has_ready(), or more_work" to it; the algorithms never wake
+//   anyone themselves. awakened() queues (the global queue, or the own ring/deque) and then
+//   calls notify() when there is more than one processor and the activity is not
+//   Idle-priority (Negele et al. 2017, Sect. 3.2, Fig. 2 ENQUEUESWITCH; the waker's half of
+//   park.hpp's Dekker pair: the work is published before notify's fence), so a parked
+//   processor wakes and runs or steals it.
+// - Spinning (every algorithm; worker.cpp's idle loop): an idle processor that finds nothing
+//   becomes a "spinner" only if start_spinning allows it, Go's rule 2*spinning < P - parked
+//   (runtime/proc.go wakep/findRunnable) with the running processors capped by the usable
+//   CPUs (when processors outnumber cores, those not parked are not all running); otherwise
+//   it parks at once. A spinner polls (and steals, find_work) for at most kIdleSpinNs,
+//   giving its core back every kSpinPollsPerYield polls.
+// - Counters (per processor, written by their owner only, relaxed): the algorithms' steals,
+//   failed steals, runnext hits, ...; here parks (suspend calls that slept or re-checked)
+//   and wake-ups (parks ended by a wake_one that chose this processor).
 //
-// Design summary (GlobalPriorityPolicy)
-// - kPriorities lock-free queues (queue.hpp). pick_next(min) scans from Realtime down to
-//   `min`, skipping queues that look empty (empty() is two plain loads; a dequeue that finds
-//   nothing still costs one locked instruction, the xchg publishing hp1).
-// - Parking and waking: park.hpp (Parking: one futex word per processor, a count of parked
-//   processors and a wake-up token that the woken processor gives back; its header has the
-//   protocol and why no wake-up is lost, models/park_notify.pml the Spin model).
-//   awakened() wakes a parked processor (Fig. 2: when INCREMENT(working) < Processors, here
-//   when parked > 0); yielded() does not: the yielding processor stays busy and will run the
-//   queue itself, so no ready activity can be stranded (liveness needs only that *some*
-//   processor that will look at the queue is awake).
-
-// Ownership rules
-// - The queues own the ready activities; pick_next's caller owns what it returns.
-// - Every method may be called by any bound processor concurrently; notify_all() also by
-//   non-worker threads (it does not touch the queues).
+// Ownership rules: a processor's algorithm `Local` and its ProcessorStats are touched only
+// by the OS thread bound as that processor (stats() reads them relaxed, racy by design);
+// the global queues by any bound processor (hazard pointers, queue.hpp).
 #pragma once
 
-#include <concepts>
+#include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "activity.hpp"
-#include "park.hpp"
-#include "queue.hpp"
+#include "runtimes/native/algorithm.hpp"
+#include "runtimes/native/global_queue.hpp"
+#include "runtimes/native/park.hpp"
+#include "runtimes/native/ws/parasail_deque.hpp"
+#include "runtimes/native/ws/ws_ring.hpp"
 
 namespace coop::internal {
 
-// SchedulingPolicy — what the runtime needs from a policy.
-template <class P>
-concept SchedulingPolicy = requires(P& p, Activity* a, Priority min, unsigned self,
-                                    std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) {
-    p.awakened(a);                                  // a became ready: enqueue, wake if needed
-    p.yielded(a);                                   // a yielded: enqueue, no wake-up
-    { p.pick_next(min) } -> std::same_as<Activity*>;  // next ready of priority >= min
-    { p.has_ready() } -> std::same_as<bool>;
-    p.suspend(self, timeout_ns, more_work, arg);    // park idle processor `self`
-    p.notify();                                     // wake one parked processor if any
-    p.notify_all();                                 // wake every parked processor
+// The three algorithms as the runtime instantiates them (native-ws: the ring of
+// ws::kRingCapacity, which says why 4096).
+using GlobalAlgorithm = GlobalQueueAlgorithm;
+using WsAlgorithm = ws::WsRingAlgorithm;
+using ParasailAlgorithm = ws::ParasailDequeAlgorithm;
+
+// kind_of — the Options::scheduling value that selects algorithm A.
+template <class A>
+inline constexpr Scheduling kind_of = Scheduling::global;
+template <>
+inline constexpr Scheduling kind_of<WsAlgorithm> = Scheduling::work_stealing;
+template <>
+inline constexpr Scheduling kind_of<ParasailAlgorithm> = Scheduling::parasail;
+
+// SchedulerStats — what a runtime reports per run (sums over processors).
+using SchedulerStats = std::map<std::string, std::uint64_t>;
+
+// SchedulerCore — what every algorithm shares (see the file comment).
+class SchedulerCore {
+  public:
+    SchedulerCore(unsigned processors, Scheduling kind);
+    virtual ~SchedulerCore();  // the runtime destroys its Scheduler<A> through this base
+    SchedulerCore(const SchedulerCore&) = delete;
+    SchedulerCore& operator=(const SchedulerCore&) = delete;
+
+    // kind — which Scheduler<A> this is (with_scheduler). Any thread.
+    Scheduling kind() const noexcept { return kind_; }
+    unsigned processors() const noexcept { return processors_; }
+
+    // Off the hot path, for callers that do not know A (each one branch on the kind,
+    // with_scheduler, then Scheduler<A>'s call of the same name):
+    // awakened — Scheduler<A>::awakened. Executed only by processor `self`.
+    void awakened(unsigned self, Activity* a, bool next = true) noexcept;
+    // awakened — the same for a caller that does not know its index (timers, inbox): it is
+    // reached through this_processor(), out of line (scheduler.cpp), after any switch the
+    // caller made (an activity may have migrated between OS threads, and a thread_local
+    // address computed before the switch would be the old thread's). Any bound processor.
+    void awakened(Activity* a) noexcept;
+    // has_ready — Scheduler<A>::has_ready (a hint). Any thread.
+    bool has_ready() const noexcept;
+    // stats — the counters summed over processors (names: docs/native-runtime.md). Any
+    // thread.
+    SchedulerStats stats() const;
+    // set_groups — the cache group of each processor (cpus.hpp, cache_groups; a pinned
+    // runtime, before its workers start): the local algorithms steal within a group first.
+    void set_groups(const std::vector<unsigned>& group_of);
+
+    // start_spinning — processor `self`, idle, asks to spin (look for work before parking):
+    // true if it may (it is then counted as spinning until stop_spinning), false if it
+    // should park at once. The spinning rule (Go's 2*nmspinning < P - npidle, runtime/
+    // proc.go wakep/findRunnable), for every algorithm, with the processors counted as
+    // running capped by the CPUs this process may use: when processors outnumber cores, the
+    // ones not parked are not all running, and a spinner then takes a core from one that has
+    // work. Executed only by processor `self` (its idle loop).
+    bool start_spinning(unsigned self) noexcept;
+    // stop_spinning — processor `self` found work or is about to park; `polls`: the polls
+    // it made since it last gave its core back (statistics). Executed only by processor
+    // `self`.
+    void stop_spinning(unsigned self, unsigned polls) noexcept;
+    // spin_yielded — processor `self`, spinning, gave its core back (statistics); `polls`:
+    // the polls it made since the last time it did. Executed only by processor `self`.
+    void spin_yielded(unsigned self, unsigned polls) noexcept {
+        ProcessorStats& st = pstats_[self];
+        ++st.spin_yields;
+        if (polls > kSpinHogPolls) ++st.spin_hogs;
+    }
+    // notify — ResumeAnyProcessor: wakes one parked processor if some processor is parked
+    // and no wake-up is already in flight (park.hpp). Call after publishing work. Any bound
+    // processor.
+    void notify() noexcept { parking_.wake_one(); }
+    // notify_all — wakes every parked processor (stop, external submissions, timers). Any
+    // thread.
+    void notify_all() noexcept { parking_.wake_all(); }
+
+    // spinning — processors counted as spinning now (tests). Any thread.
+    int spinning() const noexcept { return spinning_.load(std::memory_order_relaxed); }
+    // parking — the park/wake protocol (tests and statistics). Any thread.
+    const Parking& parking() const noexcept { return parking_; }
+
+  protected:
+    // park — processor `self` parks (park.hpp) with the re-check `ready(arg)`; counts the
+    // park and, if a wake_one ended it, the wake-up. Executed only by processor `self`.
+    void park(unsigned self, std::int64_t timeout_ns, bool (*ready)(void*), void* arg) noexcept;
+    // core_stats — the shared counters into `s`. Any thread.
+    void core_stats(SchedulerStats& s) const;
+
+    // ProcessorStats — a processor's spinning state and counters (owner-only writes,
+    // Counter: relaxed, read by stats()).
+    struct alignas(kCacheLine) ProcessorStats {
+        Counter parks, wakeups;
+        Counter spin_yields;   // sched_yield calls while spinning
+        Counter spin_hogs;     // polls in a row without a yield > kSpinHogPolls
+        Counter spin_overcap;  // spin starts that made spinners > half the usable CPUs
+        bool spinning = false;
+    };
+
+    const Scheduling kind_;
+    const unsigned processors_;
+    // cpus_ — the CPUs this process may run on (sched_getaffinity at construction): the
+    // most processors that can be running at once.
+    const int cpus_;
+    Parking parking_;
+    std::unique_ptr<ProcessorStats[]> pstats_;
+    // spinning_ — idle processors looking for work before they park (Go's nmspinning).
+    // relaxed everywhere: it only bounds how many spin; no wake-up depends on it, the
+    // parking protocol alone guarantees liveness.
+    alignas(kCacheLine) std::atomic<int> spinning_{0};
 };
 
-// GlobalPriorityPolicy — the paper's policy: one global lock-free ready queue per priority.
-class GlobalPriorityPolicy {
+// Scheduler — SchedulerCore plus algorithm A. Every call takes the calling processor's
+// index `self` from a caller that reached its Processor once, so none re-reads it through
+// this_processor(); the global algorithm ignores it.
+template <Algorithm A>
+class Scheduler final : public SchedulerCore {
   public:
-    explicit GlobalPriorityPolicy(unsigned processors)
-        : processors_(processors), parking_(processors) {}
+    explicit Scheduler(unsigned processors) : SchedulerCore(processors, kind_of<A>), alg_(processors) {}
 
-    // awakened — `a` (owned by the caller) is ready; wakes a parked processor unless `a` is
-    // Idle-priority (Fig. 2 ENQUEUESWITCH).
-    void awakened(Activity* a) noexcept {
-        // Read before the enqueue: once queued, `a` may run, finish and be freed elsewhere.
+    // algorithm — the algorithm object (the directed tests place activities in its
+    // queues). Any thread; its per-processor state belongs to its processor.
+    A& algorithm() noexcept { return alg_; }
+
+    // awakened — `a` (owned by the caller) became ready on processor `self` (woken or
+    // spawned there: it runs next, from runnext / the deque's LIFO end on a local
+    // algorithm): the algorithm queues it, then a parked processor is woken unless `a` is
+    // Idle-priority (Fig. 2 ENQUEUESWITCH). `next` false (join): behind the ready activities
+    // instead (the ring's tail / the deque's FIFO end), not into runnext: a join is no
+    // hand-off between running peers, and runnext would run the joiner between every two
+    // children of a spawn-all-then-join-all loop (twice the switches, measured with create).
+    // Executed only by processor `self`.
+    [[gnu::always_inline]] void awakened(unsigned self, Activity* a, bool next = true) noexcept {
+        // Read before the enqueue: once queued, `a` may run (or be stolen), finish and be
+        // freed elsewhere.
         const Priority priority = a->priority;
-        ready_[static_cast<unsigned>(priority)].q.enqueue(a);
-        // One processor: the caller is it, and it is not parked (saves notify()'s fence).
+        if (next) alg_.awakened(alg_.local(self), a);
+        else alg_.yielded(alg_.local(self), a);
+        // Published above (the global queue's enqueue, the ring's release store of
+        // tail_/runnext, or the deque's guarded store); notify()'s seq_cst fence orders it
+        // before its load of the parked count, the waker's half of park.hpp's Dekker pair
+        // (a). One processor: the caller is it, and it is not parked (saves the fence).
         if (priority != Priority::Idle && processors_ > 1) notify();
     }
 
-    // yielded — `a` yielded on a processor that stays busy: enqueue only (see above).
-    void yielded(Activity* a) noexcept { ready_[static_cast<unsigned>(a->priority)].q.enqueue(a); }
-
-    // pick_next — the next ready activity of priority >= `min` (highest first), or nullptr.
-    Activity* pick_next(Priority min) noexcept {
-        for (int p = static_cast<int>(kPriorities) - 1; p >= static_cast<int>(min); --p) {
-            auto& q = ready_[p].q;
-            if (q.empty()) continue;
-            if (Activity* a = q.dequeue()) return a;
+    // yielded — `a` yielded on processor `self`, which stays busy: queued behind the ready
+    // ones. Executed only by processor `self` (fin_yield, on the resumed side of the yield's
+    // switch: the same OS thread).
+    [[gnu::always_inline]] void yielded(unsigned self, Activity* a) noexcept {
+        if constexpr (!A::kProcessorLocal) {
+            // No wake-up (Fig. 2: this processor will run the queue itself).
+            alg_.yielded(alg_.local(self), a);
+        } else {
+            // Read before the push: once queued, `a` may be stolen, run, finish and be freed.
+            const Priority priority = a->priority;
+            alg_.yielded(alg_.local(self), a);
+            // A yield asks for no help (Negele Fig. 2: "this processor stays busy"), but with
+            // local queues the yielder now waits on this processor's queue while another
+            // processor may have parked in the window between yield()'s pick and this push,
+            // when nothing was queued here (models/local_park.pml -DSTRICT_YIELD;
+            // test_yield_wake.cpp): if the activity that runs now never yields, the yielder
+            // waits for good although a processor is idle. So: if a processor is parked,
+            // notify. A relaxed load and no fence, to keep a yield cheap (one read of a line
+            // that changes only when a processor parks or wakes): it can miss a processor that
+            // parks at this very moment (its store not yet visible), and then the next yield
+            // on this processor sees it — a yielding program yields again, so the work waits
+            // for one more quantum at most, not for good. No lost wake-up of the protocol
+            // depends on this (park.hpp's pairs are awakened's notify and the parker's
+            // re-check); it restores parallelism.
+            if (priority != Priority::Idle && processors_ > 1 && parking_.parked() != 0) notify();
         }
-        return nullptr;
     }
 
-    // has_ready — whether any ready queue looks non-empty (a hint, like Queue::empty).
-    bool has_ready() const noexcept {
-        for (auto& r : ready_)
-            if (!r.q.empty()) return true;
-        return false;
+    // pick_next — the next activity for processor `self`, of priority >= `min`, or none;
+    // Pick::inherits: taken from runnext (the caller lets it keep the running quantum,
+    // runtime_internal.hpp pick_next). Executed only by processor `self`.
+    [[gnu::always_inline]] Pick pick_next(unsigned self, Priority min) noexcept {
+        const Pick pick = alg_.pick_next(alg_.local(self), min);
+        if constexpr (A::kProcessorLocal) {
+            // A refill moved activities from the global queue into this processor's ring;
+            // while each was in neither, a parker's has_ready() could miss it (ws_ring.hpp
+            // refill) and sleep, and our caller (finish, yield, a block) goes on to run
+            // pick.activity, maybe for good. notify() is the waker's half of park.hpp's
+            // Dekker pair (a): its seq_cst fence orders the ring's tail stores (the pushes)
+            // before its load of the parked count; the parker's fence orders its count before
+            // its scan of the rings. So either the parker's scan sees them or we see it parked
+            // and wake it. A relaxed look at the parked count without the fence (as yielded
+            // does) could miss a parker whose increment is not yet visible, and nothing would
+            // repair that here (the refiller may run a non-yielding activity): the fence costs
+            // one mfence per refill, against the refill's up to 3 locked instructions per
+            // activity moved (kGlobalBatch of them).
+            if (pick.refilled != 0 && processors_ > 1) [[unlikely]]
+                notify();
+        }
+        return pick;
     }
 
-    // notify — ResumeAnyProcessor: wakes one parked processor if some processor is parked
-    // and no wake-up is already in flight (park.hpp). Call after publishing work.
-    void notify() noexcept { parking_.wake_one(); }
+    // has_ready — whether any ready activity looks queued anywhere (a hint: the parker's
+    // re-check). Any thread.
+    bool has_ready() const noexcept { return alg_.has_ready(); }
 
-    // notify_all — wakes every parked processor (stop, external submissions, timers).
-    void notify_all() noexcept { parking_.wake_all(); }
+    // find_work — an idle processor `self` looks for work elsewhere (steals); nullptr: none
+    // (always for the global algorithm: pick_next already looked at every queue). The
+    // spinning rule was applied by start_spinning. Executed only by processor `self`, while
+    // it spins or after a refused spin found work queued (worker.cpp).
+    Activity* find_work(unsigned self) noexcept {
+        if constexpr (!A::kProcessorLocal) {
+            (void)self;
+            return nullptr;
+        } else {
+            return alg_.find_work(alg_.local(self), Priority::Idle).activity;
+        }
+    }
 
-    // suspend — parks processor `self` (idle) until notify, the timeout (ns, < 0: none) or
-    // a spurious wake-up; returns at once if a queue or more_work(arg) has work. true: a
-    // notify() chose this processor (Parking::park; counted as a wake-up in statistics).
-    bool suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
+    // suspend — parks processor `self` (idle) until notify, the timeout (ns, < 0: none) or a
+    // spurious wake-up; returns at once if has_ready() or more_work(arg) finds work (the
+    // parker's re-check, park.hpp (a)). Executed only by processor `self`.
+    void suspend(unsigned self, std::int64_t timeout_ns, bool (*more_work)(void*), void* arg) noexcept {
         struct Look {
-            GlobalPriorityPolicy* policy;
+            const Scheduler* s;
             bool (*more_work)(void*);
             void* arg;
         } look{this, more_work, arg};
-        return parking_.park(self, timeout_ns, [](void* l) {
+        park(self, timeout_ns, [](void* l) {
             auto* x = static_cast<Look*>(l);
-            return x->policy->has_ready() || x->more_work(x->arg);
+            return x->s->has_ready() || x->more_work(x->arg);
         }, &look);
     }
 
-    // working — processors not parked (tests and statistics).
-    int working() const noexcept { return static_cast<int>(processors_ - parking_.parked()); }
-    // parking — the park/wake protocol (tests).
-    const Parking& parking() const noexcept { return parking_; }
+    // stats — the shared counters and, for a local algorithm, its per-processor ones, summed
+    // (names: docs/native-runtime.md). Any thread (relaxed reads, racy by design).
+    SchedulerStats stats() const {
+        SchedulerStats s{{"parks", 0}};
+        core_stats(s);
+        if constexpr (A::kProcessorLocal) {
+            for (unsigned i = 0; i < processors_; ++i) {
+                const Counters& c = const_cast<A&>(alg_).local(i).counters;
+                s["steals"] += c.steals;
+                s["steal_batches"] += c.steal_batches;
+                s["failed_steals"] += c.failed_steals;
+                s["runnext_hits"] += c.runnext_hits;
+                s["local_picks"] += c.local_picks;
+                s["global_picks"] += c.global_picks;
+                s["overflowed"] += c.overflowed;
+                s["near_steals"] += c.near_steals;
+                s["refilled"] += c.refilled;
+            }
+        }
+        return s;
+    }
+
+    // set_groups — see SchedulerCore::set_groups. Before the workers start.
+    void set_groups(const std::vector<unsigned>& group_of) {
+        if constexpr (A::kProcessorLocal) alg_.set_groups(group_of);
+        else (void)group_of;
+    }
 
   private:
-    struct alignas(kCacheLine) Ready {
-        Queue<Activity> q;
-    };
-    Ready ready_[kPriorities];
-    const unsigned processors_;
-    Parking parking_;
+    A alg_;
 };
 
-static_assert(SchedulingPolicy<GlobalPriorityPolicy>);
+// with_scheduler — f(Scheduler<A>&) for the algorithm A of `s` (its kind()): the one branch
+// on the kind, where a hot entry point begins (api.cpp, worker.cpp) or off the hot path.
+// `f` is a generic callable, instantiated once per algorithm; the entry points pass
+// [[gnu::noinline]] function templates so each algorithm's code stays in its own function
+// (all three inlined into one caller made every algorithm pay for the others' register
+// saves: callgrind +7 instructions per switch for `native`).
+template <class F>
+[[gnu::always_inline]] inline decltype(auto) with_scheduler(SchedulerCore& s, F&& f) {
+    const Scheduling kind = s.kind();
+    if (kind == Scheduling::global) [[likely]]
+        return f(static_cast<Scheduler<GlobalAlgorithm>&>(s));
+    if (kind == Scheduling::work_stealing) return f(static_cast<Scheduler<WsAlgorithm>&>(s));
+    return f(static_cast<Scheduler<ParasailAlgorithm>&>(s));
+}
+template <class F>
+[[gnu::always_inline]] inline decltype(auto) with_scheduler(const SchedulerCore& s, F&& f) {
+    return with_scheduler(const_cast<SchedulerCore&>(s), [&](auto& sched) -> decltype(auto) {
+        return f(std::as_const(sched));
+    });
+}
+
+// make_scheduler — the Scheduler of algorithm `kind` for `processors` processors.
+std::unique_ptr<SchedulerCore> make_scheduler(unsigned processors, Scheduling kind);
+
+inline void SchedulerCore::awakened(unsigned self, Activity* a, bool next) noexcept {
+    with_scheduler(*this, [&](auto& s) { s.awakened(self, a, next); });
+}
+inline bool SchedulerCore::has_ready() const noexcept {
+    return with_scheduler(*this, [](const auto& s) { return s.has_ready(); });
+}
 
 }  // namespace coop::internal

@@ -21,12 +21,14 @@
 //   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
 //   and TLS re-read through this_processor().
 //
-// Issue 10 (a policy as a compile-time parameter of the runtime): this file and worker.cpp,
-// finalizers.cpp and api.cpp are where the policy is used; inbox, timers, quiescence and the
-// allocator only call Policy::awakened/notify.
+// Where the Scheduler is used: api.cpp and worker.cpp (through with_scheduler, per
+// algorithm), finalizers.cpp, runtime_internal.hpp (fin_yield, pick_next); inbox, timers,
+// quiescence and the allocator only call SchedulerCore::awakened/notify.
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>
+#include <cstddef>
+#include <type_traits>
 
 #include "runtimes/native/quantum.hpp"
 #include "runtimes/native/runtime_internal.hpp"
@@ -51,25 +53,39 @@ struct SwitchArgs {
     void* value;
 };
 
-// after_switch — Fig. 3 FINALIZESWITCH, on the resumed side.
-inline void after_switch(ctx::transfer_t t) noexcept {
+// after_switch — Fig. 3 FINALIZESWITCH, on the resumed side. `Likely`: the finalizer the
+// caller expects (nullptr: none): when the switcher passed that one it is called directly,
+// so the compiler inlines it (a yield resumed by a yield runs fin_yield<A> without an
+// indirect call); any other goes through the pointer.
+// (`Likely` is an `auto` parameter tested by its type: GCC with -fsanitize=undefined does not
+// take `&f != nullptr` as a constant expression.)
+template <auto Likely = nullptr>
+[[gnu::always_inline]] inline void after_switch(ctx::transfer_t t) noexcept {
     const auto* args = static_cast<const SwitchArgs*>(t.data);
     const Finalizer fin = args->finalizer;
     Activity* const prev = args->previous;
     void* const value = args->value;
     // `args` lives on prev's stack: copied out above, before the finalizer may publish prev.
     if (prev != nullptr) prev->context = t.fctx;
+    if constexpr (!std::is_same_v<decltype(Likely), std::nullptr_t>) {
+        if (fin == Likely) [[likely]] {
+            Likely(prev, value);
+            return;
+        }
+    }
     if (fin != nullptr) fin(prev, value);
 }
 
 // first_run — gives a never-run activity its stack and continuation (switch.cpp).
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
 
-// switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH.
+// switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH;
+// `Likely`: see after_switch.
+template <auto Likely = nullptr>
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
     // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off
-    // (local policies, ws/dispatch.cpp) keeps the running quantum: Go's inheritTime.
+    // (local algorithms, runtime_internal.hpp pick_next) keeps the running quantum: Go's inheritTime.
     if (p.keep_quantum) [[unlikely]]
         p.keep_quantum = false;
     else
@@ -94,7 +110,7 @@ inline void after_switch(ctx::transfer_t t) noexcept {
 #if COOP_ASAN
     __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
-    after_switch(t);
+    after_switch<Likely>(t);
 }
 
 }  // namespace coop::internal

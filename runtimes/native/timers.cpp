@@ -48,7 +48,7 @@ void push_timer(RuntimeState& rt, TimerEntry* e) noexcept {
     // After the push, so a poller that reset earliest_ns before taking the list either took
     // our entry or sees this lower bound.
     lower_earliest(rt, deadline);
-    rt.policy.notify();  // a parked processor may need a shorter timeout
+    rt.scheduler->notify();  // a parked processor may need a shorter timeout
 }
 
 int poll_timers(RuntimeState& rt) noexcept {
@@ -76,7 +76,7 @@ int poll_timers(RuntimeState& rt) noexcept {
         std::pop_heap(heap.begin(), heap.end(), &later);
         TimerEntry* e = heap.back();
         heap.pop_back();
-        rt.policy.awakened(e->activity);  // e is dead after this
+        rt.scheduler->awakened(e->activity);  // e is dead after this
         ++woken;
     }
     if (!heap.empty()) lower_earliest(rt, heap.front()->deadline_ns);

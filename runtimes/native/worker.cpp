@@ -5,8 +5,8 @@
 // - The idle loop: take a ready activity and switch to it; otherwise drain the inbox, poll
 //   the timers, spin (poll the queues, and steal on the local policies) for at most
 //   kIdleSpinNs, giving the core back (sched_yield) every kSpinPollsPerYield polls, if the
-//   spinning rule lets it (Scheduler::start_spinning: fewer than half of the running
-//   processors spin, running capped by the usable CPUs); then park (Scheduler::suspend,
+//   spinning rule lets it (SchedulerCore::start_spinning: fewer than half of the running
+//   processors spin, running capped by the usable CPUs); then park (Scheduler<A>::suspend,
 //   park.hpp) with the earliest timer deadline as timeout. An idle runtime uses no CPU.
 // - finish(): publishes "finished" to the joiner, counts the finish, switches to the next
 //   ready activity (or the idle loop) with fin_recycle, which gives the stack back.
@@ -30,12 +30,13 @@ bool more_work(void* state) {
     return timers_due(rt);
 }
 
-// idle_loop — the processor's idle activity (on the worker's own stack).
-void idle_loop(Processor& p) {
+// idle_loop — the processor's idle activity (on the worker's own stack), instantiated per
+// algorithm A (worker_main's with_scheduler). Executed only by processor `p`.
+template <class A>
+void idle_loop(Scheduler<A>& sched, Processor& p) {
     RuntimeState& rt = *p.runtime;
-    Scheduler& sched = rt.policy;
     bool ran = false;
-    bool spinning = false;     // counted by the spinning rule (Scheduler::start_spinning)
+    bool spinning = false;     // counted by the spinning rule (SchedulerCore::start_spinning)
     std::int64_t spin_until = 0;  // CLOCK_MONOTONIC ns: the spin's time bound
     unsigned polls = 0;        // polls since the core was last given back
     auto run = [&](Activity* next) {
@@ -50,8 +51,8 @@ void idle_loop(Processor& p) {
         ran = true;
     };
     for (;;) {
-        Activity* next = sched.pick_next(Priority::Idle);
-        if (next == nullptr && spinning) next = sched.find_work(p.index);  // steal (local policies)
+        Activity* next = pick_next(sched, p, Priority::Idle);
+        if (next == nullptr && spinning) next = sched.find_work(p.index);  // steal (local algorithms)
         if (next != nullptr) {
             run(next);
             continue;  // back here when an activity blocked or finished with nothing ready
@@ -117,15 +118,17 @@ void worker_main(Processor* p, int cpu) {
 #if COOP_TSAN
     p->idle.tsan_fiber = __tsan_get_current_fiber();
 #endif
-    idle_loop(*p);
+    with_scheduler(*p->runtime->scheduler, [&](auto& s) { idle_loop(s, *p); });
     p->stacks.flush();
     p->descriptors.flush(0);
     set_this_processor(nullptr);
 }
 
-[[noreturn]] void finish(Activity* self) noexcept {
-    Processor* p = this_processor();
-    RuntimeState& rt = *p->runtime;
+namespace {
+// finish_on — finish() of activity `self` on processor `p` (algorithm A: only A's code,
+// chosen by finish()'s with_scheduler). Executed only by processor `p`.
+template <class A>
+[[noreturn, gnu::noinline]] void finish_on(Scheduler<A>& s, Processor& p, Activity* self) noexcept {
     Stack* stack = self->stack;
 #if COOP_TSAN
     stack->tsan_fiber = self->tsan_fiber;
@@ -133,12 +136,20 @@ void worker_main(Processor* p, int cpu) {
     // acq_rel: release publishes everything the activity did to the joiner (who frees the
     // descriptor); acquire takes the joiner's registration (its saved context).
     const std::uintptr_t joiner = self->join_word.exchange(kJoinFinished, std::memory_order_acq_rel);
-    // From here on `self` may be freed by its joiner: only `stack`, `p` and `rt` are used.
-    if (joiner > kJoinFinished) rt.policy.joiner_awakened(reinterpret_cast<Activity*>(joiner));
-    bump(p->finished);
-    Activity* next = rt.policy.pick_next(Priority::Idle);
-    if (next == nullptr) next = &p->idle;
-    switch_to(*p, nullptr, next, &fin_recycle, stack);
+    // From here on `self` may be freed by its joiner: only `stack`, `p` and `s` are used.
+    if (joiner > kJoinFinished)
+        s.awakened(p.index, reinterpret_cast<Activity*>(joiner), /*next=*/false);
+    bump(p.finished);
+    Activity* next = pick_next(s, p, Priority::Idle);
+    if (next == nullptr) next = &p.idle;
+    switch_to(p, nullptr, next, &fin_recycle, stack);
+    __builtin_unreachable();
+}
+}  // namespace
+
+[[noreturn]] void finish(Activity* self) noexcept {
+    Processor* p = this_processor();
+    with_scheduler(*p->runtime->scheduler, [&](auto& s) { finish_on(s, *p, self); });
     __builtin_unreachable();
 }
 

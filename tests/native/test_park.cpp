@@ -1,7 +1,7 @@
-// test_park.cpp — the park/notify protocol of coop's scheduling policy (scheduler.hpp),
-// tested on the policy itself, without a runtime: a directed interleaving test that stops a
-// waker inside notify() (COOP_HOOK notify_before_claim) while a parker finds work on its
-// own, and a stress test with a watchdog.
+// test_park.cpp — the park/notify protocol of coop's idle processors (park.hpp, owned by the
+// Scheduler for every algorithm), tested on Parking itself, without a runtime: a directed
+// interleaving test that stops a waker inside wake_one() (COOP_HOOK notify_before_claim)
+// while a parker finds work on its own, and a stress test with a watchdog.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,12 +9,12 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/scheduler.hpp"
+#include "runtimes/native/park.hpp"
 #include "tests/native/support.hpp"
 
 namespace {
 
-using coop::internal::GlobalPriorityPolicy;
+using coop::internal::Parking;
 
 void spin_until(const std::atomic<int>& v, int want) {
     while (v.load() != want) std::this_thread::yield();
@@ -39,13 +39,13 @@ struct Race {
 Race* g_race = nullptr;
 
 // more_work for the parker: in phase 0 (the parker has announced itself and fenced) it lets
-// the waker run into notify() and stop at the hook, then reports work: the parker leaves
-// suspend() on its own while the waker is inside the window.
+// the waker run into wake_one() and stop at the hook, then reports work: the parker leaves
+// park() on its own while the waker is inside the window.
 bool parker_more_work(void* arg) {
     auto* r = static_cast<Race*>(arg);
     if (r->phase.load() == 0) {
-        r->phase.store(1);  // parker inside suspend(), after its fence
-        spin_until(r->phase, 2);  // waker stopped in notify() after its idle check
+        r->phase.store(1);  // parker inside park(), after its fence
+        spin_until(r->phase, 2);  // waker stopped in wake_one() after its idle check
         return true;
     }
     return r->work.load();
@@ -54,35 +54,35 @@ bool parker_more_work(void* arg) {
 // The lost wake-up of the shared-flag protocol: a waker sees a parking processor (working_ < P),
 // the parker finds work itself and leaves; the waker then claims the wake-up. The protocol
 // must not leave that claim set with nobody to clear it: the parker parks again, new work
-// is made ready and notify() must wake it.
+// is made ready and wake_one() must wake it.
 TEST(ParkNotify, WakerInsideNotifyWhileTheParkerFindsWork) {
     coop_test::Watchdog dog("ParkNotify.WakerInsideNotifyWhileTheParkerFindsWork", 120);
-    GlobalPriorityPolicy policy(2);
+    Parking parking(2);
     Race r;
     g_race = &r;
     std::thread parker([&] {
-        policy.suspend(0, -1, &parker_more_work, &r);  // finds work (phase 0 script)
+        parking.park(0, -1, &parker_more_work, &r);  // finds work (phase 0 script)
         r.phase.store(3);
-        spin_until(r.phase, 4);  // the waker's notify() has returned
-        policy.suspend(0, -1, &parker_more_work, &r);  // nothing to do: parks
+        spin_until(r.phase, 4);  // the waker's wake_one() has returned
+        parking.park(0, -1, &parker_more_work, &r);  // nothing to do: parks
         r.woke.store(true);
     });
     spin_until(r.phase, 1);
     coop::test_hooks::notify_before_claim = [] {
         coop::test_hooks::notify_before_claim = nullptr;
         g_race->phase.store(2);
-        spin_until(g_race->phase, 3);  // the parker has left suspend()
+        spin_until(g_race->phase, 3);  // the parker has left park()
     };
-    policy.notify();
+    parking.wake_one();
     coop::test_hooks::notify_before_claim = nullptr;
     r.phase.store(4);
-    // Let the parker park for real (working() drops when it announces itself).
-    while (policy.working() == 2) std::this_thread::yield();
+    // Let the parker park for real (parked() rises when it announces itself).
+    while (parking.parked() == 0) std::this_thread::yield();
     r.work.store(true);
-    policy.notify();
+    parking.wake_one();
     const bool woken = wait_bounded(r.woke);
-    EXPECT_TRUE(woken) << "notify() did not wake the parked processor: a wake-up was lost";
-    if (!woken) policy.notify_all();
+    EXPECT_TRUE(woken) << "wake_one() did not wake the parked processor: a wake-up was lost";
+    if (!woken) parking.wake_all();
     parker.join();
 }
 
@@ -109,7 +109,7 @@ TEST(ParkNotify, StressRendezvousWithParkingProcessors) {
     coop_test::Watchdog dog("ParkNotify.StressRendezvousWithParkingProcessors", 240);
     const unsigned n = coop_test::many_processors();
     const long rounds = coop_test::scaled(30000, 10);
-    GlobalPriorityPolicy policy(n);
+    Parking parking(n);
     Stress s;
     std::vector<std::thread> helpers;
     for (unsigned i = 1; i < n; ++i)
@@ -120,20 +120,20 @@ TEST(ParkNotify, StressRendezvousWithParkingProcessors) {
                     s.taken.fetch_add(1);
                     continue;
                 }
-                policy.suspend(i, -1, &stress_more_work, &s);
+                parking.park(i, -1, &stress_more_work, &s);
             }
         });
     for (long r = 0; r < rounds; ++r) {
         s.available.fetch_add(1);
-        policy.notify();
+        parking.wake_one();
         while (s.taken.load() <= r) std::this_thread::yield();
     }
     s.stop.store(true);
-    policy.notify_all();
+    parking.wake_all();
     for (auto& t : helpers) t.join();
     EXPECT_EQ(s.taken.load(), rounds);
-    EXPECT_FALSE(policy.parking().token_taken()) << "the wake-up token was left taken";
-    EXPECT_EQ(policy.parking().parked(), 0u);
+    EXPECT_FALSE(parking.token_taken()) << "the wake-up token was left taken";
+    EXPECT_EQ(parking.parked(), 0u);
 }
 
 }  // namespace

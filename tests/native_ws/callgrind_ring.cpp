@@ -35,7 +35,7 @@ auto no_overflow = [](Job*) {};
     return g_ring->pick().item;
 }
 // A steal of half of a 4-item ring (2 items: one into the thief's ring, one returned).
-[[gnu::noinline]] Job* one_ring_steal() { return g_ring->steal_into(*g_thief, false, [] {}); }
+[[gnu::noinline]] Job* one_ring_steal() { return g_ring->stealer().steal_into(*g_thief, false, [] {}); }
 // The global queue: enqueue + dequeue (what `native` does per switch).
 [[gnu::noinline]] Job* one_queue_pair(Job* j) {
     g_queue->enqueue(j);

@@ -13,7 +13,7 @@
 //   tail stayed there, head == tail, and the rest of the chain (2048 activities) was hidden
 //   from every empty()-gated take and from the parkers' re-check: the joins of main never
 //   returned.
-// - RefillWakesAParker (ws_policy.hpp refill, dispatch.cpp pick_next_local): the global
+// - RefillWakesAParker (ws_ring.hpp refill, Scheduler<A>::pick_next): the global
 //   Default queue holds g and x, processor R's ring is empty; main blocks on R, so R's pick
 //   (from the block, not the idle loop) takes g and refills x; inside the refill's window (x
 //   taken, not yet on the ring: hook refill_after_take) processor X finishes what it ran,
@@ -34,7 +34,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::uint32_t kRing = coop::internal::kRuntimeRingCapacity;
+constexpr std::uint32_t kRing = coop::ws::kRingCapacity;  // the ring of the runtime's WsAlgorithm
 
 // wait_for — true once pred() holds, false after `limit` (the interleaving was not reached).
 template <class Pred>
@@ -206,7 +206,8 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
             // Move g and x from our runnext/ring into the global Default queue, in that order
             // (as an overflow would have put them there); nothing is left on our ring.
             coop::internal::Processor* self = coop::internal::this_processor();
-            auto* ws = self->runtime->policy.ws_policy();
+            auto* ws = &static_cast<coop::internal::Scheduler<coop::internal::WsAlgorithm>&>(*self->runtime->scheduler)
+                            .algorithm();
             auto& local = ws->local(self->index);
             coop::internal::Activity* first = local.ring.pick().item;   // x (runnext)
             coop::internal::Activity* second = local.ring.pick().item;  // g (displaced)
@@ -215,7 +216,7 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
             if (first != nullptr) ws->global(coop::Priority::Default).enqueue(first);
             // Our next pick is the block below (not the idle loop) and must not be the
             // fairness look (which takes one without refilling): restart the owner-only tick.
-            local.ticks = 0;
+            local.until_fairness = coop::ws::kGlobalCheckInterval;
             g_d2_r.store(std::this_thread::get_id());
             g_d2 = kArmRefill;
             g.join();  // R: takes g, refills x (the hook), runs g; hung here before the fix

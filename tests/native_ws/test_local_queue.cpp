@@ -20,6 +20,36 @@ namespace {
 auto no_overflow = [](Item*) { ADD_FAILURE() << "unexpected overflow"; };
 auto no_grace = [] {};
 
+// Owner and thief as types (Tokio's queue.rs Local/Steal): the thieves' handle offers no
+// owner operation, and the ring's steal is reachable only through a Stealer. Checked at
+// compile time (a requires-expression is false for an inaccessible or missing member).
+using Ring8 = LocalQueue<Item, 8>;
+using Stealer8 = Ring8::Stealer;
+template <class H> concept CanPush = requires(H h, Item* i) { h.push(i, no_overflow); };
+template <class H> concept CanPushNext = requires(H h, Item* i) { h.push_next(i, no_overflow); };
+template <class H> concept CanTryPush = requires(H h, Item* i) { h.try_push(i); };
+template <class H> concept CanPop = requires(H h) { h.pop(); };
+template <class H> concept CanPick = requires(H h) { h.pick(); };
+template <class H> concept CanStealInto = requires(H h, Ring8& mine) { h.steal_into(mine, true, no_grace); };
+template <class H> concept CanTakeRunnext = requires(H h) { h.take_runnext_after_grace(no_grace); };
+static_assert(CanPush<Ring8&> && CanPushNext<Ring8&> && CanTryPush<Ring8&> && CanPop<Ring8&> && CanPick<Ring8&>);
+static_assert(!CanPush<Stealer8> && !CanPushNext<Stealer8> && !CanTryPush<Stealer8> && !CanPop<Stealer8> &&
+              !CanPick<Stealer8>);
+static_assert(CanStealInto<Stealer8> && CanTakeRunnext<Stealer8>);
+static_assert(!CanStealInto<Ring8&> && !CanTakeRunnext<Ring8&>);
+
+TEST(LocalQueue, StealerStealsWhatTheOwnerPushed) {
+    Ring8 victim, thief;
+    Item a, b;
+    victim.push(&a, no_overflow);
+    victim.push(&b, no_overflow);
+    const Stealer8 s = victim.stealer();
+    EXPECT_EQ(s.size_hint(), 2u);
+    EXPECT_EQ(s.steal_into(thief, false, no_grace), &a);  // half of 2: the oldest, to run
+    EXPECT_EQ(victim.pop(), &b);
+    EXPECT_TRUE(s.empty_hint());
+}
+
 TEST(LocalQueue, FifoWithWrapAround) {
     LocalQueue<Item, 8> q;
     std::vector<Item> items(100);
@@ -76,14 +106,14 @@ TEST(LocalQueue, StealHalfOldestFirst) {
     for (auto& i : items) victim.push(&i, no_overflow);
     // 5 items: the thief takes ceil(5/2) = 3 (the oldest), runs the last of them and keeps
     // the other two in its ring.
-    Item* got = victim.steal_into(thief, false, no_grace);
+    Item* got = victim.stealer().steal_into(thief, false, no_grace);
     EXPECT_EQ(got, &items[2]);
     EXPECT_EQ(thief.pop(), &items[0]);
     EXPECT_EQ(thief.pop(), &items[1]);
     EXPECT_EQ(thief.pop(), nullptr);
     EXPECT_EQ(victim.pop(), &items[3]);
     EXPECT_EQ(victim.pop(), &items[4]);
-    EXPECT_EQ(victim.steal_into(thief, false, no_grace), nullptr);
+    EXPECT_EQ(victim.stealer().steal_into(thief, false, no_grace), nullptr);
 }
 
 TEST(LocalQueue, StealRespectsThiefRoom) {
@@ -92,7 +122,7 @@ TEST(LocalQueue, StealRespectsThiefRoom) {
     for (auto& i : v) victim.push(&i, no_overflow);
     for (auto& i : t) thief.push(&i, no_overflow);  // one free slot
     // Wants 4, may take 2: one into the free slot, one returned.
-    EXPECT_EQ(victim.steal_into(thief, false, no_grace), &v[1]);
+    EXPECT_EQ(victim.stealer().steal_into(thief, false, no_grace), &v[1]);
     EXPECT_EQ(thief.size_hint(), 8u);
     EXPECT_EQ(victim.size_hint(), 6u);
     // The thief's own items are intact, the stolen one behind them (a steal that wrote the
@@ -149,12 +179,12 @@ TEST(LocalQueue, RunnextStolenAfterGrace) {
     Item x;
     victim.push_next(&x, no_overflow);
     int graces = 0;
-    EXPECT_EQ(victim.steal_into(thief, false, [&] { ++graces; }), nullptr);
+    EXPECT_EQ(victim.stealer().steal_into(thief, false, [&] { ++graces; }), nullptr);
     EXPECT_EQ(graces, 0);
-    EXPECT_EQ(victim.steal_into(thief, true, [&] { ++graces; }), &x);
+    EXPECT_EQ(victim.stealer().steal_into(thief, true, [&] { ++graces; }), &x);
     EXPECT_EQ(graces, 1);
     EXPECT_EQ(victim.pick().item, nullptr);
-    EXPECT_EQ(victim.steal_into(thief, true, [&] { ++graces; }), nullptr);
+    EXPECT_EQ(victim.stealer().steal_into(thief, true, [&] { ++graces; }), nullptr);
 }
 
 // Directed: the owner picks its runnext item while a thief is inside its grace (between
@@ -165,7 +195,7 @@ TEST(LocalQueue, RunnextRaceOwnerWinsDuringGrace) {
     Item x;
     victim.push_next(&x, no_overflow);
     Item* owner_got = nullptr;
-    Item* thief_got = victim.steal_into(thief, true, [&] { owner_got = victim.pick().item; });
+    Item* thief_got = victim.stealer().steal_into(thief, true, [&] { owner_got = victim.pick().item; });
     EXPECT_EQ(owner_got, &x);
     EXPECT_EQ(thief_got, nullptr);
 }
@@ -189,7 +219,7 @@ TEST(LocalQueue, LastItemRaceThiefStoppedBeforeCas) {
             wstest::spin_until([] { return phase.load() == 2; });
     };
     Item* thief_got = &x;
-    std::thread t([&] { thief_got = victim.steal_into(thief, false, [] {}); });
+    std::thread t([&] { thief_got = victim.stealer().steal_into(thief, false, [] {}); });
     wstest::spin_until([] { return phase.load() == 1; });
     Item* owner_got = victim.pop();
     phase = 2;
@@ -221,7 +251,7 @@ TEST(LocalQueue, LastItemRaceOwnerStoppedBeforeCas) {
         owner_got = victim.pop();
     });
     wstest::spin_until([] { return phase.load() == 1; });
-    thief_got = victim.steal_into(thief, false, [] {});
+    thief_got = victim.stealer().steal_into(thief, false, [] {});
     phase = 2;
     owner.join();
     RingTestHooks::pop_hook = nullptr;

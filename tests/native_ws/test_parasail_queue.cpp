@@ -12,6 +12,23 @@ struct Job {
     int id = 0;
 };
 
+// Owner and thief as types (Tokio's queue.rs Local/Steal): the thieves' handle offers no
+// owner operation, and the deque's steals are reachable only through a Stealer (compile-time
+// checks: a requires-expression is false for an inaccessible or missing member).
+using Deque = coop::ws::ParasailQueue<Job>;
+using DequeStealer = Deque::Stealer;
+template <class H> concept CanPushBack = requires(H h, Job* j) { h.push_back(j); };
+template <class H> concept CanPushFront = requires(H h, Job* j) { h.push_front(j); };
+template <class H> concept CanPopBack = requires(H h) { h.pop_back(); };
+template <class H> concept CanPopFront = requires(H h) { h.pop_front(); };
+template <class H> concept CanSteal = requires(H h) { h.steal(true, [] {}); };
+template <class H> concept CanStealHalf = requires(H h, Deque& mine) { h.steal_half_into(mine, true, [] {}); };
+static_assert(CanPushBack<Deque&> && CanPushFront<Deque&> && CanPopBack<Deque&> && CanPopFront<Deque&>);
+static_assert(!CanPushBack<DequeStealer> && !CanPushFront<DequeStealer> && !CanPopBack<DequeStealer> &&
+              !CanPopFront<DequeStealer>);
+static_assert(CanSteal<DequeStealer> && CanStealHalf<DequeStealer>);
+static_assert(!CanSteal<Deque&> && !CanStealHalf<Deque&>);
+
 TEST(ParasailQueue, OwnerLifoThiefFifo) {
     coop::ws::ParasailQueue<Job> q;
     Job a{1}, b{2}, c{3};
@@ -19,10 +36,10 @@ TEST(ParasailQueue, OwnerLifoThiefFifo) {
     q.push_back(&b);
     q.push_back(&c);
     EXPECT_EQ(q.pop_back(), &c);  // owner: newest
-    EXPECT_EQ(q.steal(), &a);     // thief: oldest
+    EXPECT_EQ(q.stealer().steal(), &a);     // thief: oldest
     EXPECT_EQ(q.pop_back(), &b);
     EXPECT_EQ(q.pop_back(), nullptr);
-    EXPECT_EQ(q.steal(), nullptr);
+    EXPECT_EQ(q.stealer().steal(), nullptr);
 }
 
 TEST(ParasailQueue, PushFrontIsServedLastAndStolenFirst) {
@@ -31,7 +48,7 @@ TEST(ParasailQueue, PushFrontIsServedLastAndStolenFirst) {
     q.push_back(&a);
     q.push_front(&y);  // a yield
     q.push_back(&b);
-    EXPECT_EQ(q.steal(), &y);
+    EXPECT_EQ(q.stealer().steal(), &y);
     q.push_front(&y);
     EXPECT_EQ(q.pop_back(), &b);
     EXPECT_EQ(q.pop_back(), &a);
@@ -43,7 +60,7 @@ TEST(ParasailQueue, GrowsKeepingOrder) {
     coop::ws::ParasailQueue<Job, coop::OwnerGuard> q(2);
     std::vector<Job> jobs(100);
     for (int k = 0; k < 50; ++k) q.push_back(&jobs[k]);
-    for (int k = 0; k < 10; ++k) EXPECT_EQ(q.steal(), &jobs[k]);  // front moves: wrap
+    for (int k = 0; k < 10; ++k) EXPECT_EQ(q.stealer().steal(), &jobs[k]);  // front moves: wrap
     for (int k = 50; k < 100; ++k) q.push_back(&jobs[k]);
     EXPECT_EQ(q.size_hint(), 90u);
     for (int k = 10; k < 20; ++k) EXPECT_EQ(q.pop_front(), &jobs[k]);
@@ -58,15 +75,15 @@ TEST(ParasailQueue, LoneItemOnlyAfterAnUntouchedGrace) {
     coop::ws::ParasailQueue<Job> q;
     Job a{1}, b{2};
     q.push_back(&a);
-    EXPECT_EQ(q.steal(false, [] {}), nullptr) << "not on an early pass";
-    EXPECT_EQ(q.steal(true, [&] { q.push_back(&b); }), nullptr) << "the owner pushed during the grace";
+    EXPECT_EQ(q.stealer().steal(false, [] {}), nullptr) << "not on an early pass";
+    EXPECT_EQ(q.stealer().steal(true, [&] { q.push_back(&b); }), nullptr) << "the owner pushed during the grace";
     EXPECT_EQ(q.pop_back(), &b);
-    EXPECT_EQ(q.steal(true, [&] {}), &a) << "the owner did nothing during the grace";
+    EXPECT_EQ(q.stealer().steal(true, [&] {}), &a) << "the owner did nothing during the grace";
     EXPECT_EQ(q.pop_back(), nullptr);
     Job c{3}, d{4};
     q.push_back(&c);
     q.push_back(&d);
-    EXPECT_EQ(q.steal(false, [] {}), &c) << "two or more: the oldest, no grace needed";
+    EXPECT_EQ(q.stealer().steal(false, [] {}), &c) << "two or more: the oldest, no grace needed";
 }
 
 // steal_half_into takes half (rounded up) in one guarded entry: the oldest is returned, the
@@ -78,7 +95,7 @@ TEST(ParasailQueue, StealHalfMovesHalfToTheThief) {
         jobs[i].id = i;
         victim.push_back(&jobs[i]);
     }
-    Job* first = victim.steal_half_into(thief, false, [] {});
+    Job* first = victim.stealer().steal_half_into(thief, false, [] {});
     ASSERT_EQ(first, &jobs[0]);
     EXPECT_EQ(thief.size_hint(), 4u);  // 5 taken: one returned, four moved
     EXPECT_EQ(victim.size_hint(), 4u);
@@ -90,7 +107,7 @@ TEST(ParasailQueue, StealHalfMovesHalfToTheThief) {
     // A batch is capped (the thief's buffer), the remainder stays.
     std::vector<Job> many(1000);
     for (auto& j : many) victim.push_back(&j);
-    ASSERT_NE(victim.steal_half_into(thief, false, [] {}), nullptr);
+    ASSERT_NE(victim.stealer().steal_half_into(thief, false, [] {}), nullptr);
     EXPECT_EQ(thief.size_hint(), coop::ws::ParasailQueue<Job>::kMaxBatch - 1);
 }
 

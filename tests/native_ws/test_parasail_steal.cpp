@@ -50,13 +50,13 @@ TYPED_TEST(ParasailSteal, ThiefGivesUpWhileOwnerInside) {
     q.push_back(&b);  // two items: a thief goes for the guard, not only the size hint
     Job* stolen = &c;
     TypeParam::inside = [&] {
-        std::thread thief([&] { stolen = q.steal(); });
+        std::thread thief([&] { stolen = q.stealer().steal(); });
         thief.join();  // the owner is inside push_back: a waiting thief never returns
     };
     q.push_back(&c);
     EXPECT_EQ(stolen, nullptr) << "the owner was inside: the thief must give up";
     // Nothing lost: all three are still there, the thief can take the oldest now.
-    EXPECT_EQ(q.steal(), &a);
+    EXPECT_EQ(q.stealer().steal(), &a);
     EXPECT_EQ(q.pop_back(), &c);
     EXPECT_EQ(q.pop_back(), &b);
     EXPECT_EQ(q.pop_back(), nullptr);

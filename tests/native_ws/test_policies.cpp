@@ -1,5 +1,6 @@
-// test_policies.cpp — the policy sketches (ws_policy.hpp, parasail_policy.hpp) driven
-// without the runtime: single-thread behaviour (round robin for yields, runnext first and
+// test_policies.cpp — the processor-local policies (ws_ring.hpp, parasail_deque.hpp) at
+// the runtime's ring size (kRingCapacity), driven without the runtime: single-thread
+// behaviour (round robin for yields, runnext first and
 // inheriting, fairness of the global queue every 61 picks, a ping-pong pair cannot starve a
 // yielding activity, priorities) and an OS-thread stress where each thread plays one
 // processor: every activity runs exactly R times, never on two processors at once, none is
@@ -14,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtimes/native/ws/parasail_policy.hpp"
-#include "runtimes/native/ws/ws_policy.hpp"
+#include "runtimes/native/ws/parasail_deque.hpp"
+#include "runtimes/native/ws/ws_ring.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 using coop::Priority;
@@ -31,9 +32,9 @@ struct TA : Activity {
     std::atomic<int> runs{0};
 };
 
-template <class Policy>
+template <class Alg>
 class PolicyTest : public ::testing::Test {};
-using Policies = ::testing::Types<coop::ws::WorkStealingPolicy, coop::ws::ParasailPolicy>;
+using Policies = ::testing::Types<coop::ws::WsRingAlgorithm, coop::ws::ParasailDequeAlgorithm>;
 TYPED_TEST_SUITE(PolicyTest, Policies);
 
 // A yield goes behind the processor's other ready activities (round robin).
@@ -127,10 +128,13 @@ TYPED_TEST(PolicyTest, PingPongCannotStarveYielder) {
 // order. So an activity that becomes ready meanwhile behind the ready ones (a joiner woken
 // by a finishing child, joiner_awakened) runs after the batch, not between every two
 // activities of the global queue: with one-at-a-time takes `j` runs second (fails without
-// WorkStealingPolicyT::refill).
+// WsRingAlgorithmT::refill). A ring of 8 (batch 4) so that the whole order fits between two
+// fairness checks (every kGlobalCheckInterval picks the global queue is looked at first, which
+// would interleave its next activity into the expected order); the runtime's size moves the
+// same code 128 at a time (the stress below and test_runtime_ws.cpp run it there).
 TEST(WsPolicy, EmptyRingRefillsABatchFromTheGlobalQueue) {
     coop::bind_processor(0);
-    using Small = coop::ws::WorkStealingPolicyT<8>;
+    using Small = coop::ws::WsRingAlgorithmT<8>;
     static_assert(Small::kGlobalBatch == 4);
     Small policy(2);
     auto& self = policy.local(0);
@@ -168,14 +172,16 @@ TEST(WsPolicy, EmptyRingRefillsABatchFromTheGlobalQueue) {
 // Every activity must stay visible: has_ready() (the parker's re-check) and pick_next (the
 // empty()-gated takes) must find the other 4, on any processor. Without the help in append
 // all of them say "nothing" while 4 activities sit in the global queue.
+// At the runtime's ring size C (kRingCapacity): the full ring moves its C/2 oldest and the
+// pushed one, C/2+1 activities, as one chain.
 std::atomic<int> g_overflow_phase{0};
 TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
-    using Small = coop::ws::WorkStealingPolicyT<8>;
+    constexpr int C = static_cast<int>(coop::ws::kRingCapacity);
     wstest::Watchdog dog("WsPolicy.OverflowChainRacingAGlobalTakeHidesNothing", 60);
-    Small policy(3);
-    std::vector<TA> acts(9);
+    coop::ws::WsRingAlgorithm policy(3);
+    std::vector<TA> acts(C + 1);
     TA a;
-    for (int i = 0; i < 9; ++i) acts[static_cast<std::size_t>(i)].id = i;
+    for (int i = 0; i <= C; ++i) acts[static_cast<std::size_t>(i)].id = i;
     a.id = 100;
     g_overflow_phase = 0;
     std::thread([&] {  // processor 2: A in the global queue; it takes A
@@ -192,32 +198,34 @@ TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
     });
     std::thread e([&] {  // processor 0: a full ring overflows
         coop::bind_processor(0);
-        for (int i = 0; i < 8; ++i) policy.yielded(policy.local(0), &acts[static_cast<std::size_t>(i)]);
+        for (int i = 0; i < C; ++i) policy.yielded(policy.local(0), &acts[static_cast<std::size_t>(i)]);
         coop::test_hooks::enqueue_before_tail_cas = [](const void*, const void*) {
             coop::test_hooks::enqueue_before_tail_cas = nullptr;  // once
             g_overflow_phase = 1;
             wstest::spin_until([] { return g_overflow_phase.load() == 2; });
         };
-        policy.yielded(policy.local(0), &acts[8]);
+        policy.yielded(policy.local(0), &acts[C]);
         coop::test_hooks::enqueue_before_tail_cas = nullptr;
-        EXPECT_EQ(static_cast<std::uint64_t>(policy.local(0).counters.overflowed), 5u);
+        EXPECT_EQ(static_cast<std::uint64_t>(policy.local(0).counters.overflowed), static_cast<std::uint64_t>(C / 2 + 1));
     });
     e.join();
     x.join();
     ASSERT_EQ(x_got, &acts[0]) << "processor 1 should have taken the chain's first activity";
-    // Processor 1 (its ring is empty): the 4 chained activities and the 4 left on processor 0's
-    // ring must all be found, by the re-check and by pick_next/find_work.
+    // Processor 1 (its ring is empty): the C/2 chained activities and the C/2 left on
+    // processor 0's ring must all be found, by the re-check and by pick_next/find_work.
     coop::bind_processor(1);
     EXPECT_TRUE(policy.has_ready());
     std::vector<int> seen;
     for (;;) {
         Activity* got = policy.pick_next(policy.local(1), Priority::Idle).activity;
-        if (got == nullptr) got = policy.find_work(policy.local(1), Priority::Idle, 0, 0).activity;
+        if (got == nullptr) got = policy.find_work(policy.local(1), Priority::Idle).activity;
         if (got == nullptr) break;
         seen.push_back(static_cast<TA*>(got)->id);
     }
     std::sort(seen.begin(), seen.end());
-    EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+    std::vector<int> expected;
+    for (int i = 1; i <= C; ++i) expected.push_back(i);
+    EXPECT_EQ(seen, expected);
     EXPECT_FALSE(policy.has_ready());
     EXPECT_EQ(policy.global(Priority::Default).dequeue(), nullptr) << "activities hidden in the global queue";
     coop::release(&a);
@@ -225,12 +233,11 @@ TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
 }
 
 // native-ws: a pick that refilled the ring reports how many it moved (Pick::refilled), so the
-// runtime notifies a parker that may have missed them in the window (ws/dispatch.cpp); a pick
+// runtime notifies a parker that may have missed them in the window (scheduler.cpp); a pick
 // that moved none reports 0.
 TEST(WsPolicy, RefillIsReportedForTheNotify) {
     coop::bind_processor(0);
-    using Small = coop::ws::WorkStealingPolicyT<8>;
-    Small policy(2);
+    coop::ws::WsRingAlgorithm policy(2);  // the runtime's ring size
     auto& self = policy.local(0);
     TA g, x;
     policy.global(Priority::Default).enqueue(&g);
@@ -263,17 +270,17 @@ TYPED_TEST(PolicyTest, PrioritiesHighestFirst) {
     for (TA* t : {&lo, &def, &hi}) coop::release(t);
 }
 
-// An idle processor steals; the spinning rule can refuse.
+// An idle processor steals (whether it may look at all is the runtime's spinning rule,
+// SchedulerCore::start_spinning, tested in tests/native_ws/test_oversubscribed.cpp).
 TYPED_TEST(PolicyTest, IdleProcessorSteals) {
     coop::bind_processor(0);
     TypeParam policy(2);
     TA a, b;
     policy.yielded(policy.local(0), &a);
     policy.yielded(policy.local(0), &b);
-    EXPECT_EQ(policy.find_work(policy.local(1), Priority::Idle, 1, 0).activity, nullptr);  // 2*1 >= 2
-    Activity* s = policy.find_work(policy.local(1), Priority::Idle, 0, 0).activity;
+    Activity* s = policy.find_work(policy.local(1), Priority::Idle).activity;
     // The end the owner serves last: the oldest of the ring; the latest yield of the deque.
-    Activity* const last_served = std::is_same_v<TypeParam, coop::ws::WorkStealingPolicy> ? &a : &b;
+    Activity* const last_served = std::is_same_v<TypeParam, coop::ws::WsRingAlgorithm> ? &a : &b;
     EXPECT_EQ(s, last_served);
     EXPECT_EQ(policy.pick_next(policy.local(0), Priority::Idle).activity, s == &a ? &b : &a);
 }
@@ -294,7 +301,7 @@ TYPED_TEST(PolicyTest, NearVictimsFirst) {
         policy.yielded(policy.local(2), &b2);
         int from1 = 0, from2 = 0;
         for (int k = 0; k < 40; ++k) {
-            Activity* x = policy.find_work(policy.local(0), Priority::Idle, 0, 0).activity;
+            Activity* x = policy.find_work(policy.local(0), Priority::Idle).activity;
             EXPECT_NE(x, nullptr);
             if (x == nullptr) break;
             const bool one = x == &a1 || x == &b1;
@@ -322,7 +329,7 @@ TYPED_TEST(PolicyTest, FarVictimStolenWhenNearHaveNone) {
     TA a, b;
     policy.yielded(policy.local(3), &a);
     policy.yielded(policy.local(3), &b);
-    Activity* x = policy.find_work(policy.local(0), Priority::Idle, 0, 0).activity;
+    Activity* x = policy.find_work(policy.local(0), Priority::Idle).activity;
     EXPECT_TRUE(x == &a || x == &b);
     EXPECT_EQ(policy.local(0).counters.near_steals, 0u);
     for (unsigned p = 0; p < 4; ++p)
@@ -332,13 +339,15 @@ TYPED_TEST(PolicyTest, FarVictimStolenWhenNearHaveNone) {
 
 // Each OS thread plays one processor; every activity runs kRuns times, alternately
 // yielding and being re-awakened, with stealing; never on two processors at once.
-template <class Policy>
+template <class Alg>
 void policy_stress() {
     const unsigned P = std::max(2u, std::thread::hardware_concurrency());
-    const int kActivities = wstest::kSanitized ? 300 : 3000;  // > ring capacity: overflow
-    const int kRuns = wstest::kSanitized ? 20 : 200;
+    // More than the runtime's ring holds (kRingCapacity, the policies' default): processor 0
+    // queues them all, so its ring overflows into the global queue.
+    const int kActivities = static_cast<int>(coop::ws::kRingCapacity) + (wstest::kSanitized ? 500 : 3000);
+    const int kRuns = wstest::kSanitized ? 10 : 100;
     wstest::Watchdog dog("policy stress", 240);
-    Policy policy(P);
+    Alg policy(P);
     auto acts = std::make_unique<TA[]>(kActivities);
     std::atomic<int> done{0};
     std::atomic<long> runs{0};
@@ -354,7 +363,7 @@ void policy_stress() {
                 for (int k = 0; k < kActivities; ++k) policy.yielded(self, &acts[k]);
             while (done.load(std::memory_order_relaxed) < kActivities) {
                 coop::ws::Pick pick = policy.pick_next(self, Priority::Idle);
-                if (pick.activity == nullptr) pick = policy.find_work(self, Priority::Idle, 0, 0);
+                if (pick.activity == nullptr) pick = policy.find_work(self, Priority::Idle);
                 if (pick.activity == nullptr) {
                     std::this_thread::yield();
                     continue;
@@ -386,7 +395,7 @@ void policy_stress() {
                 kActivities, kRuns, steals, overflowed, runnext);
 }
 
-TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WorkStealingPolicy>(); }
-TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailPolicy>(); }
+TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WsRingAlgorithm>(); }
+TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailDequeAlgorithm>(); }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // test_runtime_ws.cpp — the processor-local policies wired into coop: every test
 // runs on each coop::Scheduling (global = backend native, work_stealing = native-ws,
 // parasail = native-parasail), all three in ONE binary and one process, one after the other
-// (the seam: ws/scheduler_select.hpp).
+// (the seam: scheduler.hpp).
 //
 // - NoActivityLostOrRunTwice: a spawn tree of activities that yield, block on semaphores
 //   and migrate by steals; each has a "running" flag (exchanged: two processors running one

@@ -13,7 +13,7 @@
 
 #include "runtimes/native/owner_guard.hpp"
 #include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_policy.hpp"
+#include "runtimes/native/ws/local_algorithm.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 #include "runtimes/native/ws/parasail_queue.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
@@ -92,7 +92,7 @@ TEST(WsStress, RingOwnerAndThievesNoItemLostOrDuplicated) {
                 // Victim: mostly the owner, sometimes another thief (re-stealing).
                 const unsigned v = (rng.next() % 4 == 0) ? 1 + rng.next() % nthieves : 0;
                 if (v != k) {
-                    SItem* i = rings[v]->steal_into(mine, ++attempt % 4 == 0, [] { std::this_thread::yield(); });
+                    SItem* i = rings[v]->stealer().steal_into(mine, ++attempt % 4 == 0, [] { std::this_thread::yield(); });
                     if (i != nullptr) {
                         stolen.fetch_add(1, std::memory_order_relaxed);
                         take(i, total);
@@ -160,7 +160,7 @@ TEST(WsStress, RunnextHandOffToThieves) {
                 const bool done = owner_done.load();
                 while (SItem* i = mine.pop()) take(i, total);
                 const bool had_ring = rings[0]->size_hint() > (rings[0]->has_runnext() ? 1u : 0u);
-                if (SItem* i = rings[0]->steal_into(mine, true, [] {})) {
+                if (SItem* i = rings[0]->stealer().steal_into(mine, true, [] {})) {
                     if (!had_ring) from_runnext.fetch_add(1, std::memory_order_relaxed);
                     take(i, total);
                 }
@@ -213,7 +213,7 @@ void parasail_stress(long kItems) {
             started.fetch_add(1);
             for (;;) {
                 const bool done = owner_done.load();
-                if (SItem* i = q.steal()) {
+                if (SItem* i = q.stealer().steal()) {
                     stolen.fetch_add(1, std::memory_order_relaxed);
                     take(i, total);
                 }

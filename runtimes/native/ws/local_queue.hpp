@@ -51,10 +51,12 @@
 // Shared lines touched by an owner push+pop with no thief around: its own head_/tail_ lines
 // (which stay in its cache in M state) — no line moves between cores.
 //
-// Ownership rules
-// - Exactly one thread at a time is the owner: it alone calls push, push_next, pop, pick,
-//   try_push, and steal_into *as the thief* (on its own ring as `thief`). Any thread may call
-//   steal_into on a victim (this), size_hint, empty_hint, and take_runnext_after_grace.
+// Ownership rules (as types, after Tokio's queue.rs Local/Steal)
+// - A LocalQueue object is its owner's handle: exactly one thread at a time holds it and
+//   calls its owner-only operations (try_push, push, push_next, pop, pick). Every other
+//   thread reaches the ring only through a Stealer (stealer()): steal_into,
+//   take_runnext_after_grace and the hints; a thief's steal_into writes into the thief's
+//   OWN ring, passed as its owner's handle.
 // - The ring does not own items: T* stays owned by whoever pushed it until a take returns it.
 // - A thread that is a thief only ever steals into the ring it owns, and only while that
 //   ring is empty (the policy steals when it has nothing): steal_into checks the room anyway.
@@ -66,7 +68,7 @@
 //   Job job{1};
 //   mine.push(&job, [&](Job* j) { global.push_back(j); });  // owner
 //   auto [next, inherits] = mine.pick();                    // owner
-//   Job* stolen = theirs.steal_into(mine, true, [] {});     // the thief (owner of `mine`)
+//   Job* stolen = theirs.stealer().steal_into(mine, true, [] {});  // the thief (owner of `mine`)
 #pragma once
 
 #include <atomic>
@@ -100,7 +102,8 @@ inline constexpr unsigned kMaxRunnextStreak = 3;
 
 inline constexpr std::size_t kRingLine = 64;
 
-// LocalQueue — the ring of T* (see file comment). Capacity: a power of two >= 2 (Go: 256).
+// LocalQueue — the ring of T* (see file comment), as its owner's handle; Stealer is every
+// other thread's. Capacity: a power of two >= 2 (Go: 256).
 template <class T, std::uint32_t Capacity = 256, class Hooks = NoRingHooks>
 class LocalQueue {
     static_assert(Capacity >= 2 && (Capacity & (Capacity - 1)) == 0,
@@ -117,11 +120,44 @@ class LocalQueue {
         bool inherits;
     };
 
+    // Stealer — the thieves' handle: only the operations any thread may call. A pointer
+    // wrapper (copy it freely); the ring must outlive it.
+    class Stealer {
+      public:
+        explicit Stealer(LocalQueue& q) noexcept : q_(&q) {}
+        // steal_into — takes half (rounded up) of the ring's items in one CAS into `thief`
+        // (the caller's own ring: its owner's handle) and returns one of them to run, or
+        // nullptr; on an empty ring with `runnext_too`, runnext after grace()
+        // (LocalQueue::steal_into). Executed only by the owner of `thief`, never on its own
+        // ring.
+        template <class Grace>
+        T* steal_into(LocalQueue& thief, bool runnext_too, Grace&& grace) const {
+            return q_->steal_into(thief, runnext_too, grace);
+        }
+        // take_runnext_after_grace — runnext, if the same item is still there after
+        // grace(). Any processor but the owner.
+        template <class Grace>
+        T* take_runnext_after_grace(Grace&& grace) const {
+            return q_->take_runnext_after_grace(grace);
+        }
+        // size_hint / empty_hint / has_runnext — as LocalQueue's. Any thread.
+        std::uint32_t size_hint() const noexcept { return q_->size_hint(); }
+        bool empty_hint() const noexcept { return q_->empty_hint(); }
+        bool has_runnext() const noexcept { return q_->has_runnext(); }
+
+      private:
+        LocalQueue* q_;
+    };
+
     LocalQueue() = default;
     LocalQueue(const LocalQueue&) = delete;
     LocalQueue& operator=(const LocalQueue&) = delete;
 
-    // try_push — owner: appends `item` if the ring has room; false when full.
+    // stealer — a thieves' handle of this ring. Any thread.
+    Stealer stealer() noexcept { return Stealer(*this); }
+
+    // try_push — appends `item` if the ring has room; false when full. Executed only by the
+    // owner.
     bool try_push(T* item) noexcept {
         // relaxed: only the owner (this thread) writes tail_.
         const std::uint32_t t = tail_.load(std::memory_order_relaxed);
@@ -139,9 +175,10 @@ class LocalQueue {
         return true;
     }
 
-    // push — owner: appends `item`; when the ring is full, moves half of it, then `item`, to
+    // push — appends `item`; when the ring is full, moves half of it, then `item`, to
     // `overflow` (called once per item, oldest first; e.g. the global Queue's enqueue).
-    // Returns the number of items handed to overflow (0 in the common case).
+    // Returns the number of items handed to overflow (0 in the common case). Executed only
+    // by the owner.
     template <class Overflow>
     std::uint32_t push(T* item, Overflow&& overflow) {
         for (;;) {
@@ -151,8 +188,9 @@ class LocalQueue {
         }
     }
 
-    // push_next — owner: `item` goes to runnext (runs next, inherits the time slice); an item
-    // it displaces goes to the ring's tail (possibly overflowing). Returns the overflow count.
+    // push_next — `item` goes to runnext (runs next, inherits the time slice); an item it
+    // displaces goes to the ring's tail (possibly overflowing). Returns the overflow count.
+    // Executed only by the owner.
     template <class Overflow>
     std::uint32_t push_next(T* item, Overflow&& overflow) {
         // relaxed: only the owner fills the slot, so a null seen here stays null until we
@@ -170,7 +208,8 @@ class LocalQueue {
         return push(old, overflow);
     }
 
-    // pop — owner: the oldest ring item, or nullptr (runnext is not looked at).
+    // pop — the oldest ring item, or nullptr (runnext is not looked at). Executed only by
+    // the owner.
     T* pop() noexcept {
         for (;;) {
             // acquire: pairs with the release CAS of a thief (our later slot writes follow
@@ -193,9 +232,10 @@ class LocalQueue {
         }
     }
 
-    // pick — owner: the next item to run: runnext (at most kMaxRunnextStreak times in a row
-    // while the ring is non-empty), else the ring's oldest, else runnext regardless of the
-    // streak (no local item would be starved by it). {nullptr, false}: nothing local.
+    // pick — the next item to run: runnext (at most kMaxRunnextStreak times in a row while
+    // the ring is non-empty), else the ring's oldest, else runnext regardless of the streak
+    // (no local item would be starved by it). {nullptr, false}: nothing local. Executed only
+    // by the owner.
     Pick pick() noexcept {
         if (streak_ < kMaxRunnextStreak) {
             if (T* r = take_runnext()) {
@@ -215,11 +255,27 @@ class LocalQueue {
         return {nullptr, false};
     }
 
+    // size_hint — items in the ring plus runnext, as seen now (stale at once). Any thread.
+    std::uint32_t size_hint() const noexcept {
+        // acquire: as in steal_into; a hint only.
+        const std::uint32_t h = head_.load(std::memory_order_acquire);
+        const std::uint32_t t = tail_.load(std::memory_order_acquire);
+        const std::uint32_t n = t - h;
+        return (n > Capacity ? 0 : n) + (runnext_.load(std::memory_order_acquire) != nullptr ? 1 : 0);
+    }
+    // empty_hint — size_hint() == 0. Any thread.
+    bool empty_hint() const noexcept { return size_hint() == 0; }
+
+    // has_runnext — whether runnext holds an item (a hint). Any thread.
+    bool has_runnext() const noexcept { return runnext_.load(std::memory_order_acquire) != nullptr; }
+
+  private:
     // steal_into — a thief (the owner of `thief`, whose ring should be empty) takes half
     // (rounded up) of this ring's items in one CAS, moves all but one into its own ring and
     // returns that one; nullptr when there was nothing. If this ring is empty and
     // `runnext_too`, it calls grace() and then takes this ring's runnext if the same item
-    // is still there (see file comment). Go's runqgrab/runqsteal.
+    // is still there (see file comment). Go's runqgrab/runqsteal. Executed only by the
+    // owner of `thief`, through a Stealer of this ring.
     template <class Grace>
     T* steal_into(LocalQueue& thief, bool runnext_too, Grace&& grace) {
         // relaxed: the thief owns its tail_.
@@ -268,7 +324,8 @@ class LocalQueue {
 
     // take_runnext_after_grace — a non-owner: if runnext holds an item, waits grace() and
     // takes it if it is still the same one (a CAS: the owner may have picked it and put
-    // another meanwhile, then that one is left alone for another grace).
+    // another meanwhile, then that one is left alone for another grace). Any processor but
+    // the owner, through a Stealer.
     template <class Grace>
     T* take_runnext_after_grace(Grace&& grace) {
         // acquire: pairs with push_next's release (so *r is visible if we get it).
@@ -284,21 +341,7 @@ class LocalQueue {
         return nullptr;
     }
 
-    // size_hint — items in the ring plus runnext, as seen now (stale at once; any thread).
-    std::uint32_t size_hint() const noexcept {
-        // acquire: as in steal_into; a hint only.
-        const std::uint32_t h = head_.load(std::memory_order_acquire);
-        const std::uint32_t t = tail_.load(std::memory_order_acquire);
-        const std::uint32_t n = t - h;
-        return (n > Capacity ? 0 : n) + (runnext_.load(std::memory_order_acquire) != nullptr ? 1 : 0);
-    }
-    bool empty_hint() const noexcept { return size_hint() == 0; }
-
-    // has_runnext — whether runnext holds an item (a hint).
-    bool has_runnext() const noexcept { return runnext_.load(std::memory_order_acquire) != nullptr; }
-
-  private:
-    // take_runnext — owner: empties runnext and returns what was there.
+    // take_runnext — empties runnext and returns what was there. Executed only by the owner.
     T* take_runnext() noexcept {
         // relaxed load first: skip the locked XCHG when the slot is empty (common).
         if (runnext_.load(std::memory_order_relaxed) == nullptr) return nullptr;
@@ -308,12 +351,13 @@ class LocalQueue {
         return runnext_.exchange(nullptr, std::memory_order_acquire);
     }
 
-    // push_slow — owner, ring full: moves the oldest Capacity/2 items and `item` to
+    // push_slow — ring full: moves the oldest Capacity/2 items and `item` to
     // `overflow` (Go's runqputslow). 0 when the CAS lost (the ring has room again).
     // The slots are read after the CAS, not copied before it (Go copies into a batch
     // first): once head_ has moved past them no consumer can take them, and only the owner
     // — this thread, which pushes nothing until we return — ever writes slots, so they
     // still hold the taken items. Saves a Capacity/2 array on a possibly small stack.
+    // Executed only by the owner.
     template <class Overflow>
     std::uint32_t push_slow(T* item, Overflow& overflow) {
         constexpr std::uint32_t n = Capacity / 2;

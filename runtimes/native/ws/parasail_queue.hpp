@@ -29,9 +29,11 @@
 // enqueue+dequeue of the global Queue. A steal: mutex (an atomic RMW) + membarrier syscall
 // (~µs, IPIs to every CPU running this process) — stealing is meant to be rare.
 //
-// Ownership rules: one owner thread (push_back/push_front/pop_back/pop_front, never
-// concurrently with itself); any other thread may call steal and size_hint. The deque does
-// not own the items.
+// Ownership rules (as types, after Tokio's queue.rs Local/Steal): a ParasailQueue object is
+// its owner's handle: one owner thread holds it and calls push_back / push_front / pop_back /
+// pop_front (never concurrently with itself). Every other thread reaches the deque only
+// through a Stealer (stealer()): steal, steal_half_into (into the thief's own deque, passed
+// as its owner's handle), size_hint. The deque does not own the items.
 //
 // Example (compiled: docs/examples/queues_example.cpp):
 //   struct Job { int id; };
@@ -39,7 +41,7 @@
 //   coop::ws::ParasailQueue<Job> q;            // owned by one worker
 //   q.push_back(&a); q.push_front(&b);         // owner
 //   Job* mine = q.pop_back();                  // owner: &a (LIFO)
-//   Job* theirs = q.steal();                   // another worker: &b (FIFO end)
+//   Job* theirs = q.stealer().steal();         // another worker: &b (FIFO end)
 #pragma once
 
 #include <atomic>
@@ -51,18 +53,48 @@
 
 namespace coop::ws {
 
-// ParasailQueue — see file comment. Guard: coop::OwnerGuardAsym (or OwnerGuard, for tests
-// on systems without membarrier: the same protocol with seq_cst flags).
+// ParasailQueue — see file comment; the owner's handle (Stealer: every other thread's).
+// Guard: coop::OwnerGuardAsym (or OwnerGuard, for tests on systems without membarrier: the
+// same protocol with seq_cst flags).
 template <class T, class Guard = coop::OwnerGuardAsym>
 class ParasailQueue {
   public:
+    // Stealer — the thieves' handle: only what any thread but the owner may call. A pointer
+    // wrapper (copy it freely); the deque must outlive it.
+    class Stealer {
+      public:
+        explicit Stealer(ParasailQueue& q) noexcept : q_(&q) {}
+        // steal — the oldest item, or nullptr (ParasailQueue::steal). Any processor but the
+        // owner.
+        template <class Grace>
+        T* steal(bool lone_too, Grace&& grace) const {
+            return q_->steal(lone_too, grace);
+        }
+        T* steal() const { return q_->steal(true, [] {}); }
+        // steal_half_into — half of the items into `thief`, the caller's own deque (its
+        // owner's handle), returning the oldest (ParasailQueue::steal_half_into). Executed
+        // only by the owner of `thief`, never on its own deque.
+        template <class Grace>
+        T* steal_half_into(ParasailQueue& thief, bool lone_too, Grace&& grace) const {
+            return q_->steal_half_into(thief, lone_too, grace);
+        }
+        // size_hint — as ParasailQueue's. Any thread.
+        std::size_t size_hint() const noexcept { return q_->size_hint(); }
+
+      private:
+        ParasailQueue* q_;
+    };
+
+    // stealer — a thieves' handle of this deque. Any thread.
+    Stealer stealer() noexcept { return Stealer(*this); }
+
     explicit ParasailQueue(std::size_t initial_capacity = 64)
         : cap_(round_up(initial_capacity)), buf_(std::make_unique<T*[]>(cap_)) {}
     ParasailQueue(const ParasailQueue&) = delete;
     ParasailQueue& operator=(const ParasailQueue&) = delete;
 
-    // push_back — owner: `item` will be served next (LIFO end).
-    void push_back(T* item) {
+    // push_back — `item` will be served next (LIFO end). Executed only by the owner.
+    [[gnu::always_inline]] void push_back(T* item) {
         guard_.owner_access([&] {
             grow_if_full();
             buf_[(front_ + count_) & (cap_ - 1)] = item;
@@ -70,8 +102,9 @@ class ParasailQueue {
         });
     }
 
-    // push_front — owner: `item` is served after every other local item (FIFO end).
-    void push_front(T* item) {
+    // push_front — `item` is served after every other local item (FIFO end). Executed only
+    // by the owner.
+    [[gnu::always_inline]] void push_front(T* item) {
         guard_.owner_access([&] {
             grow_if_full();
             front_ = (front_ + cap_ - 1) & (cap_ - 1);
@@ -80,24 +113,39 @@ class ParasailQueue {
         });
     }
 
-    // pop_back — owner: the newest item, or nullptr.
-    T* pop_back() noexcept {
+    // pop_back — the newest item, or nullptr. Always inlined: it is on every switch of
+    // native-parasail (pick_next), and GCC's budget otherwise left it out of line there.
+    // Executed only by the owner.
+    [[gnu::always_inline]] T* pop_back() noexcept {
         // relaxed: a hint to skip the guard when empty. Only the owner adds items, so an
         // empty deque seen by the owner stays empty until the owner pushes.
         if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-        return guard_.owner_access([&]() -> T* {
+        return guard_.owner_access([&]() __attribute__((always_inline)) -> T* {
             if (count_ == 0) return nullptr;  // a thief emptied it meanwhile
             set_count(count_ - 1);
             return buf_[(front_ + count_) & (cap_ - 1)];
         });
     }
 
-    // pop_front — owner: the oldest item, or nullptr (the fairness path of a policy).
+    // pop_front — the oldest item, or nullptr (the fairness path of an algorithm). Executed
+    // only by the owner.
     T* pop_front() noexcept {
         if (size_.load(std::memory_order_relaxed) == 0) return nullptr;  // as in pop_back
         return guard_.owner_access([&]() -> T* { return take_front(); });
     }
 
+    // kMaxBatch — the most items one steal_half_into takes: as Go (half of its 256 ring);
+    // 1 KiB of stack.
+    static constexpr std::size_t kMaxBatch = 128;
+
+    // size_hint — the number of items as last published (stale at once). Any thread.
+    std::size_t size_hint() const noexcept { return size_.load(std::memory_order_relaxed); }
+
+    // using_membarrier — whether the guard runs the asymmetric fence (see owner_guard.hpp).
+    // Any thread.
+    bool using_membarrier() const { return guard_.using_membarrier(); }
+
+  private:
     // steal — a non-owner: the oldest item, or nullptr. Skips the guard (and its
     // membarrier) when the deque looks empty. A lone item — the one the owner serves
     // next — is taken only if `lone_too`, and only if the owner has not touched the deque
@@ -105,7 +153,7 @@ class ParasailQueue {
     // one loses it (Go's runnext grace in runqgrab; ws/local_queue.hpp does the same).
     // Without that rule an idle thief entered the guard for every wake-up of a hand-off
     // chain (TokenRing: 2.6 million attempts for 10^6 hand-offs), and each entry costs
-    // the owner its fast path.
+    // the owner its fast path. Any processor but the owner, through a Stealer.
     template <class Grace>
     T* steal(bool lone_too, Grace&& grace) {
         // relaxed: a hint; the guard orders the real check inside.
@@ -126,17 +174,14 @@ class ParasailQueue {
         guard_.nonowner_try_access([&] { item = take_front(); });
         return item;
     }
-    T* steal() {
-        return steal(true, [] {});
-    }
 
     // steal_half_into — as steal, but takes half of the victim's items (rounded up, at
     // most kMaxBatch) in one guarded entry, returns the oldest and pushes the others onto
     // `thief` (the caller's own deque: it is their owner). One heavy fence per batch,
     // not per item: on a KVM guest a membarrier costs the victim's CPU an IPI of several
     // µs, so a one-by-one thief (ParaSail steals one picothread) paid it ~30,000 times in
-    // Eratosthenes at P=2.
-    static constexpr std::size_t kMaxBatch = 128;  // as Go (half of its 256 ring); 1 KiB of stack
+    // Eratosthenes at P=2. Executed only by the owner of `thief`, through a Stealer of this
+    // deque.
     template <class Grace>
     T* steal_half_into(ParasailQueue& thief, bool lone_too, Grace&& grace) {
         const std::size_t n = size_.load(std::memory_order_relaxed);  // relaxed: as in steal
@@ -159,13 +204,6 @@ class ParasailQueue {
         return batch[0];
     }
 
-    // size_hint — the number of items as last published (any thread; stale at once).
-    std::size_t size_hint() const noexcept { return size_.load(std::memory_order_relaxed); }
-
-    // using_membarrier — whether the guard runs the asymmetric fence (see owner_guard.hpp).
-    bool using_membarrier() const { return guard_.using_membarrier(); }
-
-  private:
     static std::size_t round_up(std::size_t n) {
         std::size_t c = 2;
         while (c < n) c *= 2;

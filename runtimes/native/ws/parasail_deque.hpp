@@ -1,13 +1,13 @@
-// parasail_policy.hpp — ParasailPolicy, the policy of `native-parasail`: each processor
+// parasail_deque.hpp — ParasailDequeAlgorithm, the algorithm of `native-parasail`: each processor
 // serves its own deque LIFO, idle processors steal FIFO, the deque guarded by the owner
 // guard (parasail_queue.hpp) so the owner pays no atomic RMW in the common case.
 //
-// Wired into the runtime by ws/scheduler_select.hpp (see local_policy.hpp; parking is the
+// Run by Scheduler<A> (scheduler.hpp; see local_algorithm.hpp; parking is the
 // runtime's park.hpp protocol — no second park protocol here).
 //
 // Citation: S. Tucker Taft, "Work stealing and mostly lock-free access", ParaSail blog,
 // 24 Sep 2012; Go's global-queue
-// fairness check and spinning rule as in ws_policy.hpp.
+// fairness check and spinning rule as in ws_ring.hpp.
 //
 // Design summary
 // - Default-priority activities live in the processor's ParasailQueue: a woken/spawned
@@ -26,7 +26,7 @@
 //   runtime that made every contended steal a futex sleep + cross-core wake-up and every
 //   steal a membarrier IPI (TokenRing at P=2: 22.8 s, 0.16 s now). docs/native-runtime.md.
 // - Other priorities, the fairness check every kGlobalCheckInterval picks, the spinning
-//   rule: as WorkStealingPolicy.
+//   rule: as WsRingAlgorithm.
 #pragma once
 
 #include <cstdint>
@@ -34,26 +34,30 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_policy.hpp"
+#include "runtimes/native/ws/local_algorithm.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 #include "runtimes/native/ws/parasail_queue.hpp"
 
 namespace coop::ws {
 
 template <class Guard = coop::OwnerGuardAsym>
-class ParasailPolicyT {
+class ParasailDequeAlgorithmT {
   public:
+    // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
+    // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
+    static constexpr bool kProcessorLocal = true;
+
     struct alignas(kRingLine) Local {
         ParasailQueue<Activity, Guard> deque;
         unsigned index = 0;
-        std::uint32_t ticks = 0;
+        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
         unsigned lifo_streak = 0;  // consecutive LIFO picks
         XorShift rng{1};
         Counters counters;
         Proximity proximity;  // victims of the own cache group (set_groups)
     };
 
-    explicit ParasailPolicyT(unsigned processors)
+    explicit ParasailDequeAlgorithmT(unsigned processors)
         : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
         for (unsigned i = 0; i < processors; ++i) {
             locals_[i].index = i;
@@ -69,15 +73,15 @@ class ParasailPolicyT {
         Proximity::set_groups(locals_.get(), processors_, group_of);
     }
 
-    // awakened — served next on this processor (LIFO); the runtime notifies (dispatch.cpp).
-    void awakened(Local& self, Activity* a) {
+    // awakened — served next on this processor (LIFO); the Scheduler notifies (scheduler.hpp).
+    [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) global_[a->priority].enqueue(a);
         else self.deque.push_back(a);
     }
 
     // yielded — behind every other ready activity of this processor. A yield ends a LIFO
     // streak (the streak bounds uninterrupted wake-up chains, see pick_next).
-    void yielded(Local& self, Activity* a) {
+    [[gnu::always_inline]] void yielded(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
             global_[a->priority].enqueue(a);
             return;
@@ -88,8 +92,8 @@ class ParasailPolicyT {
 
     // pick_next — own deque LIFO (with the streak bound below), in GlobalQueues::
     // pick_around's order.
-    Pick pick_next(Local& self, Priority min) {
-        return global_.pick_around(self, min, [&]() -> Pick {
+    [[gnu::always_inline]] Pick pick_next(Local& self, Priority min) {
+        return global_.pick_around(self, min, [&]() __attribute__((always_inline)) -> Pick {  // inlined: the switch path
             if (self.lifo_streak >= kMaxRunnextStreak) {
                 // Demote the newest woken activity to the FIFO end (as if it yielded), so
                 // the next LIFO pick is an older one: a ping-pong pair cannot starve it.
@@ -111,12 +115,13 @@ class ParasailPolicyT {
     // find_work — an idle processor steals half a victim's deque from its front, in one
     // guarded entry that never waits for the owner (parasail_queue.hpp, steal_half_into); a
     // victim's lone item only on the last pass, after kRunnextGraceNs without the owner
-    // touching its deque — as native-ws treats runnext.
-    Pick find_work(Local& self, Priority min, int spinning, int parked) {
+    // touching its deque — as native-ws treats runnext. The runtime decided beforehand that
+    // it may look (SchedulerCore::start_spinning). Executed only by the owner of `self`.
+    Pick find_work(Local& self, Priority min) {
         return steal_passes(
-            self, locals_.get(), processors_, min, spinning, parked,
+            self, locals_.get(), processors_, min,
             [&](Local& victim, bool lone_too) {
-                return victim.deque.steal_half_into(self.deque, lone_too, [] { spin_for_ns(kRunnextGraceNs); });
+                return victim.deque.stealer().steal_half_into(self.deque, lone_too, [] { spin_for_ns(kRunnextGraceNs); });
             },
             [](Local& l) -> std::size_t { return l.deque.size_hint(); });
     }
@@ -136,7 +141,7 @@ class ParasailPolicyT {
     std::unique_ptr<Local[]> locals_;
 };
 
-using ParasailPolicy = ParasailPolicyT<>;
-static_assert(LocalSchedulingPolicy<ParasailPolicy>);
+using ParasailDequeAlgorithm = ParasailDequeAlgorithmT<>;
+static_assert(coop::internal::Algorithm<ParasailDequeAlgorithm>);
 
 }  // namespace coop::ws

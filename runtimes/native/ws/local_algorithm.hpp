@@ -1,15 +1,15 @@
-// local_policy.hpp — what a processor-local scheduling policy offers the runtime: the
-// LocalSchedulingPolicy concept and the pieces both policies share (Pick, counters, the
-// spinning rule, the global queues and the pick order around the local queue, the steal
-// passes over random victims). ws_policy.hpp and parasail_policy.hpp differ only in their
-// local queue and in how they put to and take from it.
+// local_algorithm.hpp — the pieces both processor-local algorithms share (each meets the one
+// Algorithm concept, algorithm.hpp): the global queues and the pick order around the local
+// queue, the steal passes over random victims. ws_ring.hpp and parasail_deque.hpp differ
+// only in their local queue and in how they put to and take from it.
 //
-// Wired into the runtime by ws/scheduler_select.hpp and ws/dispatch.cpp (coop::Options::
-// scheduling; backends native-ws, native-parasail): the dispatcher reaches each processor's
-// `Local` through this_processor(), applies the spinning rule below itself, and parks through
-// park.hpp's protocol with has_ready() as the parker's re-check (no second park protocol).
+// Run by Scheduler<A> (scheduler.hpp; coop::Options::scheduling, backends native-ws,
+// native-parasail): its caller passes each processor's `Local` by index, it applies the
+// spinning rule (SchedulerCore::start_spinning, the only place it lives) before it lets a
+// processor steal, and parks through park.hpp's protocol with has_ready() as the parker's
+// re-check (no second park protocol).
 //
-// Citation: the per-processor-state interface the issue asks for; Go runtime/proc.go
+// Citation: Go runtime/proc.go
 // (schedule: the global run queue checked every 61 schedticks; findRunnable: steal from
 // random victims, runnext only on the last pass; the spinning rule 2*nmspinning < P -
 // npidle in wakep/findRunnable), learnt from, not copied.
@@ -19,71 +19,24 @@
 #include <time.h>
 
 #include <atomic>
-#include <concepts>
 #include <cstdint>
 #include <vector>
 
 #include "runtimes/native/activity.hpp"
+#include "runtimes/native/algorithm.hpp"
 #include "runtimes/native/queue.hpp"
 
 namespace coop::ws {
 
 using coop::internal::Activity;
-
-// Pick — pick_next's answer: the activity (nullptr: none) and whether it inherits the
-// running time slice (it was handed off through runnext: the runtime should not reset
-// the quantum, so a ping-pong pair shares one quantum, Go's inheritTime).
-struct Pick {
-    Activity* activity = nullptr;
-    bool inherits = false;
-    // refilled — activities this pick moved from the global Default queue into the local
-    // queue besides `activity` (WorkStealingPolicy's refill). They were in no queue while
-    // being moved, so a parker's re-check may have missed them: the runtime notifies
-    // (ws/dispatch.cpp, pick_next_local).
-    std::uint32_t refilled = 0;
-};
-
-// Counter — a statistics counter written by one thread (the processor that owns it) and
-// read by any: a relaxed load and store, no locked instruction; an atomic so that a reader
-// (Runtime::stats, while idle processors still count failed steals) is no data race.
-struct Counter {
-    std::atomic<std::uint64_t> v{0};
-    Counter& operator++() noexcept { return *this += 1; }
-    Counter& operator+=(std::uint64_t n) noexcept {
-        // relaxed: only the owner writes; readers want a value, not an order.
-        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        return *this;
-    }
-    operator std::uint64_t() const noexcept { return v.load(std::memory_order_relaxed); }
-};
-
-// Counters — per processor, written only by its owner (Counter: relaxed atomics; read by
-// Runtime::stats and the tests).
-struct Counters {
-    Counter local_picks;      // picked from the own ring/deque
-    Counter runnext_hits;     // picked from runnext (inherits)
-    Counter global_picks;     // picked from a global queue
-    Counter fairness_checks;  // global looked at first (every kGlobalCheckInterval)
-    Counter steals;           // activities obtained by steals (incl. the one run)
-    Counter steal_batches;    // successful find_work steals
-    Counter failed_steals;    // find_work calls that found nothing
-    Counter overflowed;       // items moved to the global queue by a full ring
-    Counter near_steals;      // steal batches taken in the first, own-cache-group pass
-    Counter refilled;         // items moved from the global Default queue into an empty ring
-};
+using coop::internal::Counter;
+using coop::internal::Counters;
+using coop::internal::Pick;
 
 // kGlobalCheckInterval — every this many picks the global queue is looked at first, so
 // that a processor whose local queue never empties cannot starve it (Go: 61, a prime so it
 // does not beat against other periodic patterns).
 inline constexpr std::uint32_t kGlobalCheckInterval = 61;
-
-// may_spin — Go's rule: a processor starts spinning (looking for work to steal) only if
-// fewer than half of the busy processors are already spinning, 2*spinning < P - parked;
-// otherwise it should park at once (park.hpp; applied in ws/dispatch.cpp). Bounds the CPU
-// burnt by idle processors, and the contention on victims' head_ lines, at large P.
-inline bool may_spin(int spinning, int processors, int parked) noexcept {
-    return 2 * spinning < processors - parked;
-}
 
 // XorShift — the victim chooser's state (per processor, owner-only).
 struct XorShift {
@@ -146,13 +99,16 @@ class GlobalQueues {
     // globrunqget batch; it returns how many, reported as Pick::refilled); then Low/Idle.
     // Nothing of priority below `min`.
     template <class Local, class LocalPick, class Refill>
-    Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
+    [[gnu::always_inline]] Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
         for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
             if (p < static_cast<int>(min)) return {};
             if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
         }
         if (min <= Priority::Default) {
-            if (++self.ticks % kGlobalCheckInterval == 0) {
+            // A countdown, not `++ticks % 61 == 0`: a decrement and a branch instead of a
+            // multiply-shift division on every pick.
+            if (--self.until_fairness == 0) [[unlikely]] {
+                self.until_fairness = kGlobalCheckInterval;
                 ++self.counters.fairness_checks;
                 if (Activity* a = take(Priority::Default)) {
                     ++self.counters.global_picks;
@@ -172,7 +128,7 @@ class GlobalQueues {
     }
 
     template <class Local, class LocalPick>
-    Pick pick_around(Local& self, Priority min, LocalPick&& local) {
+    [[gnu::always_inline]] Pick pick_around(Local& self, Priority min, LocalPick&& local) {
         return pick_around(self, min, local, [] { return std::uint32_t{0}; });
     }
 
@@ -204,22 +160,22 @@ struct Proximity {
     }
 };
 
-// steal_passes — find_work's search, shared by both policies (Go's stealWork): if the
-// spinning rule allows, up to kStealPasses passes over the other processors, each starting
-// at a random one; `steal(victim, lone_too)` moves a batch of the victim's Default
-// activities into self's queue and returns one to run (or nullptr); `lone_too` (a victim's
-// runnext or lone item, after kRunnextGraceNs) only on the last pass. `own_size(self)`: a
-// size hint of self's queue, to count the activities a batch moved (approximate if a thief
-// of ours took some meanwhile). Only Default activities live in local queues, so a
-// processor that may run nothing below a higher priority does not steal. With proximity
-// groups (pinned, several cache groups: the issue's "same cache/NUMA group first"), the
-// first pass visits only the victims of self's group, so a batch moves within a shared
-// cache whenever that group has work; the later passes visit everyone.
+// steal_passes — find_work's search, shared by both policies (Go's stealWork): up to
+// kStealPasses passes over the other processors, each starting at a random one;
+// `steal(victim, lone_too)` moves a batch of the victim's Default activities into self's queue
+// and returns one to run (or nullptr); `lone_too` (a victim's runnext or lone item, after
+// kRunnextGraceNs) only on the last pass. `own_size(self)`: a size hint of self's queue, to
+// count the activities a batch moved (approximate if a thief of ours took some meanwhile).
+// Only Default activities live in local queues, so a processor that may run nothing below a
+// higher priority does not steal. With proximity groups (pinned, several cache groups: the
+// same cache or NUMA group first), the first pass visits only the victims of self's
+// group, so a batch moves within a shared cache whenever that group has work; the later
+// passes visit everyone. Whether a processor may look at all (Go's spinning rule) is the
+// runtime's decision, taken before it calls this (SchedulerCore::start_spinning). Executed only
+// by the owner of `self`.
 template <class Local, class Steal, class OwnSize>
-Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, int spinning, int parked,
-                  Steal&& steal, OwnSize&& own_size) {
+Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min, Steal&& steal, OwnSize&& own_size) {
     if (min > Priority::Default || processors < 2) return {};
-    if (!may_spin(spinning, static_cast<int>(processors), parked)) return {};
     auto try_victim = [&](Local& victim, bool lone_too) -> Activity* {
         const std::size_t had = own_size(self);
         Activity* a = steal(victim, lone_too);
@@ -252,17 +208,5 @@ Pick steal_passes(Local& self, Local* locals, unsigned processors, Priority min,
     ++self.counters.failed_steals;
     return {};
 }
-
-// LocalSchedulingPolicy — what the (templated) runtime will need.
-template <class P>
-concept LocalSchedulingPolicy = requires(P& p, typename P::Local& local, Activity* a, coop::Priority min,
-                                         int spinning, int parked) {
-    { p.local(0u) } -> std::same_as<typename P::Local&>;
-    p.awakened(local, a);                                  // a woke up / was spawned here
-    p.yielded(local, a);                                   // a yielded: behind the others
-    { p.pick_next(local, min) } -> std::same_as<Pick>;     // own queue, fairness, global
-    { p.find_work(local, min, spinning, parked) } -> std::same_as<Pick>;  // steal
-    { p.has_ready() } -> std::same_as<bool>;               // the parker's re-check
-};
 
 }  // namespace coop::ws

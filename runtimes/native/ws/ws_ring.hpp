@@ -1,8 +1,8 @@
-// ws_policy.hpp — WorkStealingPolicy, the policy of `native-ws`: per-processor bounded
+// ws_ring.hpp — WsRingAlgorithm, the algorithm of `native-ws`: per-processor bounded
 // rings with a runnext slot (local_queue.hpp), steal-half from random victims, overflow into
 // and fairness checks of the existing global lock-free queue (queue.hpp).
 //
-// Wired into the runtime by ws/scheduler_select.hpp (see local_policy.hpp); parking and
+// Run by Scheduler<A> (scheduler.hpp; see local_algorithm.hpp); parking and
 // notify are the runtime's (park.hpp), so this file has no suspend/notify of its own.
 //
 // Citation: Negele et al. 2017 Sect. 7 (processor-local ready queues, balancing "only now
@@ -12,29 +12,28 @@
 // victims, runnext only on the last pass, the spinning rule). Learnt from, not copied.
 //
 // Design summary
-// - Default-priority activities live in the processor's LocalQueue<Activity, RingCapacity> (the runtime: 4096, scheduler_select.hpp): a woken
+// - Default-priority activities live in the processor's LocalQueue<Activity, RingCapacity> (kRingCapacity = 4096 in the runtime): a woken
 //   or spawned activity goes to runnext (it runs next and inherits the time slice: the
 //   cache-hot hand-off of a producer/consumer pair), a yielded one to the ring's tail
 //   (behind every other ready activity of this processor: round robin). A full ring moves
 //   half of itself to the global Default queue (Go's runqputslow).
-// - Realtime/High/Low/Idle stay in the global per-priority queues of the paper (the issue
-//   allows it): they are rare, and their cross-processor order matters more than locality.
+// - Realtime/High/Low/Idle stay in the global per-priority queues of the paper: they are rare, and their cross-processor order matters more than locality.
 // - pick_next: higher priorities (global) first; every kGlobalCheckInterval-th pick the
 //   global Default queue before the ring (so overflowed or externally submitted work is not
 //   starved by a busy ring); then the ring (runnext bounded by kMaxRunnextStreak); then the
 //   global Default queue, taking one to run and up to kGlobalBatch more into the empty ring
 //   (Go's globrunqget); then Low/Idle. Overflow goes to the global queue as one chain
 //   (queue.hpp enqueue(Chain&)), not activity by activity.
-// - find_work (an idle processor): if may_spin(): up to kStealPasses passes over the other
-//   processors starting at a random one, stealing half a victim's ring; runnext only on the
-//   last pass and only after kRunnextGraceNs (so a busy owner keeps its hand-off, a stuck
-//   one cannot stall it: tokio #4941). A pinned runtime hands the policy its processors'
+// - find_work (an idle processor the runtime let spin, SchedulerCore::start_spinning): up to
+//   kStealPasses passes over the other processors starting at a random one, stealing half a
+//   victim's ring; runnext only on the last pass and only after kRunnextGraceNs (so a busy
+//   owner keeps its hand-off, and a stuck one cannot stall it). A pinned runtime hands the policy its processors'
 //   cache groups (set_groups, from hwloc): the first pass then visits only the victims
-//   that share the thief's last-level cache (steal_passes, local_policy.hpp).
+//   that share the thief's last-level cache (steal_passes, local_algorithm.hpp).
 //
 // Ownership rules: local(i) belongs to processor i: only the thread bound as processor i
 // passes it to awakened/yielded/pick_next/find_work. The global queues need a bound
-// processor (hazard pointers, queue.hpp). Activities are owned as in scheduler.hpp.
+// processor (hazard pointers, queue.hpp). Activities are owned as in global_queue.hpp.
 #pragma once
 
 #include <cstdint>
@@ -42,26 +41,39 @@
 
 #include "runtimes/native/activity.hpp"
 #include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_policy.hpp"
+#include "runtimes/native/ws/local_algorithm.hpp"
 #include "runtimes/native/ws/local_queue.hpp"
 
 namespace coop::ws {
 
-template <std::uint32_t RingCapacity = 256, class Hooks = NoRingHooks>
-class WorkStealingPolicyT {
+// kRingCapacity — the ring of native-ws: 4096 activities per processor (32 KiB), not Go's
+// 256: coop's overflow target is the lock-free global queue (3 locked instructions per enqueue
+// and per dequeue, one activity at a time), so overflowing is dearer than Go's batched
+// runqputslow under a mutex. With 256, switch T=1000 moved 16 % of all yields through the
+// global queue (counters overflowed/global_picks, 2026-11-23) and was 1.7x slower than with
+// the deque of native-parasail; a steal still takes half of what is there. The default of
+// WsRingAlgorithmT, so the policy's tests run at the runtime's size.
+inline constexpr std::uint32_t kRingCapacity = 4096;
+
+template <std::uint32_t RingCapacity = kRingCapacity, class Hooks = NoRingHooks>
+class WsRingAlgorithmT {
   public:
+    // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
+    // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
+    static constexpr bool kProcessorLocal = true;
+
     using Ring = LocalQueue<Activity, RingCapacity, Hooks>;
 
     struct alignas(kRingLine) Local {
         Ring ring;
         unsigned index = 0;
-        std::uint32_t ticks = 0;  // picks, for the fairness check
+        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
         XorShift rng{1};
         Counters counters;
         Proximity proximity;  // victims of the own cache group (set_groups)
     };
 
-    explicit WorkStealingPolicyT(unsigned processors)
+    explicit WsRingAlgorithmT(unsigned processors)
         : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
         for (unsigned i = 0; i < processors; ++i) {
             locals_[i].index = i;
@@ -79,9 +91,9 @@ class WorkStealingPolicyT {
     unsigned processors() const noexcept { return processors_; }
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
-    // runs next there. The runtime then calls the park protocol's notify (ws/dispatch.cpp),
-    // not this policy.
-    void awakened(Local& self, Activity* a) {
+    // runs next there. The runtime then calls the park protocol's notify (Scheduler<A>::awakened),
+    // not this algorithm. Executed only by the owner of `self`.
+    [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
             global_[a->priority].enqueue(a);
             return;
@@ -90,22 +102,22 @@ class WorkStealingPolicyT {
         if (std::uint32_t moved = self.ring.push_next(a, overflow_into(spill))) overflow(self, spill, moved);
     }
 
-    // yielded — `a` yielded: behind the other ready activities of this processor.
-    void yielded(Local& self, Activity* a) {
-        if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+    // yielded — `a` yielded: behind the other ready activities of this processor. The ring
+    // with room is the common case (a plain slot store and a release store of the tail);
+    // the overflow chain is built only on the slow path. Executed only by the owner of
+    // `self`.
+    [[gnu::always_inline]] void yielded(Local& self, Activity* a) {
+        if (a->priority == Priority::Default && self.ring.try_push(a)) [[likely]]
             return;
-        }
-        Queue<Activity>::Chain spill;
-        if (std::uint32_t moved = self.ring.push(a, overflow_into(spill))) overflow(self, spill, moved);
+        yielded_slow(self, a);
     }
 
     // pick_next — the next activity of priority >= min for the processor owning `self`: the
     // ring (runnext first, bounded by kMaxRunnextStreak) in GlobalQueues::pick_around's order.
-    Pick pick_next(Local& self, Priority min) {
+    [[gnu::always_inline]] Pick pick_next(Local& self, Priority min) {
         return global_.pick_around(
             self, min,
-            [&]() -> Pick {
+            [&]() __attribute__((always_inline)) -> Pick {  // inlined: the switch path
                 auto [a, inherits] = self.ring.pick();
                 if (a != nullptr) ++(inherits ? self.counters.runnext_hits : self.counters.local_picks);
                 return {a, inherits};
@@ -114,14 +126,13 @@ class WorkStealingPolicyT {
     }
 
     // find_work — an idle processor steals half a victim's ring (runnext on the last pass
-    // only, after the grace). `spinning`/`parked`: the counts the runtime keeps
-    // (ws/dispatch.cpp passes 0, 0 after applying the rule itself); a processor that may not
-    // spin returns at once and should park.
-    Pick find_work(Local& self, Priority min, int spinning, int parked) {
+    // only, after the grace); the runtime decided beforehand that it may look (its spinning
+    // rule, SchedulerCore::start_spinning). Executed only by the owner of `self`.
+    Pick find_work(Local& self, Priority min) {
         return steal_passes(
-            self, locals_.get(), processors_, min, spinning, parked,
+            self, locals_.get(), processors_, min,
             [&](Local& victim, bool runnext_too) {
-                return victim.ring.steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
+                return victim.ring.stealer().steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
             },
             [](Local& l) -> std::size_t { return l.ring.size_hint(); });
     }
@@ -148,6 +159,17 @@ class WorkStealingPolicyT {
     static constexpr std::uint32_t kGlobalBatch = RingCapacity / 2 < 128 ? RingCapacity / 2 : 128;
 
   private:
+    // yielded_slow — yielded() for a priority other than Default or a full ring. Executed
+    // only by the owner of `self`.
+    [[gnu::noinline]] void yielded_slow(Local& self, Activity* a) {
+        if (a->priority != Priority::Default) {
+            global_[a->priority].enqueue(a);
+            return;
+        }
+        Queue<Activity>::Chain spill;
+        if (std::uint32_t moved = self.ring.push(a, overflow_into(spill))) overflow(self, spill, moved);
+    }
+
     // refill — owner, after pick_around took one activity from the global Default queue
     // because the ring and runnext were empty: moves up to kGlobalBatch more, oldest first,
     // to the ring's tail, so the global queue's FIFO order is kept, and returns how many.
@@ -159,7 +181,7 @@ class WorkStealingPolicyT {
     // ring not yet filled: a batch of one) finds nothing and sleeps, and our caller may be
     // finish()/yield/a block, which go on to run the activity taken first, not the idle
     // loop's chained notify. So the caller notifies when the result is non-zero (Pick::
-    // refilled; ws/dispatch.cpp pick_next_local): park.hpp's waker half after the pushes.
+    // refilled; Scheduler<A>::pick_next): park.hpp's waker half after the pushes.
     std::uint32_t refill(Local& self) {
         std::uint32_t moved = 0;
         while (moved < kGlobalBatch) {
@@ -199,7 +221,7 @@ class WorkStealingPolicyT {
     std::unique_ptr<Local[]> locals_;
 };
 
-using WorkStealingPolicy = WorkStealingPolicyT<>;
-static_assert(LocalSchedulingPolicy<WorkStealingPolicy>);
+using WsRingAlgorithm = WsRingAlgorithmT<>;
+static_assert(coop::internal::Algorithm<WsRingAlgorithm>);
 
 }  // namespace coop::ws

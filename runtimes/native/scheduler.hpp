@@ -18,7 +18,7 @@
 //   kind, no out-of-line call into the scheduler on the switch path); the idle loop
 //   (worker.cpp) is instantiated per algorithm as a whole. Off the hot path (timers, the
 //   inbox, join's finalizer, stats) SchedulerCore's awakened / has_ready / stats do the same
-//   branch. docs/scheduler-refactor-status.md: compiling the runtime once per algorithm
+//   branch. docs/scheduler-roadmap.md: compiling the runtime once per algorithm
 //   removes this last branch.
 // - Parking: the same for every algorithm (park.hpp, models/park_notify.pml): suspend passes
 //   the parker's re-check "A::has_ready(), or more_work" to it; the algorithms never wake

@@ -70,6 +70,11 @@ void print_list(bool as_json) {
             for (auto& [plan, g] : info.plans) jw["plans"].push_back(plan);
             j["workloads"].push_back(jw);
         }
+        // The build's external backends whose manifest could not be used (their program not
+        // built, most often): names, manifests and reasons.
+        j["left_out"] = nlohmann::json::array();
+        for (auto& l : left_out_backends())
+            j["left_out"].push_back({{"name", l.name}, {"manifest", l.manifest}, {"reason", l.reason}});
         std::cout << j.dump(2) << "\n";
         return;
     }
@@ -100,6 +105,10 @@ void print_list(bool as_json) {
             }
             std::cout << "\n";
         }
+    }
+    if (!left_out_backends().empty()) {
+        std::cout << "\nLeft out (" << left_out_backends().size() << "): the build's external backends that cannot run\n";
+        for (auto& l : left_out_backends()) std::cout << "  " << l.name << "  — " << l.reason << "\n      manifest " << l.manifest << "\n";
     }
     std::cout << "\nWorkloads (" << reg.workloads().size() << "):\n";
     for (auto& [n, w] : reg.workloads()) {

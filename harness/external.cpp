@@ -111,30 +111,60 @@ std::string last_line(const std::string& text) {
 
 std::string shorten(std::string s) { return s.size() > 200 ? s.substr(0, 200) + "..." : s; }
 
-// manifests — every manifest file to load, in order: the build's, then $COOPBENCH_BACKENDS.
-std::vector<std::string> manifests() {
-    std::vector<std::string> places;
+// Manifest — one manifest file to load, and whether it is one of the build's own.
+struct Manifest {
+    std::string path;
+    bool from_build = false;
+};
+
+// build_manifest_dir — the folder of the build's manifests: $COOPBENCH_BUILD_BACKENDS when
+// set (a driver copied or installed away from its build tree, or a test's own folder), else
+// the build's <build>/backends, else none.
+std::string build_manifest_dir() {
+    if (const char* env = std::getenv("COOPBENCH_BUILD_BACKENDS")) return env;
 #ifdef COOPBENCH_EXTERNAL_DIR
-    places.push_back(COOPBENCH_EXTERNAL_DIR);
+    return COOPBENCH_EXTERNAL_DIR;
+#else
+    return {};
 #endif
+}
+
+// manifests — every manifest file to load, in order: the build's, then $COOPBENCH_BACKENDS.
+std::vector<Manifest> manifests() {
+    std::vector<Manifest> places;
+    if (auto build = build_manifest_dir(); !build.empty()) places.push_back({build, true});
     if (const char* env = std::getenv("COOPBENCH_BACKENDS"))
-        for (auto& p : split_list(env, ':')) places.push_back(p);
-    std::vector<std::string> files;
+        for (auto& p : split_list(env, ':')) places.push_back({p, false});
+    std::vector<Manifest> files;
     for (auto& p : places) {
         std::error_code ec;
-        if (fs::is_directory(p, ec)) {
+        if (fs::is_directory(p.path, ec)) {
             std::vector<std::string> here;
-            for (auto& e : fs::directory_iterator(p, ec))
+            for (auto& e : fs::directory_iterator(p.path, ec))
                 if (e.path().extension() == ".json") here.push_back(e.path().string());
             std::sort(here.begin(), here.end());
-            files.insert(files.end(), here.begin(), here.end());
-        } else if (fs::exists(p, ec)) {
+            for (auto& f : here) files.push_back({f, p.from_build});
+        } else if (fs::exists(p.path, ec)) {
             files.push_back(p);
-        } else if (std::getenv("COOPBENCH_BACKENDS") && p != places.front()) {
-            std::fprintf(stderr, "coopbench: COOPBENCH_BACKENDS names %s, which does not exist\n", p.c_str());
+        } else if (!p.from_build) {
+            std::fprintf(stderr, "coopbench: COOPBENCH_BACKENDS names %s, which does not exist\n", p.path.c_str());
         }
     }
     return files;
+}
+
+std::vector<LeftOutBackend>& left_out() {
+    static std::vector<LeftOutBackend> v;
+    return v;
+}
+
+// manifest_name — the "name" a manifest declares, or its file name without .json when it
+// declares none that can be read.
+std::string manifest_name(const std::string& path) {
+    std::ifstream in(path);
+    const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("name") && j.at("name").is_string()) return j.at("name").get<std::string>();
+    return fs::path(path).stem().string();
 }
 
 }  // namespace
@@ -286,10 +316,28 @@ void load_external_backends() {
     std::call_once(once, [] {
         // The C++ backends' workloads register at static initialisation; external ones
         // can only run workloads the harness knows.
-        for (auto& path : manifests())
-            if (auto why = load_manifest(path))
-                std::fprintf(stderr, "coopbench: external backend %s left out: %s\n", path.c_str(), why->c_str());
+        // A manifest named by $COOPBENCH_BACKENDS is the user's: one that cannot be used is
+        // said at once. The build's own manifests are written at configure time, before their
+        // programs are built (a build of some targets only, e.g. the tests, leaves them
+        // unbuilt): saying so on every command would add a line to every message, bad input's
+        // one line included. They are said where they matter: `coopbench list`, a sweep of
+        // every backend, and `-b NAME` naming one (harness/plan.cpp).
+        for (auto& m : manifests())
+            if (auto why = load_manifest(m.path)) {
+                if (m.from_build)
+                    left_out().push_back({manifest_name(m.path), m.path, *why});
+                else
+                    std::fprintf(stderr, "coopbench: external backend %s left out: %s\n", m.path.c_str(), why->c_str());
+            }
     });
+}
+
+const std::vector<LeftOutBackend>& left_out_backends() { return left_out(); }
+
+const LeftOutBackend* left_out_backend(const std::string& name) {
+    for (auto& l : left_out())
+        if (l.name == name) return &l;
+    return nullptr;
 }
 
 const ExternalBackend* external_backend(const std::string& name) {

@@ -7,7 +7,8 @@
 //
 // ("program" relative to the manifest's folder, or absolute). The driver reads manifests
 // from <build>/backends/*.json (written at configure time by coopbench_add_external_backend()
-// in CMake) and from every file or folder in $COOPBENCH_BACKENDS (colon-separated). For each
+// in CMake; $COOPBENCH_BUILD_BACKENDS names another folder instead) and from every file or
+// folder in $COOPBENCH_BACKENDS (colon-separated). For each
 // it runs `program args... --list` once, which prints one JSON line:
 //
 //   {"protocol": 1, "workloads": ["create", ...], "context": {"go_version": "go1.19.8", ...}}
@@ -56,8 +57,21 @@ struct ExternalBackend {
 };
 
 // load_external_backends — register every external backend found (see the file comment);
-// once per process. A manifest that cannot be used is left out with one line on stderr.
+// once per process. A manifest of $COOPBENCH_BACKENDS that cannot be used is left out with
+// one line on stderr; one of the build's (<build>/backends, or $COOPBENCH_BUILD_BACKENDS)
+// is left out quietly and kept in left_out_backends(): its program may simply not be built
+// yet, and `coopbench list`, a sweep of every backend and `-b NAME` say so.
 void load_external_backends();
+
+// LeftOutBackend — a build's manifest that load_external_backends() could not use.
+struct LeftOutBackend {
+    std::string name;      // the manifest's "name" (else its file name)
+    std::string manifest;  // its path
+    std::string reason;    // why it was left out (e.g. its program is not built)
+};
+const std::vector<LeftOutBackend>& left_out_backends();
+// left_out_backend — the left-out build manifest called `name`, or nullptr.
+const LeftOutBackend* left_out_backend(const std::string& name);
 
 // load_manifest — register the backend of one manifest; the reason when it cannot.
 std::optional<std::string> load_manifest(const std::string& path);

@@ -144,7 +144,11 @@ std::vector<const BackendEntry*> select_backends(const Registry& reg, const Swee
                     if (std::find(backends.begin(), backends.end(), &b) == backends.end()) backends.push_back(&b);
                     found = true;
                 }
-            if (!found) throw UsageError("unknown backend '" + name + "'" + closest(name, all_backend_names));
+            if (!found) {
+                if (const LeftOutBackend* l = left_out_backend(name))
+                    throw UsageError("backend '" + name + "' is left out: " + l->reason + " (manifest " + l->manifest + ")");
+                throw UsageError("unknown backend '" + name + "'" + closest(name, all_backend_names));
+            }
         }
     }
     return backends;

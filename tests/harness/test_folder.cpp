@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/cli.hpp"
@@ -392,4 +393,68 @@ TEST(Folder, ReplyReaderKeepsTheLastLineWithABound) {
         feed(endless, "{\"ok\":3}\n" + std::string(100, 'z'), chunk);  // still writing when it ended
         EXPECT_TRUE(endless.too_long()) << chunk;
     }
+}
+
+// The build's manifests are written at configure time, before their programs are built: a
+// build of the tests only leaves go's and tokio's programs unbuilt. Such a backend is left
+// out quietly (before: a "left out" line on every command, bad input's one line included),
+// and said where it matters: `list`, a sweep of every backend, and `-b` naming it.
+TEST(Folder, AnUnbuiltProgramOfTheBuildIsSaidWhereItMatters) {
+    const auto manifests = fresh_dir("build-backends");
+    fs::create_directories(manifests);
+    {
+        std::ofstream m(manifests / "ghost.json");
+        m << R"({"name": "ghost", "program": ")" << (manifests / "not-built").string() << R"("})" << "\n";
+    }
+    const std::map<std::string, std::string> env = {{"COOPBENCH_BUILD_BACKENDS", manifests.string()}};
+    auto run = [&](const std::vector<std::string>& args) {
+        testing::internal::CaptureStdout();
+        testing::internal::CaptureStderr();
+        const int rc = coopbench::test::cli_in_child(args, env);
+        std::string out = testing::internal::GetCapturedStdout();
+        return std::tuple<int, std::string, std::string>{rc, out, testing::internal::GetCapturedStderr()};
+    };
+    {
+        auto [rc, out, err] = run({"run", "-w", "creat"});  // bad input: one line, its own
+        EXPECT_EQ(rc, 2);
+        EXPECT_EQ(lines_of(err), 1u) << err;
+        EXPECT_EQ(err.find("left out"), std::string::npos) << err;
+    }
+    {
+        auto [rc, out, err] = run({"run", "--dry-run", "-b", "pthreads", "-w", "create", "-p", "N=10"});
+        EXPECT_EQ(rc, 0) << err;
+        EXPECT_EQ(err.find("ghost"), std::string::npos) << err;
+    }
+    {
+        auto [rc, out, err] = run({"run", "-b", "ghost", "-w", "create"});  // named: why it cannot run
+        EXPECT_EQ(rc, 2);
+        EXPECT_EQ(lines_of(err), 1u) << err;
+        EXPECT_NE(err.find("backend 'ghost' is left out: program " + (manifests / "not-built").string() + " is not executable"),
+                  std::string::npos)
+            << err;
+    }
+    {
+        auto [rc, out, err] = run({"list"});
+        EXPECT_EQ(rc, 0);
+        EXPECT_TRUE(err.empty()) << err;
+        EXPECT_NE(out.find("Left out (1)"), std::string::npos) << out;
+        EXPECT_NE(out.find("  ghost  — program "), std::string::npos) << out;
+    }
+    {
+        auto [rc, out, err] = run({"list", "--json"});
+        EXPECT_EQ(rc, 0);
+        const auto j = nlohmann::json::parse(out);
+        ASSERT_EQ(j.at("left_out").size(), 1u) << out;
+        EXPECT_EQ(j.at("left_out")[0].at("name"), "ghost");
+        EXPECT_NE(j.at("left_out")[0].at("reason").get<std::string>().find("not executable"), std::string::npos);
+    }
+    {
+        // A sweep of every backend says once that ghost is not among them.
+        const auto dir = fresh_dir("every-backend");
+        auto [rc, out, err] = run({"run", "-w", "create", "-p", "N=10", "-P", "1", "-W", "0", "-I", "1", "-q", "--out", dir.string()});
+        EXPECT_TRUE(rc == 0 || rc == 3) << err;
+        EXPECT_NE(err.find("coopbench: note: external backend ghost left out: program"), std::string::npos) << err;
+        fs::remove_all(dir);
+    }
+    fs::remove_all(manifests);
 }

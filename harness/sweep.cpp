@@ -3,6 +3,7 @@
 #include <regex.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -95,6 +96,32 @@ std::string clock_text(double secs) {
     if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
     else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
     return buf;
+}
+
+// progress_text — the live progress line, at most `columns` - 1 characters: a longer line
+// wraps on a terminal, and "\r" then returns to its last row only, leaving the rows above
+// behind. The point's id gives way first (its middle), then the end of the line.
+std::string progress_text(const std::string& counter, const std::string& which, const std::string& tally,
+                          std::size_t columns) {
+    const std::size_t room = columns > 1 ? columns - 1 : 79;
+    const std::size_t fixed = counter.size() + 1 + 2 + tally.size();
+    std::string w = which;
+    if (fixed + w.size() > room && room >= fixed + 12) {
+        const std::size_t keep = room - fixed - 3;
+        w.assign(which, 0, keep / 2);
+        w.append("...");
+        w.append(which, which.size() - (keep - keep / 2), std::string::npos);
+    }
+    std::string line = counter + " " + w + "  " + tally;
+    if (line.size() > room) line.resize(room);
+    return line;
+}
+
+// terminal_columns — the width of the terminal on `fd`, or 80 when it does not say.
+std::size_t terminal_columns(int fd) {
+    winsize ws{};
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
 }
 
 void write_file(const fs::path& p, const std::string& text) {
@@ -317,6 +344,24 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         bool said_noisy = false;
         PointLine line;
         for (int rep : t.reps) {
+            if (progress) {
+                // One live line, rewritten in place, naming the fork that runs now (a point
+                // may run for minutes: the line must not name the one before). No newline:
+                // the point's result line, the next fork's progress or the summary replaces it.
+                const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                const std::string left =
+                    measured == 0 ? std::string("?")
+                                  : clock_text(el / static_cast<double>(measured) * static_cast<double>(total - measured));
+                std::string which = p->id();
+                if (opts.request.repetitions > 1)
+                    which += " (repetition " + std::to_string(rep + 1) + " of " + std::to_string(opts.request.repetitions) + ")";
+                std::string tally = "elapsed " + clock_text(el) + ", ~" + left + " left";
+                if (failed) tally += ", " + std::to_string(failed) + " failed";
+                char counter[48];
+                std::snprintf(counter, sizeof counter, "[%zu/%zu]", measured + 1, total);
+                std::fprintf(stderr, "\r\033[K%s",
+                             progress_text(counter, which, tally, terminal_columns(STDERR_FILENO)).c_str());
+            }
             ForkResult fork;
             fork.point = p;
             fork.family = b->family;
@@ -353,14 +398,6 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
                 if (progress) std::fprintf(stderr, "\r\033[K");
                 std::printf("%-*s  %s\n", static_cast<int>(id_width), p->id().c_str(), line.text(fork.unit).c_str());
                 std::fflush(stdout);
-            }
-            if (progress) {
-                // One live line, rewritten in place (no newline: the next point's line or the
-                // summary replaces it).
-                double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                double left = el / static_cast<double>(measured) * static_cast<double>(total - measured);
-                std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s  elapsed %s, ~%s left", measured, total, p->id().c_str(),
-                             ok ? "ok" : "FAILED", clock_text(el).c_str(), clock_text(left).c_str());
             }
         }
     }

@@ -4,6 +4,9 @@
 // benchmark.json is valid JSON after every fork, and the command line refuses values that
 // would fail later (inf/nan seconds, absurd sizes, empty lists, conflicting repetitions).
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -457,4 +460,118 @@ TEST(Folder, AnUnbuiltProgramOfTheBuildIsSaidWhereItMatters) {
         fs::remove_all(dir);
     }
     fs::remove_all(manifests);
+}
+
+namespace {
+
+// on_terminal — `coopbench ARGS...` in a child whose stdout and stderr are a terminal (a
+// pseudo-terminal `columns` wide); its exit code and every byte it wrote there. A child
+// silent for 120 s is killed (the test then fails instead of hanging).
+std::pair<int, std::string> on_terminal(const std::vector<std::string>& args, unsigned short columns) {
+    winsize ws{};
+    ws.ws_row = 24;
+    ws.ws_col = columns;
+    int master = -1;
+    std::fflush(nullptr);
+    const pid_t pid = forkpty(&master, nullptr, nullptr, &ws);
+    if (pid == 0) _exit(coopbench::test::cli_here(args));
+    if (pid < 0) return {-1, "forkpty failed"};
+    std::string bytes;
+    char buf[4096];
+    for (;;) {
+        pollfd p{master, POLLIN, 0};
+        if (poll(&p, 1, 120000) <= 0) {
+            kill(pid, SIGKILL);
+            bytes += "\n[the child wrote nothing for 120 s: killed]";
+            break;
+        }
+        const ssize_t n = read(master, buf, sizeof buf);
+        if (n <= 0) break;  // EIO: the child closed the terminal (it exited)
+        bytes.append(buf, static_cast<std::size_t>(n));
+    }
+    close(master);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, bytes};
+}
+
+// screen — the lines a reader sees after `bytes` reached a terminal `columns` wide that wraps
+// long lines: "\r" returns to the start of the row, "\033[K" erases to its end; rows joined
+// by a wrap are one line again.
+std::vector<std::string> screen(const std::string& bytes, std::size_t columns) {
+    std::vector<std::string> rows(1);
+    std::vector<bool> wrapped(1, false);  // row i continues row i-1
+    std::size_t col = 0;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        const char c = bytes[i];
+        if (c == '\r') {
+            col = 0;
+        } else if (c == '\n') {
+            rows.emplace_back();
+            wrapped.push_back(false);
+            col = 0;
+        } else if (c == '\033' && bytes.compare(i, 3, "\033[K") == 0) {
+            rows.back().resize(std::min(rows.back().size(), col));
+            i += 2;
+        } else {
+            if (col == columns) {  // the terminal wraps
+                rows.emplace_back();
+                wrapped.push_back(true);
+                col = 0;
+            }
+            std::string& r = rows.back();
+            if (r.size() <= col) r.resize(col + 1, ' ');
+            r[col++] = c;
+        }
+    }
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (wrapped[i] && !lines.empty()) lines.back() += rows[i];
+        else lines.push_back(rows[i]);
+    }
+    while (!lines.empty() && lines.back().empty()) lines.pop_back();
+    return lines;
+}
+
+}  // namespace
+
+// On a terminal: one live progress line on stderr naming the fork that runs now, erased
+// before each point's result line and before the summary, and never wider than the terminal
+// (a wrapped line cannot be erased by "\r": its first rows stayed on the screen, glued to
+// the output after them). Before: the line named the fork that had ended and was as long as
+// the point's id made it.
+TEST(Folder, OnATerminalOneLiveProgressLineAndOneResultLinePerPoint) {
+    const auto dir = fresh_dir("tty");
+    const unsigned short columns = 40;
+    auto [rc, bytes] = on_terminal({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20", "-W", "0", "-I", "1",
+                                    "--out", dir.string()},
+                                   columns);
+    ASSERT_EQ(rc, 0) << bytes;
+    const auto lines = screen(bytes, columns);
+    std::string seen;
+    for (auto& l : lines) seen += l + "\n";
+    std::size_t results = 0;
+    for (auto& l : lines) {
+        EXPECT_EQ(l.find("elapsed"), std::string::npos) << "a progress line left on the screen:\n" << seen;
+        EXPECT_EQ(l.find("[1/"), std::string::npos) << "a progress line left on the screen:\n" << seen;
+        if (l.rfind("pthreads/create/N=", 0) == 0) {
+            ++results;
+            EXPECT_NE(l.find(" ns/thread  ["), std::string::npos) << seen;
+        }
+    }
+    EXPECT_EQ(results, 2u) << seen;
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines.back().rfind("coopbench: 2 forks (0 failed", 0), 0u) << seen;
+    // The live line was there, named the fork about to run, and fit the terminal.
+    const auto first_progress = bytes.find("\033[K[1/2] ");
+    const auto first_result = bytes.find("pthreads/create/N=10/P=");
+    ASSERT_NE(first_progress, std::string::npos) << bytes;
+    ASSERT_NE(first_result, std::string::npos) << bytes;
+    EXPECT_LT(first_progress, first_result) << "the progress line must name the fork that runs, before its result";
+    for (std::size_t at = bytes.find("\033[K["); at != std::string::npos; at = bytes.find("\033[K[", at + 1)) {
+        const std::size_t end = bytes.find_first_of("\r\n", at);
+        const std::size_t visible = (end == std::string::npos ? bytes.size() : end) - (at + 3);
+        EXPECT_LT(visible, static_cast<std::size_t>(columns)) << bytes.substr(at + 3, visible);
+    }
+    fs::remove_all(dir);
 }

@@ -336,8 +336,11 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     if (!opts.quiet)
         std::fprintf(stderr, "coopbench: %zu forks of %zu points -> %s (the machine and the sweep: context.json there)\n", total,
                      todo.size(), opts.out.c_str());
-    std::size_t id_width = 0;
-    for (auto& t : todo) id_width = std::max(id_width, t.point->id().size());
+    // The result lines' columns line up within a workload: its ids are alike in length,
+    // while one workload with many parameters (abortable-lock: 100 characters) would push
+    // every other workload's numbers far right.
+    std::map<std::string, std::size_t> id_width;
+    for (auto& t : todo) id_width[t.point->workload] = std::max(id_width[t.point->workload], t.point->id().size());
     for (auto& t : todo) {
         const Point* p = t.point;
         const BackendEntry* b = reg.backend(p->backend);
@@ -396,7 +399,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             if (lines && rep == t.reps.back()) {
                 // The point's one line (stdout), above the live progress line (stderr).
                 if (progress) std::fprintf(stderr, "\r\033[K");
-                std::printf("%-*s  %s\n", static_cast<int>(id_width), p->id().c_str(), line.text(fork.unit).c_str());
+                std::printf("%-*s  %s\n", static_cast<int>(id_width[p->workload]), p->id().c_str(), line.text(fork.unit).c_str());
                 std::fflush(stdout);
             }
         }

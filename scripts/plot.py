@@ -301,15 +301,16 @@ def generic_items(res, figdir: Path, known: set) -> list:
     out, unswept = [], []
     for w in sorted(set(res.df["workload"].unique()) - known):
         df = res.df[res.df["workload"] == w]
-        swept = [c for c in _param_cols(df) if pd_numeric(df[c]).nunique() > 1 and (pd_numeric(df[c]) > 0).any()]
+        swept = [c for c in _param_cols(df) if pd_numeric(df[c]).nunique() > 1]
         title = f"{w} — a generic figure (no module in scripts/figures/ knows this workload)"
         if not swept:
             unswept.append(w)
             continue
         x = swept[0]
         unit = next((u for u in df["unit"] if u), "value")
+        # x on a log axis unless the parameter takes 0 or a negative value (a channel's C=0).
         fig, _ = cr.line_figure([{"df": df, "ylabel": f"{w} [{unit}]"}], x, xlabel=x[len("param."):],
-                                suptitle=f"{w} (generic figure)")
+                                suptitle=f"{w} (generic figure)", xscale="auto")
         cr.add_caption(fig, res.context, df)
         files = cr.save_figure(fig, figdir, f"generic_{''.join(ch if ch.isalnum() or ch in '-_' else '_' for ch in w)}")
         out.append({"title": title, "files": files, "workloads": [w],

@@ -79,7 +79,7 @@ def _series_name(cols, key) -> str:
 
 
 def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale: str = "auto", title: str = "",
-               legend: bool = True, cold: bool = False, which: str = "warm"):
+               legend: bool = True, cold: bool = False, which: str = "warm", xscale: str = "log"):
     """plot_lines — draw one workload's points on ax: one line per series (see series_labels).
 
     Each line is the median of the timed iterations of all forks (which="warm", coopbench.stats),
@@ -90,7 +90,9 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     with many lines draw cold in panels of their own instead (line_figure). A point with no ok
     value is drawn as an 'x' in the series' colour at the height of the series' nearest ok
     median (or in the middle of the axis when the series has none); an axis with no ok value
-    at all shows no numbers. x is always logarithmic; yscale "log", "linear" or "auto" (log when
+    at all shows no numbers. xscale "log" (the default: sizes spanning decades; a point whose x is
+    not positive cannot be drawn there and is left to report.md's tables), "linear", or "auto"
+    (log unless some x is 0 or negative, e.g. a channel's capacity C=0); yscale "log", "linear" or "auto" (log when
     the medians span a factor of 10 or more). The y axis ends at a labelled tick at or above the
     top median. legend: a legend below the axes (False: leave it to the caller, e.g. one legend
     for several panels via legend_entries). Returns the number of failed points.
@@ -99,7 +101,12 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
 
     d = df.copy()
     d[x] = pd.to_numeric(d[x], errors="coerce")
-    d = d[d[x] > 0]  # log x: a non-positive x cannot be drawn (it still appears in report.md's tables)
+    if xscale == "auto":
+        xscale = "log" if bool((d[x].dropna() > 0).all()) else "linear"
+    if xscale == "log":
+        d = d[d[x] > 0]  # log x: a non-positive x cannot be drawn (it still appears in report.md's tables)
+    else:
+        d = d[d[x].notna()]
     cols = series_labels(d, x)
     procs = sorted(d["processors"].dropna().unique())
     hosts = sorted(d["host"].unique()) if "host" in cols else []
@@ -108,9 +115,20 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     all_medians = []
     bands = []  # (x, y) corners of the interval bands, so that the axis limits include them
     both = cold and which == "warm" and bool((d["iteration"] > 0).any())  # a cold line only where warm differs
+    # Lines of one backend that differ by another parameter (K, T, ...) share its colour: they
+    # get a line style of their own (a marker of their own when P already takes the styles).
+    extra = [i for i, c in enumerate(cols) if c.startswith("param.")]
+    extras = sorted({tuple(str(k[i]) for i in extra) for k in d.groupby(cols, sort=True).groups}) if extra else []
     for key, g in d.groupby(cols if len(cols) > 1 else cols[0], sort=True):
         key = key if isinstance(key, tuple) else (key,)
         style = backend_style(key[0], backends)
+        if extra:
+            e = extras.index(tuple(str(key[i]) for i in extra))
+            if "processors" in cols:
+                style["marker"] = _HOST_MARKERS[(_HOST_MARKERS.index(style["marker"]) + e) % len(_HOST_MARKERS)
+                                                if style.get("marker") in _HOST_MARKERS else e % len(_HOST_MARKERS)]
+            else:
+                style["linestyle"] = _P_LINESTYLES[e % len(_P_LINESTYLES)]
         if "processors" in cols:
             p = key[cols.index("processors")]
             style["linestyle"] = _P_LINESTYLES[procs.index(p) % len(_P_LINESTYLES)]
@@ -132,7 +150,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     if yscale == "auto":
         pos = [m for m in all_medians + sibling_medians if m > 0]
         yscale = "log" if pos and max(pos) / min(pos) >= 10 else "linear"
-    ax.set_xscale("log")
+    ax.set_xscale(xscale)
     ax.set_yscale(yscale)
     no_values = not all_medians and not sibling_medians
     if no_values:
@@ -173,7 +191,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         ax.yaxis.set_major_formatter(FuncFormatter(compact_number))
     if not no_values:
         _top_at_a_tick(ax, all_medians + sibling_medians)
-    ax.set_xlabel(xlabel + " (log)")
+    ax.set_xlabel(xlabel + (" (log)" if xscale == "log" else ""))
     ax.set_ylabel(ylabel + (" (log)" if yscale == "log" and not no_values else ""))
     if title:
         ax.set_title(title, fontsize=10)
@@ -262,7 +280,7 @@ FIG_WIDTH = 7.3  # inches: 1,095 px at save_figure's 150 dpi, caption and legend
 
 
 def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool = False, max_lines: int = 8,
-                yscale: str = "auto"):
+                yscale: str = "auto", xscale: str = "log"):
     """line_figure — (fig, failed): small multiples of plot_lines, one legend below them all.
 
     panels: [{"title", "df", "ylabel", optional "yscale"}] — one per quantity (Fig. 9: local and
@@ -270,7 +288,8 @@ def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool =
     lines; with cold=True and warm iterations in the rows, every panel gets a cold twin beside
     it (iteration 0 of each fork: the first run in a fresh process), so warm and cold lines
     never overlap. The panels of one quantity share their y axis (and all the x axis); two
-    columns at most, FIG_WIDTH inches wide. The caller adds the caption (add_caption) and saves.
+    columns at most, FIG_WIDTH inches wide. xscale as plot_lines's (one for every panel: they
+    share the x axis). The caller adds the caption (add_caption) and saves.
     """
     import matplotlib.pyplot as plt
 
@@ -308,11 +327,14 @@ def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool =
             vals = _point_medians(p["df"], x)
             s = "log" if len(vals) and vals.max() / vals.min() >= 10 else "linear"
         scale_of[q] = s
+    if xscale == "auto":
+        xs = pd.concat([pd.to_numeric(p["df"][x], errors="coerce") for p in panels]).dropna()
+        xscale = "log" if bool((xs > 0).all()) else "linear"
     failed = 0
     # Draw the quantity's panels last to first, so that the first (top-left) one settles the shared limits.
     for ax, (t, rows, which, ylabel, _, q) in reversed(list(zip(flat, cells))):
         failed += plot_lines(ax, rows, x, xlabel=xlabel, ylabel=ylabel, yscale=scale_of[q], title=t, legend=False,
-                             which=which)
+                             which=which, xscale=xscale)
     if suptitle:
         fig.suptitle(suptitle, fontsize=11)
     fig.tight_layout()
@@ -383,14 +405,15 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
     timed = df[df["phase"] == "measure"].groupby(["point", "repetition"]).size()
     i = int(timed.max()) if len(timed) else 0
     procs = sorted(df["processors"].dropna().unique())
-    on = f"P={compact_number(procs[0])} processors; " if len(procs) == 1 else ""
+    on = f"P={compact_number(procs[0])} processor{'' if procs[0] == 1 else 's'}; " if len(procs) == 1 else ""
     fixed = fixed_parameters(df)
     on += f"fixed: {fixed}; " if fixed else ""
     if bool((df["iteration"] > 0).any()):
-        what = (f"up to {f} forks × {i} timed iterations; line: median of the timed iterations (warm)"
+        what = (f"up to {f} fork{'' if f == 1 else 's'} × {i} timed iteration{'' if i == 1 else 's'}; "
+                "line: median of the timed iterations (warm)"
                 + ("; cold: iteration 0 of each fork (a fresh process)" if cold else ""))
     else:
-        what = f"up to {f} fork(s), one cold run each (iteration 0); line: median over the forks"
+        what = f"up to {f} fork{'' if f == 1 else 's'}, one cold run each (iteration 0); line: median over the forks"
     bands = f"; band: {LEVEL:.0%} bootstrap interval of the median ({RESAMPLES} resamples)" if band else ""
     noisy = df[df["noisy"]]["point"].nunique()
     tail = f"; {noisy} noisy point(s) (machine busy; marked in report.md)" if noisy else ""

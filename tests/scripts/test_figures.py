@@ -259,6 +259,60 @@ class GenericFigureTest(TempDirCase):
         self.assertFalse((d / "figures" / "generic_create.png").exists())
 
 
+    def test_a_parameter_that_takes_zero_is_drawn_on_a_linear_axis(self):
+        # A channel's capacity C=0 (synchronous) is its most telling value: on a log axis it
+        # vanished from the generic figure without a word.
+        import csv
+        d = synthetic.make_results(self.tmp / "run", backends=("native",), processors=(1,))
+        with open(d / "results.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            if r["workload"] == "mystery" and r["param.M"] == "1":
+                r["param.M"] = "0"
+                r["point"] = r["point"].replace("/M=1/", "/M=0/")
+        with open(d / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        res = coopbench.load(d)
+        plot = importlib.util.spec_from_file_location("test_fig_plot", SCRIPTS / "plot.py")
+        mod = importlib.util.module_from_spec(plot)
+        plot.loader.exec_module(mod)
+        with captured_figures() as figs:
+            mod.generic_items(res, self.tmp / "out", {"create", "switch", "lock-local", "lock-global"})
+        self.assertEqual(len(figs), 1)
+        ax = [a for a in figs[0].axes if a.get_lines()][0]
+        self.assertEqual(ax.get_xscale(), "linear")
+        xs = {x for ln in ax.get_lines() if not ln.get_label().startswith("_") for x in ln.get_xdata()}
+        self.assertIn(0, xs)
+        self.assertNotIn("(log)", ax.get_xlabel())
+
+    def test_lines_of_one_backend_are_told_apart(self):
+        # The generic figure draws a line per backend and per other parameter (mystery's mode):
+        # two lines of one backend in one colour, style and marker could not be told apart.
+        d = synthetic.make_results(self.tmp / "run", backends=("native",), processors=(1,))
+        res = coopbench.load(d)
+        plot = importlib.util.spec_from_file_location("test_fig_plot2", SCRIPTS / "plot.py")
+        mod = importlib.util.module_from_spec(plot)
+        plot.loader.exec_module(mod)
+        with captured_figures() as figs:
+            mod.generic_items(res, self.tmp / "out", {"create", "switch", "lock-local", "lock-global"})
+        ax = [a for a in figs[0].axes if a.get_lines()][0]
+        looks = {ln.get_label(): (ln.get_linestyle(), ln.get_marker()) for ln in ax.get_lines()
+                 if not ln.get_label().startswith("_") and len(ln.get_xdata())}
+        self.assertEqual(sorted(looks), ["native mode=a", "native mode=b"])
+        self.assertNotEqual(looks["native mode=a"], looks["native mode=b"])
+
+    def test_one_fork_is_not_forks(self):
+        d = synthetic.make_results(self.tmp / "run", workloads=("switch",), repetitions=1, warmup=1, iterations=3)
+        note = coopbench.figure_note(coopbench.load(d).df)
+        self.assertIn("up to 1 fork × 3 timed iterations", note)
+        cold = synthetic.make_results(self.tmp / "cold", workloads=("switch",), repetitions=1, processors=(1,))
+        note = coopbench.figure_note(coopbench.load(cold).df)
+        self.assertIn("P=1 processor; ", note)
+        self.assertIn("up to 1 fork, one cold run", note)
+
+
 class GarbageRowTest(TempDirCase):
     def _garbage(self, d):
         lines = (d / "results.csv").read_text().splitlines(keepends=True)

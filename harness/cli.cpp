@@ -13,6 +13,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "harness/external.hpp"
@@ -212,16 +213,43 @@ SweepOptions resume_options(const std::string& dir, const std::vector<std::strin
     ss << in.rdbuf();
     const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
     if (j.is_object() && j.contains("merged_from")) {
-        std::string shards, first;
+        // The shards merged (their folders), and those an incomplete merge never had: each
+        // needs its own run (--shard I/N, into shard-I-of-N beside the others), and the new
+        // merge must name its folder too.
+        std::string shards, first, never;
+        std::set<unsigned> merged;
+        unsigned count = 0;
         if (j["merged_from"].is_array())
-            for (auto& m : j["merged_from"])
-                if (m.is_object() && m.contains("dir") && m["dir"].is_string()) {
+            for (auto& m : j["merged_from"]) {
+                if (!m.is_object()) continue;
+                if (m.contains("dir") && m["dir"].is_string()) {
                     shards += (shards.empty() ? "" : " ") + m["dir"].get<std::string>();
                     if (first.empty()) first = m["dir"].get<std::string>();
                 }
+                unsigned i = 0, n = 0;
+                if (m.contains("shard") && m["shard"].is_string() &&
+                    std::sscanf(m["shard"].get<std::string>().c_str(), "%u/%u", &i, &n) == 2 && i < n) {
+                    merged.insert(i);
+                    count = n;
+                }
+            }
+        if (count > 0 && !first.empty()) {
+            std::ifstream cin(std::filesystem::path(dir) / "context.json");
+            const auto ctx = nlohmann::json::parse(cin, nullptr, /*allow_exceptions=*/false);
+            const std::string command = ctx.is_object() ? ctx.value("coopbench_command", std::string()) : std::string();
+            const auto parent = std::filesystem::path(first).parent_path();
+            for (unsigned i = 0; i < count; ++i) {
+                if (merged.count(i)) continue;
+                const std::string folder =
+                    (parent / ("shard-" + std::to_string(i) + "-of-" + std::to_string(count))).string();
+                never += (never.empty() ? "" : "; ") + rerun_command(command, i, count);
+                shards += " " + folder;
+            }
+        }
         throw UsageError("cannot resume " + dir + ": it is a merge of shard folders; finish each shard (coopbench run --resume " +
-                         (first.empty() ? std::string("SHARD_DIR") : first) +
-                         ", ...) and merge them again into a new folder: coopbench merge NEW_DIR " +
+                         (first.empty() ? std::string("SHARD_DIR") : first) + ", ...)" +
+                         (never.empty() ? std::string() : ", run each shard it lacks (" + never + ")") +
+                         " and merge them again into a new folder: coopbench merge NEW_DIR " +
                          (shards.empty() ? std::string("SHARD_DIR...") : shards));
     }
     SweepOptions o;
@@ -270,7 +298,7 @@ int cli_main(int argc, char** argv) {
     run->add_option("--workloads,-w", workloads, "comma-separated workloads (default: all of the plan)");
     run->add_option("--plan", plan, "a named sweep plan: tiny, quick, paper, ... (see `coopbench list`)");
     run->add_option("--param,-p", params, "NAME=v1,v2,... sweep a parameter (repeatable; 1e6 and 10^6 accepted)");
-    run->add_option("--processors,-P", processors, "comma-separated processor counts (default: the plan's, else all)");
+    run->add_option("--processors,-P", processors, "comma-separated processor counts (default: the plan's, else one P: every core this process may use)");
     run->add_option("--repetitions,-r", repetitions, "repetitions of every point (default 1)");
     run->add_option("--warmup,-W", warmup,
                     "untimed warm-up iterations in each fork (default: each point's, 1 for micro points; "

@@ -166,23 +166,6 @@ void check_same_sweep(const ShardDir& a, const ShardDir& b) {
                          "or fix the sizes with --processors and --param");
 }
 
-// rerun_command — a shard's command line for shard `index`: its --shard/--shards removed, --shard index/N added.
-std::string rerun_command(const std::string& command, unsigned index, unsigned count) {
-    std::istringstream in(command);
-    std::vector<std::string> words;
-    for (std::string w; in >> w;) words.push_back(w);
-    std::string out;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        if (words[i] == "--shard" || words[i] == "--shards") {
-            ++i;
-            continue;
-        }
-        if (words[i].rfind("--shard=", 0) == 0 || words[i].rfind("--shards=", 0) == 0) continue;
-        out += (out.empty() ? "" : " ") + words[i];
-    }
-    if (out.empty()) out = "coopbench run ...";
-    return out + " --shard " + std::to_string(index) + "/" + std::to_string(count);
-}
 
 void write_text(const fs::path& p, const std::string& text) {
     std::ofstream f(p);
@@ -432,6 +415,23 @@ int merge_main(const fs::path& out, const std::vector<fs::path>& inputs, const s
                 r.hosts.size(), hosts.c_str(), r.rows, r.expected_rows, out.c_str());
     for (auto& m : r.missing) std::fprintf(stderr, "coopbench merge: INCOMPLETE: %s\n", m.c_str());
     return r.complete() ? 0 : 1;
+}
+
+std::string rerun_command(const std::string& command, unsigned index, unsigned count) {
+    std::istringstream in(command);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    std::string out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        if (words[i] == "--shard" || words[i] == "--shards") {
+            ++i;
+            continue;
+        }
+        if (words[i].rfind("--shard=", 0) == 0 || words[i].rfind("--shards=", 0) == 0) continue;
+        out += (out.empty() ? "" : " ") + words[i];
+    }
+    if (out.empty()) out = "coopbench run ...";
+    return out + " --shard " + std::to_string(index) + "/" + std::to_string(count);
 }
 
 }  // namespace coopbench

@@ -35,6 +35,10 @@ struct MergeResult {
     bool complete() const { return missing.empty(); }
 };
 
+// rerun_command — a shard's command line (its context.json's coopbench_command) made into the
+// one for shard `index` of `count`: its --shard/--shards removed, --shard index/N added.
+std::string rerun_command(const std::string& command, unsigned index, unsigned count);
+
 // merge_shards — write OUT from the shard folders; UsageError when they cannot be merged.
 MergeResult merge_shards(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs,
                          const std::string& command = "coopbench merge");

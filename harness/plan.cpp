@@ -240,7 +240,7 @@ Grid full_grid(const std::string& wname, const WorkloadInfo& info, const Grid& g
     return full;
 }
 
-// processor_counts — --processors, else the grid's, else every core.
+// processor_counts — --processors, else the grid's, else one P: the cores this process may use.
 std::vector<unsigned> processor_counts(const SweepRequest& req, const std::vector<std::string>& procs,
                                        const Machine& machine) {
     std::vector<unsigned> ps;

@@ -142,7 +142,11 @@ TEST(Folder, ResumeOfAMergedFolderIsRefusedWithTheCommandThatCompletesIt) {
     EXPECT_EQ(rc, 2) << err;
     EXPECT_EQ(lines_of(err), 1u) << err;
     EXPECT_NE(err.find("coopbench run --resume " + (dir / "shard-0-of-2").string()), std::string::npos) << err;
-    EXPECT_NE(err.find("coopbench merge"), std::string::npos) << err;
+    // Shard 1/2 never ran: the refusal says how to run it, and the new merge names its folder.
+    EXPECT_NE(err.find("--out " + dir.string() + " --shard 1/2"), std::string::npos) << err;
+    EXPECT_NE(err.find("coopbench merge NEW_DIR " + (dir / "shard-0-of-2").string() + " " + (dir / "shard-1-of-2").string()),
+              std::string::npos)
+        << err;
     EXPECT_TRUE(snapshot(merged) == before) << "the folder changed";
     fs::remove_all(dir);
     fs::remove_all(merged);

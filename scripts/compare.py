@@ -126,9 +126,11 @@ def _tally(g: pd.DataFrame) -> str:
     return ", ".join(parts) if parts else "none compared"
 
 
-def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: float, out=sys.stdout) -> None:
-    """print_text — the comparison as aligned text, one block per workload."""
-    print(f"A = {a_name}\nB = {b_name}\n"
+def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: float, out=sys.stdout,
+               note: str = "") -> None:
+    """print_text — the comparison as aligned text, one block per workload; note: a line under A and B
+    (e.g. that their backend options differ)."""
+    print(f"A = {a_name}\nB = {b_name}\n" + (f"{note}\n" if note else "") +
           f"sample: {'cold (iteration 0 of each fork)' if which == 'cold' else 'warm (timed iterations of all forks)'}"
           f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval"
           f"\np: two-sided Mann–Whitney U test; verdict at alpha = {alpha:g}", file=out)
@@ -184,7 +186,7 @@ def main(argv=None) -> int:
     if not 0 < args.alpha < 1:
         print(f"compare.py: --alpha must be between 0 and 1, not {args.alpha}", file=sys.stderr)
         return 2
-    frames = []
+    frames, options = [], []
     for d in ((args.a,) if args.backends else (args.a, args.b)):
         try:
             res = cr.load(d)
@@ -194,6 +196,7 @@ def main(argv=None) -> int:
         if res.dropped:
             print(f"compare.py: {d}: {res.dropped_note()}", file=sys.stderr)
         frames.append(res.df)
+        options.append(res.context.get("backend_options") or {})
     if args.backends:
         df = frames[0]
         for name in args.backends:
@@ -217,13 +220,22 @@ def main(argv=None) -> int:
         print("compare.py: needs scipy for the U test: install python3-scipy (scripts/install-deps.sh)",
               file=sys.stderr)
         return 2
+    # results.csv has no column for backend options (a folder is one sweep, with one set of
+    # them: context.json's backend_options), so rows of A and B match by point id alone. When
+    # the folders ran with different options, that difference is what is compared: say it.
+    differing = ""
+    if len(options) == 2 and options[0] != options[1]:
+        def opts(o):
+            return " ".join(f"{k}={v}" for k, v in sorted(o.items())) or "(defaults)"
+        differing = f"backend options differ: A {opts(options[0])}, B {opts(options[1])}"
+        print(f"compare.py: {differing}", file=sys.stderr)
     which = "cold" if args.cold else "warm"
     s = [samples(f, which, args.column, strip_backend=bool(args.backends)) for f in frames]
     m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS)
     if args.format == "csv":
         m.to_csv(sys.stdout, index=False)
     else:
-        print_text(m, names[0], names[1], which, args.alpha)
+        print_text(m, names[0], names[1], which, args.alpha, note=differing)
     if not (m["state"] == "ok").any():
         print("compare.py: no point measured in both A and B", file=sys.stderr)
         return 1

@@ -313,6 +313,25 @@ class GenericFigureTest(TempDirCase):
         self.assertIn("up to 1 fork, one cold run", note)
 
 
+class CompareOptionsTest(TempDirCase):
+    def test_compare_says_when_backend_options_differ(self):
+        # results.csv has no backend-option column: a folder is one sweep with one set of options
+        # (context.json). Two folders that ran with different options match point by point, so
+        # the difference is what compare.py measures, and it must say so.
+        import json
+        a = synthetic.make_results(self.tmp / "a", workloads=("switch",))
+        b = synthetic.make_results(self.tmp / "b", workloads=("switch",))
+        ctx = json.loads((b / "context.json").read_text())
+        ctx["backend_options"] = {"guard": "off"}
+        (b / "context.json").write_text(json.dumps(ctx))
+        p = run("compare.py", a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("backend options differ: A (defaults), B guard=off", p.stdout)
+        self.assertIn("backend options differ", p.stderr)
+        same = run("compare.py", a, a)
+        self.assertNotIn("backend options differ", same.stdout + same.stderr)
+
+
 class GarbageRowTest(TempDirCase):
     def _garbage(self, d):
         lines = (d / "results.csv").read_text().splitlines(keepends=True)

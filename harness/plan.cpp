@@ -348,7 +348,13 @@ std::vector<Point> expand(const SweepRequest& req, const Machine& machine) {
                 why = b->name + "'s program does not implement " + join(missing, ", ") + " (its --list names " +
                       (x->listed.empty() ? std::string("no workload") : join(x->listed, ", ")) + ")";
             } else {
-                why = b->name + " does not run " + join(missing, ", ") + (b->preemptive ? "" : " (some workloads need a preemptive backend)");
+                // Which backends do run it, rather than a guess at why this one does not (a
+                // workload may need preemption, coop's units, or a channel of its own).
+                std::vector<std::string> runs;
+                for (auto& other : Registry::instance().backends())
+                    if (other.runners.count(missing.front())) runs.push_back(other.name);
+                why = b->name + " does not run " + join(missing, ", ") + " (" + missing.front() +
+                      (runs.empty() ? std::string(" runs on no registered backend") : " runs on " + join(runs, ", ")) + ")";
             }
             break;
         }

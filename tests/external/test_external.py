@@ -195,6 +195,17 @@ class FirstClass(unittest.TestCase):
         self.assertIn("its --list names create, switch, no-such-workload", p.stderr)
         self.assertNotIn("preemptive", p.stderr)
 
+    def test_a_cpp_backend_that_does_not_run_a_workload_names_those_that_do(self):
+        # Before: "some workloads need a preemptive backend" for every cooperative backend,
+        # also where the workload runs on coop only (Quirk's units: pthreads does not run it
+        # either), and never which backend would do.
+        p = run(["run", "--dry-run", "-b", "pthreads", "-w", "fib"], [], check=2)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertIn("pthreads does not run fib (fib runs on native", p.stderr)
+        p = run(["run", "--dry-run", "-b", "native", "-w", "abortable-lock"], [], check=2)
+        self.assertRegex(p.stderr, r"native does not run abortable-lock \(abortable-lock runs on [^)]*pthreads")
+        self.assertNotIn("preemptive", p.stderr)
+
     def test_list_says_which_workloads_a_program_implements(self):
         p = run(["list"], [HERE / "backends" / "good.json"])
         self.assertIn("implements: create, switch", p.stdout)

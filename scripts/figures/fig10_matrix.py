@@ -65,7 +65,10 @@ def make(res, outdir):
     lines = series(df)
     if not lines:
         return []
-    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11.5, 4.4))
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(cr.FIG_WIDTH, 3.6))
+    # Run times in the unit that gives them few digits (0.000175 s read as 175 µs).
+    top = max((float(s["median"].max()) for *_, s in lines if (s["n_ok"] > 0).any()), default=1.0)
+    scale, unit = (1e6, "µs") if top < 1e-3 else (1e3, "ms") if top < 1.0 else (1.0, "s")
     any_failed = False
     procs = set()
     for label, backend, p, s in lines:
@@ -77,9 +80,9 @@ def make(res, outdir):
         base = ok[ok[X] == ok[X].min()]
         if len(ok) and float(base[X].iloc[0]) == 1.0:
             ax_a.plot(ok[X], float(base["median"].iloc[0]) / ok["median"], label=label, markersize=5, **style)
-        ax_b.plot(ok[X], ok["median"], label=label, markersize=5, **style)
+        ax_b.plot(ok[X], ok["median"] * scale, label=label, markersize=5, **style)
         if (ok["hi"] > ok["lo"]).any():  # the median's bootstrap 95 % interval (coopbench.stats)
-            ax_b.fill_between(ok[X], ok["lo"], ok["hi"], color=style["color"], alpha=0.18, linewidth=0)
+            ax_b.fill_between(ok[X], ok["lo"] * scale, ok["hi"] * scale, color=style["color"], alpha=0.18, linewidth=0)
         for ax in (ax_a, ax_b):
             if not bad.empty:
                 ax.plot(bad[X], [0] * len(bad), linestyle="none", marker="x", markersize=10, markeredgewidth=2.2,
@@ -89,21 +92,23 @@ def make(res, outdir):
         ax_a.plot(ms, [min(m, p) for m in ms], color="#888888", linestyle="--", linewidth=1,
                   label=f"ideal min(M, {p})")
     for ax, title, ylabel in ((ax_a, "(a) speedup over 1 thread", "speedup"),
-                              (ax_b, "(b) absolute run time", "time [s]")):
+                              (ax_b, "(b) absolute run time", f"time [{unit}]")):
         ax.set_xlabel("threads (M)")
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
         ax.set_xlim(left=0)
         ax.set_ylim(bottom=0)
         if 0 < len(ms) <= 24:
             ax.set_xticks(ms)
         ax.grid(True, alpha=0.35)
     handles, labels = cr.legend_entries([ax_a, ax_b], failed=any_failed)
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
     n_vals = sorted(pd.to_numeric(df.get("param.N"), errors="coerce").dropna().unique())
     fig.suptitle("Fig. 10 — matrix multiplication" + (f" (N={', '.join(str(int(n)) for n in n_vals)})"
-                                                       if n_vals else ""))
+                                                       if n_vals else ""), fontsize=11)
     fig.tight_layout()
+    # The legend below both panels (beside them, the figure was 1,900 px wide).
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, frameon=False,
+               ncol=min(len(labels), 4))
     cr.add_caption(fig, res.context, df)
     return [{"title": "Fig. 10 — matrix multiplication: (a) speedup, (b) run time (matrix)",
              "files": cr.save_figure(fig, outdir, NAME)}]

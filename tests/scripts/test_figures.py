@@ -177,6 +177,20 @@ class CaptionTest(TempDirCase):
             w, h = png_size(d / "figures" / f"{name}.png")
             self.assertLessEqual(w, MAX_WIDTH_PX, name)
 
+    def test_table1_and_fig10_at_most_1200_px_wide(self):
+        # Their legends stood beside the axes: Table 1 was 1,700 px wide, Fig. 10 1,900 px.
+        cells = {}
+        for i, b in enumerate(MANY[:8]):
+            cells[(b, "tokenring", (("K", 1000), ("N", 1000)), 2)] = 10.0 * (i + 1)
+            for m in (1, 2, 4):
+                cells[(b, "matrix", (("M", m), ("N", 48)), 2)] = 0.1 * (i + 1) / m
+        d = synthetic.write_cells(self.tmp / "run", ("K", "M", "N"), cells)
+        p = run("plot.py", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in ("table1", "fig10_matrix"):
+            w, h = png_size(d / "figures" / f"{name}.png")
+            self.assertLessEqual(w, MAX_WIDTH_PX, name)
+
     def test_fixed_parameters_in_caption(self):
         d = synthetic.make_results(self.tmp / "run", workloads=("switch",))
         res = coopbench.load(d)

@@ -220,12 +220,6 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     for (auto& p : points)
         if (const BackendEntry* b = Registry::instance().backend(p.backend); b && !b->channel.empty())
             context["backend." + b->name + ".channel"] = b->channel;
-    // A sweep of every backend leaves out the build's external backends that cannot run
-    // (their program not built): say which, once, so "every backend" is not read as more
-    // than it was.
-    if (opts.request.backends.empty())
-        for (auto& l : left_out_backends())
-            std::fprintf(stderr, "coopbench: note: external backend %s left out: %s\n", l.name.c_str(), l.reason.c_str());
     // Oversubscription is a legitimate experiment, but say it once and record it.
     unsigned most = 0;
     for (auto& p : points) most = std::max(most, p.options.processors);
@@ -318,6 +312,12 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     // Written last, when nothing can refuse the sweep any more: a refused resume records nothing.
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
+    // A sweep of every backend leaves out the build's external backends that cannot run
+    // (their program not built): say which, once, so "every backend" is not read as more
+    // than it was. Here, where nothing refuses the sweep any more: a refusal stays one line.
+    if (opts.request.backends.empty())
+        for (auto& l : left_out_backends())
+            std::fprintf(stderr, "coopbench: note: external backend %s left out: %s\n", l.name.c_str(), l.reason.c_str());
 
     const bool progress = !opts.quiet && isatty(STDERR_FILENO);
     const auto start = std::chrono::steady_clock::now();

@@ -428,6 +428,12 @@ TEST(Folder, AnUnbuiltProgramOfTheBuildIsSaidWhereItMatters) {
         EXPECT_EQ(err.find("left out"), std::string::npos) << err;
     }
     {
+        // A sweep of every backend refused late (its folder cannot be written): still one line.
+        auto [rc, out, err] = run({"run", "-w", "create", "--out", "/proc/coopbench-cannot-write"});
+        EXPECT_EQ(rc, 2);
+        EXPECT_EQ(lines_of(err), 1u) << err;
+    }
+    {
         auto [rc, out, err] = run({"run", "--dry-run", "-b", "pthreads", "-w", "create", "-p", "N=10"});
         EXPECT_EQ(rc, 0) << err;
         EXPECT_EQ(err.find("ghost"), std::string::npos) << err;

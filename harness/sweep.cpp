@@ -381,7 +381,11 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             fork.noise.load_after = proc.load1();
             fork.noise.runnable_after = proc.runnable_settled();
             fork.noise.noisy = is_noisy(fork.noise, machine.cores, p->options.processors);
+            // The live progress line goes before anything else is printed (Google's console
+            // table, a note, the point's line): printed after it, they would be glued to it.
+            if (progress) std::fprintf(stderr, "\r\033[K");
             for (Reporter* r : reporters) r->report(fork);
+            if (progress) std::cout.flush();  // Google's console table (std::cout) before the next progress line
             line.add(fork);
             ++measured;
             const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
@@ -392,13 +396,12 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
                 said_noisy = true;
                 ++noisy_points;
                 if (!lines)
-                    std::fprintf(stderr, "%scoopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs busy with other work, %u cores)\n",
-                             progress ? "\r\033[K" : "", p->id().c_str(), fork.noise.runnable_before,
+                    std::fprintf(stderr, "coopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs busy with other work, %u cores)\n",
+                             p->id().c_str(), fork.noise.runnable_before,
                              fork.noise.runnable_after, fork.noise.other_cpus, machine.cores);
             }
             if (lines && rep == t.reps.back()) {
-                // The point's one line (stdout), above the live progress line (stderr).
-                if (progress) std::fprintf(stderr, "\r\033[K");
+                // The point's one line (stdout); the next fork's progress line comes below it.
                 std::printf("%-*s  %s\n", static_cast<int>(id_width[p->workload]), p->id().c_str(), line.text(fork.unit).c_str());
                 std::fflush(stdout);
             }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -484,7 +485,12 @@ std::pair<int, std::string> on_terminal(const std::vector<std::string>& args, un
     int master = -1;
     std::fflush(nullptr);
     const pid_t pid = forkpty(&master, nullptr, nullptr, &ws);
-    if (pid == 0) _exit(coopbench::test::cli_here(args));
+    if (pid == 0) {
+        const int rc = coopbench::test::cli_here(args);
+        std::cout.flush();  // _exit flushes nothing (Google's console tables go through std::cout)
+        std::fflush(nullptr);
+        _exit(rc);
+    }
     if (pid < 0) return {-1, "forkpty failed"};
     std::string bytes;
     char buf[4096];
@@ -572,6 +578,19 @@ TEST(Folder, OnATerminalOneLiveProgressLineAndOneResultLinePerPoint) {
     EXPECT_EQ(results, 2u) << seen;
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines.back().rfind("coopbench: 2 forks (0 failed", 0), 0u) << seen;
+    {
+        // Google's console tables on request: the progress line is erased before them too.
+        const auto console = fresh_dir("tty-console");
+        auto [crc, cbytes] = on_terminal({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20", "-W", "0", "-I", "1",
+                                          "--benchmark_format=console", "--out", console.string()},
+                                         columns);
+        EXPECT_EQ(crc, 0) << cbytes;
+        std::string cseen;
+        for (auto& l : screen(cbytes, columns)) cseen += l + "\n";
+        EXPECT_EQ(cseen.find("elapsed"), std::string::npos) << "a progress line left on the screen:\n" << cseen;
+        EXPECT_NE(cseen.find("pthreads/create/N=20/P=2/manual_time"), std::string::npos) << cseen;
+        fs::remove_all(console);
+    }
     // The live line was there, named the fork about to run, and fit the terminal.
     const auto first_progress = bytes.find("\033[K[1/2] ");
     const auto first_result = bytes.find("pthreads/create/N=10/P=");

@@ -604,3 +604,29 @@ TEST(Folder, OnATerminalOneLiveProgressLineAndOneResultLinePerPoint) {
     }
     fs::remove_all(dir);
 }
+
+// A log's result lines line up within a workload: a workload with long ids (here lock-global's
+// beside create's) does not push the other workloads' numbers right (before: every id was
+// padded to the longest of the sweep, 100 characters with abortable-lock).
+TEST(Folder, ALogsColumnsLineUpWithinAWorkload) {
+    const auto dir = fresh_dir("align");
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    const int rc = cli({"run", "-b", "pthreads", "-w", "create,lock-global", "-p", "N=10", "-p", "K=10", "-p", "T=2",
+                        "-W", "0", "-I", "1", "-q", "--out", dir.string()});
+    const std::string out = testing::internal::GetCapturedStdout();
+    testing::internal::GetCapturedStderr();
+    ASSERT_EQ(rc, 0) << out;
+    std::istringstream in(out);
+    std::size_t checked = 0;
+    for (std::string l; std::getline(in, l);) {
+        const std::size_t id_end = l.find(' ');
+        ASSERT_NE(id_end, std::string::npos) << l;
+        // The id, two spaces, then the median right-aligned in 10 columns.
+        const std::size_t value = l.find_first_not_of(' ', id_end);
+        EXPECT_LE(value, id_end + 2 + 10) << out;
+        ++checked;
+    }
+    EXPECT_EQ(checked, 2u) << out;
+    fs::remove_all(dir);
+}

@@ -271,13 +271,16 @@ TEST_F(ChannelDirected, ChannelLockExcludesUnderContention) {
         counter = c + 1;
         lock.unlock();
     };
+    // The lock is held until a caller found it held (the hook), so the slow path runs at
+    // least once whatever the OS's scheduling.
+    lock.lock();
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < 4 * cores; ++t)
         threads.emplace_back([] {
-            spin_until(g_a);  // all start together
             for (long i = 0; i < kRounds; ++i) critical();
         });
-    g_a = 1;
+    while (contended.load() == 0) std::this_thread::yield();
+    lock.unlock();
     for (auto& t : threads) t.join();
     EXPECT_EQ(counter, static_cast<long>(4 * cores) * kRounds) << "OS threads";
     EXPECT_GT(contended.load(), 0) << "OS threads never met in the lock: the slow path was not tested";
@@ -286,6 +289,7 @@ TEST_F(ChannelDirected, ChannelLockExcludesUnderContention) {
     counter = 0;
     coop::Runtime rt(coop::Options{.processors = 4 * cores});
     rt.run([cores] {
+        lock.lock();  // held until an activity on another processor found it held (as above)
         std::vector<coop::Thread> activities;
         for (unsigned t = 0; t < 8 * cores; ++t)
             activities.push_back(coop::spawn([] {
@@ -294,6 +298,8 @@ TEST_F(ChannelDirected, ChannelLockExcludesUnderContention) {
                     if (i % 64 == 0) coop::yield();
                 }
             }));
+        spin_until(contended);  // spin, not yield: the others run on the other processors
+        lock.unlock();
         for (auto& a : activities) a.join();
     });
     EXPECT_EQ(counter, static_cast<long>(8 * cores) * kRounds) << "activities on oversubscribed processors";

@@ -42,7 +42,10 @@
 // "Channels"; no lock-free variant was built to compare): coop has no preemption between two
 // instructions of an activity, so the lock is held only while a processor's OS thread runs
 // these few instructions (a list pop or push, a slot move); the holder is preempted only by
-// the OS. Spinners back off with `pause` and then yield the OS thread.
+// the OS. Spinners back off exponentially with `pause` and then yield the OS thread
+// (ChannelLock). The lock and the state it guards share one cache line, so that with many
+// senders and receivers on several processors a critical section misses on one line only
+// (docs/native-runtime.md, coop::Channel under "Blocking primitives": what that costs at P = 2).
 //
 // Ownership: the channel must outlive every call on it (the owner joins its users first).
 // A parked activity references only its own stack; once woken it does not touch the

@@ -42,7 +42,10 @@
 // "Channels"; no lock-free variant was built to compare): coop has no preemption between two
 // instructions of an activity, so the lock is held only while a processor's OS thread runs
 // these few instructions (a list pop or push, a slot move); the holder is preempted only by
-// the OS. Spinners back off with `pause` and then yield the OS thread.
+// the OS. Spinners back off exponentially with `pause` and then yield the OS thread
+// (ChannelLock). The lock and the state it guards share one cache line, so that with many
+// senders and receivers on several processors a critical section misses on one line only
+// (docs/native-runtime.md, coop::Channel under "Blocking primitives": what that costs at P = 2).
 //
 // Ownership: the channel must outlive every call on it (the owner joins its users first).
 // A parked activity references only its own stack; once woken it does not touch the
@@ -62,6 +65,7 @@
 #include "activity.hpp"
 #include "config.hpp"
 #include "cpu_relax.hpp"
+#include "cpus.hpp"
 
 #if defined(COOP_TEST_HOOKS)
 namespace coop::test_hooks {
@@ -88,7 +92,14 @@ class ChannelClosed : public std::logic_error {
 namespace internal {
 
 // ChannelLock — a test-and-test-and-set spin lock for critical sections of a few
-// instructions (see channel.hpp's file comment).
+// instructions (see channel.hpp's file comment). A contended caller backs off exponentially
+// (1, 2, 4, ... up to kLockBackoffMax pauses between two looks at the word, as coop::Mutex
+// does, config.hpp): every look pulls the word's cache line, which also holds the channel's
+// buffer indices and waiter lists, away from the holder, so a tight poll made every critical
+// section of the holder miss on it. With many senders and receivers on two processors
+// (Producer N=64 via=channel at P=2, docs/native-runtime.md) the poll of one pause per look
+// kept ~28 % of the samples in lock_slow and each message cost ~110 ns; the backoff lets the
+// holder's processor run several critical sections in a row on a line it keeps.
 class ChannelLock {
   public:
     void lock() noexcept {
@@ -100,15 +111,30 @@ class ChannelLock {
     // unlock — release: the critical section's writes happen-before the next holder's.
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
 
+    // kYieldDelay — a wait of this many pauses or more (after 1 + 2 + ... + 32 = 63 pauses,
+    // far longer than a critical section of a running holder) gives the core back instead
+    // when processors outnumber the CPUs (the holder's OS thread may be preempted, perhaps on
+    // this core), and after kYieldLooks looks always (the holder was preempted anyway).
+    static constexpr unsigned kYieldDelay = 64;
+    static constexpr unsigned kYieldLooks = kLockSpinsIdle;
+
   private:
-    static void relax() noexcept { coop::cpu_relax(); }
     [[gnu::noinline]] void lock_slow() noexcept {
         COOP_HOOK(channel_lock_contended);
-        for (unsigned spins = 0;;) {
+        // Processors outnumber the CPUs this OS thread may use (per thread, as Mutex does:
+        // a runtime's workers inherit the mask they were started with).
+        thread_local const unsigned cpus = static_cast<unsigned>(internal::allowed_cpus().size());
+        const bool oversubscribed = internal::processors_in_use() > cpus;
+        for (unsigned looks = 0, delay = 1;;) {
             // relaxed: a hint only; the exchange below acquires.
             while (held_.load(std::memory_order_relaxed)) {
-                if (++spins < 128) relax();
-                else std::this_thread::yield();  // the holder's OS thread was preempted
+                if (looks >= kYieldLooks || (oversubscribed && delay >= kYieldDelay)) {
+                    std::this_thread::yield();
+                } else {
+                    for (unsigned d = 0; d < delay; ++d) coop::cpu_relax();
+                    ++looks;
+                }
+                if (delay < kLockBackoffMax) delay *= 2;
             }
             // acquire: as in lock().
             if (!held_.exchange(true, std::memory_order_acquire)) return;
@@ -121,14 +147,15 @@ class ChannelLock {
 
 // Channel — see the file comment. `Closed` is the exception type thrown on misuse.
 template <class T, class Closed = ChannelClosed>
-class Channel {
+class alignas(64) Channel {
   public:
     static constexpr std::string_view kind =
         "coop::Channel (direct hand-off to a parked peer, ring buffer, short spin lock)";
 
     // Channel — capacity 0: unbuffered (a rendezvous); otherwise a FIFO of `capacity` values.
+    // Throws std::length_error above 2^32 - 1 (the indices are 32-bit: see the members).
     explicit Channel(std::size_t capacity)
-        : slots_(capacity > 0 ? new T[capacity]() : nullptr), capacity_(capacity) {}
+        : capacity_(checked_capacity(capacity)), slots_(capacity > 0 ? new T[capacity]() : nullptr) {}
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
 
@@ -148,7 +175,7 @@ class Channel {
             return;
         }
         if (count_ < capacity_) {
-            slots_[(head_ + count_) % capacity_] = std::move(v);
+            slots_[wrap(std::uint64_t{head_} + count_)] = std::move(v);
             ++count_;
             lock_.unlock();
             return;
@@ -175,7 +202,7 @@ class Channel {
                 // Take the head, put the sender's value at the tail (the head's slot): FIFO.
                 out.emplace(std::move(slots_[head_]));
                 slots_[head_] = std::move(*s->value);
-                head_ = (head_ + 1) % capacity_;
+                head_ = wrap(std::uint64_t{head_} + 1);
                 lock_.unlock();
                 COOP_HOOK(channel_handoff_dequeued);
             }
@@ -184,7 +211,7 @@ class Channel {
         }
         if (count_ > 0) {
             out.emplace(std::move(slots_[head_]));
-            head_ = (head_ + 1) % capacity_;
+            head_ = wrap(std::uint64_t{head_} + 1);
             --count_;
             lock_.unlock();
             return out;
@@ -224,6 +251,15 @@ class Channel {
     std::size_t capacity() const { return capacity_; }
 
   private:
+    // wrap — a slot index from head_ + k, k <= capacity_ (a compare, not a division).
+    std::uint32_t wrap(std::uint64_t i) const noexcept {
+        return static_cast<std::uint32_t>(i >= capacity_ ? i - capacity_ : i);
+    }
+    static std::uint32_t checked_capacity(std::size_t capacity) {
+        if (capacity > UINT32_MAX) throw std::length_error("coop::Channel: capacity above 2^32 - 1");
+        return static_cast<std::uint32_t>(capacity);
+    }
+
     // A Waiter's state: kWaiting (in its list, or dequeued by a waker that has not finished),
     // kParked (switched out: its parking finalizer ran first), kDone / kClosed (the outcome,
     // stored by its waker).
@@ -319,14 +355,21 @@ class Channel {
             internal::make_ready(previous);
     }
 
+    // The lock and everything it guards share one cache line (the class is aligned to it):
+    // a critical section then misses on one line, not on the lock's and the indices' lines,
+    // when the previous holder ran on another processor; and no neighbour of the channel
+    // (another object of its owner) shares it. The slots are apart (their own allocation).
     internal::ChannelLock lock_;
+    bool closed_ = false;      // guarded by lock_
+    std::uint32_t head_ = 0;   // the oldest buffered value's slot; guarded by lock_
+    std::uint32_t count_ = 0;  // buffered values; guarded by lock_
+    std::uint32_t capacity_;
+    std::unique_ptr<T[]> slots_;
     WaiterList senders_;    // parked senders, oldest first
     WaiterList receivers_;  // parked receivers, oldest first
-    std::unique_ptr<T[]> slots_;
-    std::size_t capacity_;
-    std::size_t head_ = 0;   // the oldest buffered value's slot; guarded by lock_
-    std::size_t count_ = 0;  // buffered values; guarded by lock_
-    bool closed_ = false;    // guarded by lock_
 };
+
+// The lock and the state it guards fill one cache line (see the members).
+static_assert(sizeof(Channel<long>) == 64);
 
 }  // namespace coop

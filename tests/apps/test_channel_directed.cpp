@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,18 +77,40 @@ void clear_hooks() {
     h::channel_lock_contended = nullptr;
 }
 
+using Chan = coop::Channel<long>;
+
+// The channel of a test's current round and what its receiver got (the hooks and the
+// activities are capture-less lambdas, so they reach them here).
+Chan* g_ch = nullptr;
+std::optional<long> g_got;
+
 class ChannelDirected : public ::testing::Test {
   protected:
     void SetUp() override { reset(); }
     void TearDown() override { clear_hooks(); }
+
+    // each_capacity — runs `round(rt, capacity)` for capacities 0 and 1, each with fresh
+    // flags and hooks, an empty g_got, a new two-processor runtime and g_ch pointing at a
+    // new channel of that capacity.
+    template <class Round>
+    void each_capacity(Round round) {
+        for (std::size_t cap : {0u, 1u}) {
+            reset();
+            clear_hooks();
+            g_got.reset();
+            coop::Runtime rt(two());
+            Chan chan(cap);
+            g_ch = &chan;
+            round(rt, cap);
+            clear_hooks();
+        }
+    }
 
   private:
     coopbench::test::Watchdog dog_{std::string("ChannelDirected.") +
                                        ::testing::UnitTest::GetInstance()->current_test_info()->name(),
                                    20};
 };
-
-using Chan = coop::Channel<long>;
 
 // A receiver parks on an empty channel; its processor runs the parking finalizer and stops
 // in it before publishing kParked (the receiver is in the list and switched out). A sender
@@ -97,14 +120,7 @@ using Chan = coop::Channel<long>;
 // finalizer, whose CAS then fails, must make the receiver ready with the value (else: a
 // hang).
 TEST_F(ChannelDirected, AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer) {
-    for (std::size_t cap : {0u, 1u}) {
-        reset();
-        coop::Runtime rt(two());
-        static Chan* ch;
-        Chan chan(cap);
-        ch = &chan;
-        static std::optional<long> got;
-        got.reset();
+    each_capacity([](coop::Runtime& rt, std::size_t cap) {
         coop::test_hooks::channel_park_switched = [] {
             coop::test_hooks::channel_park_switched = nullptr;
             g_a = 1;          // the receiver is in the list and switched out
@@ -118,7 +134,7 @@ TEST_F(ChannelDirected, AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer) {
             coop::Thread s = coop::spawn([] {
                 g_e = 1;
                 spin_until(g_a);
-                ch->send(7);
+                g_ch->send(7);
                 g_c = 1;
             });
             // Spin, not yield: a yield asks no idle processor for help (Negele et al.,
@@ -128,28 +144,20 @@ TEST_F(ChannelDirected, AWakerBeforeTheSwitchLeavesTheWakeUpToTheFinalizer) {
             // it on the other.
             spin_until(g_e);
             coop::Thread r = coop::spawn([] {
-                got = ch->recv();
+                g_got = g_ch->recv();
                 g_f = 1;
             });
         });
         EXPECT_EQ(g_d.load(), 0) << "capacity " << cap
                                  << ": the receiver ran before its parking finalizer published it";
-        EXPECT_EQ(got, std::optional<long>(7)) << "capacity " << cap;
-        clear_hooks();
-    }
+        EXPECT_EQ(g_got, std::optional<long>(7)) << "capacity " << cap;
+    });
 }
 
 // A receiver is parked; the sender dequeues it and releases the lock, and stops there (before
 // moving the value). The receiver must not return meanwhile, and must then get the value.
 TEST_F(ChannelDirected, HandOffMovesTheValueBeforeWakingTheWaiter) {
-    for (std::size_t cap : {0u, 1u}) {
-        reset();
-        coop::Runtime rt(two());
-        static Chan* ch;
-        Chan chan(cap);
-        ch = &chan;
-        static std::optional<long> got;
-        got.reset();
+    each_capacity([](coop::Runtime& rt, std::size_t cap) {
         coop::test_hooks::channel_park_switched = [] {
             coop::test_hooks::channel_park_switched = nullptr;
             g_a = 1;  // the receiver is in the list and switched out
@@ -160,18 +168,17 @@ TEST_F(ChannelDirected, HandOffMovesTheValueBeforeWakingTheWaiter) {
         };
         rt.run([] {
             coop::Thread r = coop::spawn([] {
-                got = ch->recv();
+                g_got = g_ch->recv();
                 g_c = 1;
             });
             coop::Thread s = coop::spawn([] {
                 wait_for(g_a);
-                ch->send(7);
+                g_ch->send(7);
             });
         });
         EXPECT_EQ(g_d.load(), 0) << "capacity " << cap << ": the receiver returned before the value was moved";
-        EXPECT_EQ(got, std::optional<long>(7)) << "capacity " << cap;
-        clear_hooks();
-    }
+        EXPECT_EQ(g_got, std::optional<long>(7)) << "capacity " << cap;
+    });
 }
 
 // Unbuffered: a sender is parked with its value; a receiver dequeues it and stops before
@@ -241,6 +248,115 @@ TEST_F(ChannelDirected, CloseMarksTheChannelClosedUnderTheLock) {
     });
     EXPECT_EQ(early, std::nullopt);
     EXPECT_EQ(late, std::nullopt);
+}
+
+// ChannelLock: many OS threads (four per core) and then many activities on processors
+// outnumbering the cores (its oversubscribed path: long waits yield the core) increment a
+// plain counter under the lock: nothing is lost (a broken exclusion loses increments, and
+// TSan reports the race), and every contended caller gets through (else: the watchdog).
+TEST_F(ChannelDirected, ChannelLockExcludesUnderContention) {
+    const unsigned cores = std::thread::hardware_concurrency() < 2 ? 2 : std::thread::hardware_concurrency();
+    constexpr long kRounds = coopbench::test::sanitized ? 2000 : 20000;
+    static coop::internal::ChannelLock lock;
+    static long counter;
+    static std::atomic<int> contended;
+    counter = 0;
+    contended = 0;
+    coop::test_hooks::channel_lock_contended = [] { contended.fetch_add(1, std::memory_order_relaxed); };
+    // critical — a critical section long enough (a few pauses) for callers to meet in it.
+    static constexpr auto critical = [] {
+        lock.lock();
+        const long c = counter;
+        for (int k = 0; k < 8; ++k) coop::cpu_relax();
+        counter = c + 1;
+        lock.unlock();
+    };
+    // The lock is held until a caller found it held (the hook), so the slow path runs at
+    // least once whatever the OS's scheduling.
+    lock.lock();
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 4 * cores; ++t)
+        threads.emplace_back([] {
+            for (long i = 0; i < kRounds; ++i) critical();
+        });
+    while (contended.load() == 0) std::this_thread::yield();
+    lock.unlock();
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(counter, static_cast<long>(4 * cores) * kRounds) << "OS threads";
+    EXPECT_GT(contended.load(), 0) << "OS threads never met in the lock: the slow path was not tested";
+    contended = 0;
+
+    counter = 0;
+    coop::Runtime rt(coop::Options{.processors = 4 * cores});
+    rt.run([cores] {
+        lock.lock();  // held until an activity on another processor found it held (as above)
+        std::vector<coop::Thread> activities;
+        for (unsigned t = 0; t < 8 * cores; ++t)
+            activities.push_back(coop::spawn([] {
+                for (long i = 0; i < kRounds; ++i) {
+                    critical();
+                    if (i % 64 == 0) coop::yield();
+                }
+            }));
+        spin_until(contended);  // spin, not yield: the others run on the other processors
+        lock.unlock();
+        for (auto& a : activities) a.join();
+    });
+    EXPECT_EQ(counter, static_cast<long>(8 * cores) * kRounds) << "activities on oversubscribed processors";
+    EXPECT_GT(contended.load(), 0) << "activities never met in the lock: the slow path was not tested";
+}
+
+// ChannelLock: the holder keeps the lock far longer than the contended caller's backoff
+// (which then waits by yielding its OS thread); once released, the caller gets it.
+TEST_F(ChannelDirected, ChannelLockContendedCallerGetsItAfterALongHold) {
+    static coop::internal::ChannelLock lock;
+    coop::test_hooks::channel_lock_contended = [] { g_a = 1; };
+    lock.lock();
+    std::thread contender([] {
+        lock.lock();
+        g_b = 1;
+        lock.unlock();
+    });
+    spin_until(g_a);  // the contender is in lock_slow
+    std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
+    EXPECT_EQ(g_b.load(), 0) << "the contender got a held lock";
+    lock.unlock();
+    contender.join();
+    EXPECT_EQ(g_b.load(), 1);
+}
+
+// Channel: the buffer's indices wrap around (head_ + count_ past the capacity) in FIFO
+// order, for capacities 1 to 5, with the buffer full and refilled from parked senders.
+TEST_F(ChannelDirected, BufferWrapsAroundInFifoOrder) {
+    for (std::size_t cap = 1; cap <= 5; ++cap) {
+        coop::Runtime rt(two());
+        static Chan* ch;
+        static std::vector<long> got;
+        Chan chan(cap);
+        ch = &chan;
+        got.clear();
+        rt.run([] {
+            coop::Thread s = coop::spawn([] {
+                for (long i = 0; i < 100; ++i) ch->send(i);
+                ch->close();
+            });
+            coop::Thread r = coop::spawn([] {
+                while (std::optional<long> v = ch->recv()) {
+                    got.push_back(*v);
+                    if (got.size() % 7 == 0) coop::yield();  // let the buffer fill and senders park
+                }
+            });
+        });
+        ASSERT_EQ(got.size(), 100u) << "capacity " << cap;
+        for (long i = 0; i < 100; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], i) << "capacity " << cap;
+    }
+}
+
+// Channel: a capacity its 32-bit indices cannot hold is refused.
+TEST(ChannelCapacity, AboveTheIndexRangeIsRefused) {
+    if constexpr (sizeof(std::size_t) > 4) {
+        EXPECT_THROW(coop::Channel<char>(std::size_t{1} << 33), std::length_error);
+    }
 }
 
 // A caller outside coop (an OS thread, no activity) parks by polling its record: an

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "runtimes/native/activity.hpp"
@@ -158,6 +159,38 @@ struct Proximity {
             if (near.size() + 1 >= processors) near.clear();
         }
     }
+};
+
+// PerProcessorLocals — the per-processor part both local algorithms share: one `Local` per
+// processor (Local has `index`, `rng` and `proximity`), each seeded with its index and its
+// own victim chooser, and the cache groups of set_groups. The algorithm derives from it.
+template <class Local>
+class PerProcessorLocals {
+  public:
+    explicit PerProcessorLocals(unsigned processors)
+        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
+        for (unsigned i = 0; i < processors; ++i) {
+            locals_[i].index = i;
+            locals_[i].rng = XorShift(i + 1);
+        }
+    }
+
+    // local — processor i's state. Any thread may take the reference; only processor i
+    // passes it to the owner's calls (awakened, yielded, pick_next, find_work).
+    Local& local(unsigned i) noexcept { return locals_[i]; }
+
+    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
+    // processors start: find_work then tries the own group's victims first. Executed before
+    // the workers start (one thread).
+    void set_groups(const std::vector<unsigned>& group_of) {
+        Proximity::set_groups(locals_.get(), processors_, group_of);
+    }
+    // processors — the number of processors. Any thread.
+    unsigned processors() const noexcept { return processors_; }
+
+  protected:
+    const unsigned processors_;
+    std::unique_ptr<Local[]> locals_;
 };
 
 // steal_passes — find_work's search, shared by both policies (Go's stealWork): up to

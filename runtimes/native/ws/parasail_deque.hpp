@@ -40,38 +40,34 @@
 
 namespace coop::ws {
 
+// ParasailLocal — one processor's state under ParasailDequeAlgorithmT: its deque, the
+// fairness countdown, the LIFO streak, the victim chooser, its counters and near victims.
+// Owner-only, but thieves reach `deque` through its Stealer.
+template <class Guard>
+struct alignas(kRingLine) ParasailLocal {
+    ParasailQueue<Activity, Guard> deque;
+    unsigned index = 0;
+    std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
+    unsigned lifo_streak = 0;  // consecutive LIFO picks
+    XorShift rng{1};
+    Counters counters;
+    Proximity proximity;  // victims of the own cache group (set_groups)
+};
+
 template <class Guard = coop::OwnerGuardAsym>
-class ParasailDequeAlgorithmT {
+class ParasailDequeAlgorithmT : public PerProcessorLocals<ParasailLocal<Guard>> {
+    using Base = PerProcessorLocals<ParasailLocal<Guard>>;
+    using Base::locals_;
+    using Base::processors_;
+
   public:
     // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
     // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
     static constexpr bool kProcessorLocal = true;
 
-    struct alignas(kRingLine) Local {
-        ParasailQueue<Activity, Guard> deque;
-        unsigned index = 0;
-        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
-        unsigned lifo_streak = 0;  // consecutive LIFO picks
-        XorShift rng{1};
-        Counters counters;
-        Proximity proximity;  // victims of the own cache group (set_groups)
-    };
+    using Local = ParasailLocal<Guard>;
 
-    explicit ParasailDequeAlgorithmT(unsigned processors)
-        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
-        for (unsigned i = 0; i < processors; ++i) {
-            locals_[i].index = i;
-            locals_[i].rng = XorShift(i + 1);
-        }
-    }
-
-    Local& local(unsigned i) noexcept { return locals_[i]; }
-
-    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
-    // processors start: find_work then tries the own group's victims first.
-    void set_groups(const std::vector<unsigned>& group_of) {
-        Proximity::set_groups(locals_.get(), processors_, group_of);
-    }
+    explicit ParasailDequeAlgorithmT(unsigned processors) : Base(processors) {}
 
     // awakened — served next on this processor (LIFO); the Scheduler notifies (scheduler.hpp).
     [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
@@ -136,9 +132,7 @@ class ParasailDequeAlgorithmT {
     Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
 
   private:
-    const unsigned processors_;
     GlobalQueues global_;
-    std::unique_ptr<Local[]> locals_;
 };
 
 using ParasailDequeAlgorithm = ParasailDequeAlgorithmT<>;

@@ -55,40 +55,34 @@ namespace coop::ws {
 // WsRingAlgorithmT, so the policy's tests run at the runtime's size.
 inline constexpr std::uint32_t kRingCapacity = 4096;
 
+// WsRingLocal — one processor's state under WsRingAlgorithmT: its ring (with runnext), the
+// fairness countdown, the victim chooser, its counters and near victims. Owner-only, but
+// thieves reach `ring` through its Stealer.
+template <std::uint32_t RingCapacity, class Hooks>
+struct alignas(kRingLine) WsRingLocal {
+    LocalQueue<Activity, RingCapacity, Hooks> ring;
+    unsigned index = 0;
+    std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
+    XorShift rng{1};
+    Counters counters;
+    Proximity proximity;  // victims of the own cache group (set_groups)
+};
+
 template <std::uint32_t RingCapacity = kRingCapacity, class Hooks = NoRingHooks>
-class WsRingAlgorithmT {
+class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hooks>> {
+    using Base = PerProcessorLocals<WsRingLocal<RingCapacity, Hooks>>;
+    using Base::locals_;
+    using Base::processors_;
+
   public:
     // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
     // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
     static constexpr bool kProcessorLocal = true;
 
     using Ring = LocalQueue<Activity, RingCapacity, Hooks>;
+    using Local = WsRingLocal<RingCapacity, Hooks>;
 
-    struct alignas(kRingLine) Local {
-        Ring ring;
-        unsigned index = 0;
-        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
-        XorShift rng{1};
-        Counters counters;
-        Proximity proximity;  // victims of the own cache group (set_groups)
-    };
-
-    explicit WsRingAlgorithmT(unsigned processors)
-        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
-        for (unsigned i = 0; i < processors; ++i) {
-            locals_[i].index = i;
-            locals_[i].rng = XorShift(i + 1);
-        }
-    }
-
-    Local& local(unsigned i) noexcept { return locals_[i]; }
-
-    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
-    // processors start: find_work then tries the own group's victims first.
-    void set_groups(const std::vector<unsigned>& group_of) {
-        Proximity::set_groups(locals_.get(), processors_, group_of);
-    }
-    unsigned processors() const noexcept { return processors_; }
+    explicit WsRingAlgorithmT(unsigned processors) : Base(processors) {}
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
     // runs next there. The runtime then calls the park protocol's notify (Scheduler<A>::awakened),
@@ -216,9 +210,7 @@ class WsRingAlgorithmT {
         self.counters.overflowed += moved;
     }
 
-    const unsigned processors_;
     GlobalQueues global_;
-    std::unique_ptr<Local[]> locals_;
 };
 
 using WsRingAlgorithm = WsRingAlgorithmT<>;

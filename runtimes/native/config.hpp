@@ -58,6 +58,8 @@ inline void (*untyped_entry)() = nullptr;             // an untyped entry point 
 inline void (*yield_after_pick)() = nullptr;           // yield(): next picked, the yielder not yet queued
 inline void (*empty_between_loads)() = nullptr;        // Queue::empty(): tail read, head not yet
 inline void (*global_take_after_empty)(int priority) = nullptr;  // GlobalQueues::take: empty() said no
+inline void (*global_take_before_clear)(int priority) = nullptr;  // GlobalQueues::take: found nothing, the
+                                                                 // summary bit not yet cleared
 inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \

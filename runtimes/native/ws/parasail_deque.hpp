@@ -71,7 +71,7 @@ class ParasailDequeAlgorithmT : public PerProcessorLocals<ParasailLocal<Guard>> 
 
     // awakened — served next on this processor (LIFO); the Scheduler notifies (scheduler.hpp).
     [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
-        if (a->priority != Priority::Default) global_[a->priority].enqueue(a);
+        if (a->priority != Priority::Default) global_.push(a->priority, a);
         else self.deque.push_back(a);
     }
 
@@ -79,7 +79,7 @@ class ParasailDequeAlgorithmT : public PerProcessorLocals<ParasailLocal<Guard>> 
     // streak (the streak bounds uninterrupted wake-up chains, see pick_next).
     [[gnu::always_inline]] void yielded(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+            global_.push(a->priority, a);
             return;
         }
         self.lifo_streak = 0;
@@ -129,7 +129,14 @@ class ParasailDequeAlgorithmT : public PerProcessorLocals<ParasailLocal<Guard>> 
         return false;
     }
 
+    // global — the global queue of a priority (tests: to look at it or dequeue). Enqueue
+    // through push_global, never through global(p).enqueue: that would leave the summary
+    // word's bit clear over the queued activity, and no pick would find it.
     Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
+    // push_global — `a` into the global queue of priority p, as the algorithm enqueues there
+    // (with the summary word's bit: local_algorithm.hpp GlobalQueues). Tests place
+    // activities with it. Any bound processor.
+    void push_global(Priority p, Activity* a) { global_.push(p, a); }
 
   private:
     GlobalQueues global_;

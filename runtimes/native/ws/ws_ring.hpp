@@ -89,7 +89,7 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
     // not this algorithm. Executed only by the owner of `self`.
     [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+            global_.push(a->priority, a);
             return;
         }
         Queue<Activity>::Chain spill;
@@ -139,8 +139,15 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
         return false;
     }
 
-    // global — the global queue of a priority (external submissions and overflow go here).
+    // global — the global queue of a priority (external submissions and overflow go here;
+    // tests: to look at it or dequeue). Enqueue through push_global, never through
+    // global(p).enqueue: that would leave the summary word's bit clear over the queued
+    // activity, and no pick would find it.
     Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
+    // push_global — `a` into the global queue of priority p, as the algorithm enqueues there
+    // (with the summary word's bit: local_algorithm.hpp GlobalQueues). Tests place
+    // activities with it. Any bound processor.
+    void push_global(Priority p, Activity* a) { global_.push(p, a); }
 
     // kGlobalBatch — how many more activities a processor whose ring (and runnext) ran empty
     // moves from the global Default queue into its ring after taking one to run (Go's
@@ -157,7 +164,7 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
     // only by the owner of `self`.
     [[gnu::noinline]] void yielded_slow(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+            global_.push(a->priority, a);
             return;
         }
         Queue<Activity>::Chain spill;
@@ -183,7 +190,7 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
             if (a == nullptr) break;
             COOP_HOOK(refill_after_take, moved, global_[Priority::Default].empty());
             if (!self.ring.try_push(a)) {
-                global_[Priority::Default].enqueue(a);
+                global_.push(Priority::Default, a);
                 break;
             }
             ++moved;
@@ -206,7 +213,7 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
     // parker's has_ready may miss them meanwhile; the caller's notify after the push — the
     // waker's half of park.hpp's pair — comes after this append, as for one enqueue).
     void overflow(Local& self, Queue<Activity>::Chain& spill, std::uint32_t moved) {
-        global_[Priority::Default].enqueue(spill);
+        global_.push(Priority::Default, spill);
         self.counters.overflowed += moved;
     }
 

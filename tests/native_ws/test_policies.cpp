@@ -376,9 +376,12 @@ TYPED_TEST(PolicyTest, FarVictimStolenWhenNearHaveNone) {
 }
 
 // Each OS thread plays one processor; every activity runs kRuns times, alternately
-// yielding and being re-awakened, with stealing; never on two processors at once.
+// yielding and being re-awakened, with stealing; never on two processors at once. `high`:
+// every 4th activity is High-priority, so every processor pushes to and takes from the
+// global High queue at once (the summary word's set / clear / re-check race; a bit left clear
+// over a queued activity would leave it unrun and the watchdog would fire).
 template <class Alg>
-void policy_stress() {
+void policy_stress(bool high = false) {
     const unsigned P = std::max(2u, std::thread::hardware_concurrency());
     // More than the runtime's ring holds (kRingCapacity, the policies' default): processor 0
     // queues them all, so its ring overflows into the global queue.
@@ -387,6 +390,8 @@ void policy_stress() {
     wstest::Watchdog dog("policy stress", 240);
     Alg policy(P);
     auto acts = std::make_unique<TA[]>(kActivities);
+    if (high)
+        for (int k = 0; k < kActivities; k += 4) acts[k].priority = Priority::High;
     std::atomic<int> done{0};
     std::atomic<long> runs{0};
     std::atomic<unsigned> started{0};
@@ -435,5 +440,7 @@ void policy_stress() {
 
 TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WsRingAlgorithm>(); }
 TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailDequeAlgorithm>(); }
+TEST(PolicyStress, WorkStealingWithHighPriorities) { policy_stress<coop::ws::WsRingAlgorithm>(true); }
+TEST(PolicyStress, ParasailWithHighPriorities) { policy_stress<coop::ws::ParasailDequeAlgorithm>(true); }
 
 }  // namespace

@@ -3,7 +3,7 @@
 # as the processor-local policies use it (work pushed onto the waker's own queue, then
 # notify(); the parker's has_ready() scanning every local queue; thieves moving items;
 # overflow chains into the global queue, whose empty() is head == tail with a tail that may
-# lag; refills from it) must leave no announced item queued while every processor is asleep or busy for good, run no
+# lag; refills from it; the global queue's summary bit, never left clear over a queued item) must leave no announced item queued while every processor is asleep or busy for good, run no
 # item twice, and leave the token free, at several sizes; each mutant must be rejected (so
 # the check can fail). Exit 77 (CTest: skipped) when spin or a C compiler is missing.
 set -u
@@ -40,7 +40,9 @@ done
 # BUG_CHAIN_LAG (an overflow chain's append returns with the tail lagging inside it) needs
 # three activities besides the root's first: a global item, a ring that overflows.
 # BUG_NO_REFILL_NOTIFY: a pick that refilled its ring does not notify.
-for bug in "BUG_NO_RECHECK -DNPROC=2 -DITEMS=2" "BUG_NO_NOTIFY_LOCAL -DNPROC=2 -DITEMS=2" "BUG_NO_CHAIN -DNPROC=3 -DITEMS=2 -DCAP=4 -DIDEAL_GLOBAL" "BUG_NO_YIELD_NOTIFY -DNPROC=2 -DITEMS=2" "BUG_CHAIN_LAG -DNPROC=2 -DITEMS=3" "BUG_NO_REFILL_NOTIFY -DNPROC=2 -DITEMS=2"; do
+# BUG_SUMMARY_NO_RECHECK: a take that found the global queue empty clears its summary bit and
+# does not look again (the monitor `summary` finds the bit clear over a queued item).
+for bug in "BUG_NO_RECHECK -DNPROC=2 -DITEMS=2" "BUG_NO_NOTIFY_LOCAL -DNPROC=2 -DITEMS=2" "BUG_NO_CHAIN -DNPROC=3 -DITEMS=2 -DCAP=4 -DIDEAL_GLOBAL" "BUG_NO_YIELD_NOTIFY -DNPROC=2 -DITEMS=2" "BUG_CHAIN_LAG -DNPROC=2 -DITEMS=3" "BUG_NO_REFILL_NOTIFY -DNPROC=2 -DITEMS=2" "BUG_SUMMARY_NO_RECHECK -DNPROC=2 -DITEMS=2"; do
     if verify "mutant $bug (must fail)" "-D$bug -DYIELDS=1 -DSTRICT_YIELD"; then
         echo "FAIL: the model did not catch mutant $bug"; fail=1
     else

@@ -131,6 +131,15 @@ byte gq[ITEMS + 1];
 byte gn = 0;
 byte glag = 0;
 bit chain_busy = 0;      /* one chain append in flight at a time (see the header) */
+/* The summary word's bit of the global queue (local_algorithm.hpp GlobalQueues::nonempty_):
+ * set by every enqueue after it links, cleared by a take that found the queue empty, which
+ * then looks again and sets it if the queue is not empty. `owe`: enqueues and takes between
+ * their link / clear and their bit-set / re-check (they will set it if it matters). The
+ * monitor `summary` asserts the invariant: never a clear bit over a non-empty queue (as
+ * empty() sees it) with nobody owing a look. -DBUG_SUMMARY_NO_RECHECK: a take clears the bit
+ * and does not look again. */
+bit gbit = 0;
+byte owe = 0;
 bit chain_moved = 0;     /* the tail moved since the chain's link (its tail CAS fails) */
 
 byte state[NPROC];       /* Parking::state_[i].v, the futex words */
@@ -153,8 +162,22 @@ inline gpush(id) {
         assert(st[id] != QUEUED);
         if :: glag > 0 -> chain_moved = 1 :: else -> skip fi;
         gq[gn] = id; gn++; glag = 0;
-        loc[id] = GQ + 1; qn[GQ]++; st[id] = QUEUED
+        loc[id] = GQ + 1; qn[GQ]++; st[id] = QUEUED;
+        owe++
     }
+    atomic { gbit = 1; owe-- }                  /* GlobalQueues::push: fetch_or after the enqueue */
+}
+
+/* gclear — GlobalQueues::take found nothing: clears the bit (fetch_and), then looks at the
+ * queue again (empty()) and sets the bit if it is not empty (fetch_or; the look and the set
+ * in one step here: a take that clears meanwhile owes its own look). */
+inline gclear() {
+#ifdef BUG_SUMMARY_NO_RECHECK
+    gbit = 0
+#else
+    atomic { gbit = 0; owe++ };
+    atomic { if :: glag < gn -> gbit = 1 :: else -> skip fi; owe-- }
+#endif
 }
 
 /* gdeq — the body of Queue::dequeue() on the global queue: a tail on the head is moved one
@@ -183,12 +206,15 @@ inline gdeq() {
 inline gtake() {
     got = NONE;
 #ifdef IDEAL_GLOBAL
-    d_step { if :: glag < gn -> gdeq() :: else -> skip fi }
+    d_step { if :: gbit == 1 && glag < gn -> gdeq() :: gbit == 1 && glag >= gn -> gbit = 0 :: else -> skip fi }
 #else
     if
-    :: atomic { glag < gn -> skip } ->          /* empty() said "not empty" */
-        d_step { gdeq() }
-    :: atomic { glag >= gn -> skip }            /* empty() said "empty" */
+    :: atomic { gbit == 0 -> skip }             /* the summary bit is clear: nothing */
+    :: atomic { gbit == 1 && glag < gn -> skip } ->   /* bit set, empty() said "not empty" */
+        d_step { gdeq() };
+        if :: got == NONE -> gclear() :: else -> skip fi
+    :: atomic { gbit == 1 && glag >= gn -> skip } ->  /* bit set, empty() said "empty" */
+        gclear()
     fi
 #endif
 }
@@ -224,7 +250,7 @@ inline lpush(id) {
                 if :: glag > 0 -> chain_moved = 1 :: else -> skip fi;
                 glag = 0;                        /* append's link loop helps first */
                 gq[gn] = c1; gq[gn + 1] = id; gn = gn + 2; glag = 2;
-                chain_moved = 0;
+                chain_moved = 0; owe++;
                 loc[c1] = GQ + 1; loc[id] = GQ + 1; qn[GQ] = qn[GQ] + 2;
                 st[c1] = QUEUED; st[id] = QUEUED
             }
@@ -237,6 +263,7 @@ inline lpush(id) {
             :: atomic { glag == 0 -> break }
             od;
 #endif
+            atomic { gbit = 1; owe-- };          /* GlobalQueues::push(chain): the bit after the append */
             chain_busy = 0; c1 = NONE
         fi
     fi
@@ -549,4 +576,12 @@ active proctype Final() {
         od;
         assert(parked == n)
     }
+}
+
+/* summary — the summary word's invariant (see gbit): a clear bit over a queue that empty()
+ * calls non-empty, with no enqueue or take owing a look, would hide the queue from every pick
+ * until the next enqueue. */
+active proctype summary() {
+end_summary:
+    atomic { (glag < gn && gbit == 0 && owe == 0) -> assert(false) }
 }

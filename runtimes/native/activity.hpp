@@ -87,11 +87,34 @@ struct Activity : QueueItem {
 #endif
 };
 
+// The typed entry points (coop::Algo<K>, coop.hpp): the same as suspend / make_ready /
+// start / join_and_free / finish / coop::yield below, for a runtime whose Options::scheduling
+// is K. Each reaches Scheduler<A> of K's algorithm by a static cast, with no branch on the
+// kind (the untyped ones branch once, then run the same code); a debug and sanitizer build
+// checks that the running runtime's kind is K (COOP_ASSERT). Defined in api.cpp and
+// worker.cpp, instantiated there for the three Scheduling values. Callers: as their untyped
+// counterparts.
+template <Scheduling K>
+void suspend_as(Finalizer finalizer, void* value) noexcept;
+template <Scheduling K>
+void make_ready_as(Activity* a) noexcept;
+template <Scheduling K>
+void start_as(Activity* a, Priority priority);
+template <Scheduling K>
+bool join_and_free_as(Activity* a) noexcept;
+template <Scheduling K>
+[[noreturn]] void finish_as(Activity* self) noexcept;
+template <Scheduling K>
+void yield_as() noexcept;
+
 // Closure — an activity with its callable stored inline (one allocation per spawn).
 template <class F>
 struct Closure : Activity {
     alignas(F) unsigned char storage[sizeof(F)];
 
+    // run — the body of an activity started by the untyped coop::spawn: runs and destroys
+    // the callable; the trampoline (switch.cpp) then calls finish(), which branches once on
+    // the kind.
     static void run(Activity* a) {
         auto* self = static_cast<Closure*>(a);
         F* fn = std::launder(reinterpret_cast<F*>(self->storage));
@@ -99,6 +122,22 @@ struct Closure : Activity {
             (*fn)();
         fn->~F();  // captured state dies when the body ends, not at join
     }
+
+    // run_and_finish — the body of an activity started by coop::Algo<K>::spawn: run(), then
+    // finish_as<K> (never returns to the trampoline, so its untyped finish() is not reached).
+    template <Scheduling K>
+    [[noreturn]] static void run_and_finish(Activity* a) {
+        run(a);
+        finish_as<K>(a);
+    }
+};
+
+// Untyped — the untyped suspend / make_ready as a type's static members, the default of
+// the parameters that take an entry-point type (coop::Channel's `Entry`; coop::Algo<K> is
+// the typed one).
+struct Untyped {
+    static void suspend(Finalizer finalizer, void* value) noexcept;
+    static void make_ready(Activity* a) noexcept;
 };
 
 // kDescriptorBlock — descriptors (with their closure) up to this size are carved from
@@ -139,6 +178,9 @@ void start(Activity* a, Priority priority);
 // one, the OS thread otherwise), then frees the descriptor. False: `a` never ran (no stack).
 bool join_and_free(Activity* a) noexcept;
 
+inline void Untyped::suspend(Finalizer finalizer, void* value) noexcept { internal::suspend(finalizer, value); }
+inline void Untyped::make_ready(Activity* a) noexcept { internal::make_ready(a); }
+
 // now_ns — CLOCK_MONOTONIC in nanoseconds.
 std::int64_t now_ns() noexcept;
 
@@ -158,6 +200,10 @@ bool ready_work() noexcept;
 
 // processors_in_use — the current runtime's processor count (1 outside a runtime).
 unsigned processors_in_use() noexcept;
+
+// cpus_in_use — the CPUs the current runtime's processors may run on (SchedulerCore::cpus:
+// the affinity mask when the runtime started; 1 outside a runtime). Any thread.
+unsigned cpus_in_use() noexcept;
 
 }  // namespace internal
 }  // namespace coop

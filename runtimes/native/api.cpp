@@ -82,6 +82,11 @@ unsigned processors_in_use() noexcept {
     return p != nullptr ? p->runtime->processor_count : 1;
 }
 
+unsigned cpus_in_use() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr ? p->runtime->scheduler->cpus() : 1;
+}
+
 namespace {
 // The hot path per algorithm A: each of these is instantiated for one Scheduler<A> (the
 // caller's with_scheduler, scheduler.hpp, chose it) and holds only A's code. `p`: the
@@ -89,33 +94,71 @@ namespace {
 
 // suspend_on — suspend() on processor `p`.
 template <class A>
-[[gnu::noinline]] void suspend_on(Scheduler<A>& s, Processor& p, Finalizer finalizer, void* value) noexcept {
+[[gnu::always_inline]] inline void suspend_body(Scheduler<A>& s, Processor& p, Finalizer finalizer, void* value) noexcept {
     Activity* cur = p.current;
     Activity* next = pick_next(s, p, Priority::Idle);
     if (next == nullptr) next = &p.idle;
     switch_to(p, cur, next, finalizer, value);
 }
 
+// suspend_on — suspend_body out of line, for the untyped entry point (its with_scheduler calls one
+// of three; inlined there, every algorithm paid for the others' register saves).
+template <class A>
+[[gnu::noinline]] void suspend_on(Scheduler<A>& s, Processor& p, Finalizer finalizer, void* value) noexcept {
+    suspend_body(s, p, finalizer, value);
+}
+
 // make_ready_on — make_ready() on processor `p`.
 template <class A>
-[[gnu::noinline]] void make_ready_on(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
+[[gnu::always_inline]] inline void make_ready_body(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
     s.awakened(p.index, a);
+}
+
+// make_ready_on — make_ready_body out of line, for the untyped entry point (its with_scheduler calls one
+// of three; inlined there, every algorithm paid for the others' register saves).
+template <class A>
+[[gnu::noinline]] void make_ready_on(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
+    make_ready_body(s, p, a);
 }
 
 // start_on — start() on processor `p`.
 template <class A>
-[[gnu::noinline]] void start_on(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
+[[gnu::always_inline]] inline void start_body(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
     bump(p.started);  // before the enqueue: the activity's finish happens after it
     s.awakened(p.index, a);
 }
+
+// start_on — start_body out of line, for the untyped entry point (its with_scheduler calls one
+// of three; inlined there, every algorithm paid for the others' register saves).
+template <class A>
+[[gnu::noinline]] void start_on(Scheduler<A>& s, Processor& p, Activity* a) noexcept {
+    start_body(s, p, a);
+}
 }  // namespace
 
+// check_kind — the typed entry points' contract: the running runtime's algorithm is K.
+template <Scheduling K>
+[[gnu::always_inline]] inline void check_kind([[maybe_unused]] const Processor& p) noexcept {
+    COOP_ASSERT(p.runtime->scheduler->kind() == K, "coop::Algo<K> called in a runtime of another Scheduling");
+}
+
+// The untyped entry points: one branch on the kind (with_scheduler), then A's code; the
+// typed ones (X_as<K>): A's code at once. Both call the same X_on<A>.
 void suspend(Finalizer finalizer, void* value) noexcept {
+    COOP_HOOK(untyped_entry);
     Processor* p = this_processor();
     with_scheduler(*p->runtime->scheduler, [&](auto& s) { suspend_on(s, *p, finalizer, value); });
 }
 
+template <Scheduling K>
+void suspend_as(Finalizer finalizer, void* value) noexcept {
+    Processor* p = this_processor();
+    check_kind<K>(*p);
+    suspend_body(scheduler_of<algorithm_t<K>>(*p), *p, finalizer, value);
+}
+
 void make_ready(Activity* a) noexcept {
+    COOP_HOOK(untyped_entry);
     if (Processor* p = this_processor()) {
         with_scheduler(*p->runtime->scheduler, [&](auto& s) { make_ready_on(s, *p, a); });
         return;
@@ -126,32 +169,64 @@ void make_ready(Activity* a) noexcept {
     submit_inbox(*rt, a);
 }
 
+template <Scheduling K>
+void make_ready_as(Activity* a) noexcept {
+    if (Processor* p = this_processor()) [[likely]] {
+        check_kind<K>(*p);
+        make_ready_body(scheduler_of<algorithm_t<K>>(*p), *p, a);
+        return;
+    }
+    // As make_ready (acquire: as there).
+    submit_inbox(*g_active.load(std::memory_order_acquire), a);
+}
+
 bool runtime_active() noexcept {
     // acquire: as in start() (the state is built before it is published).
     return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
 }
 
+namespace {
+// start_external — start() from a thread that is not a worker: through the inbox.
+[[gnu::noinline]] void start_external(Activity* a) {
+    // acquire: the runtime's state is fully built before it is published (see Runtime).
+    RuntimeState* rt = g_active.load(std::memory_order_acquire);
+    // seq_cst: counted before the hand-over (and before Runtime::run waits).
+    rt->external_started.fetch_add(1, std::memory_order_seq_cst);
+    submit_inbox(*rt, a);
+}
+}  // namespace
+
 void start(Activity* a, Priority priority) {
+    COOP_HOOK(untyped_entry);
     a->priority = priority;
     Processor* p = this_processor();
-    // acquire: the runtime's state is fully built before it is published (see Runtime).
-    RuntimeState* rt = p != nullptr ? p->runtime : g_active.load(std::memory_order_acquire);
-    if (p != nullptr) {
-        with_scheduler(*rt->scheduler, [&](auto& s) { start_on(s, *p, a); });
+    if (p != nullptr) with_scheduler(*p->runtime->scheduler, [&](auto& s) { start_on(s, *p, a); });
+    else start_external(a);
+}
+
+template <Scheduling K>
+void start_as(Activity* a, Priority priority) {
+    a->priority = priority;
+    Processor* p = this_processor();
+    if (p != nullptr) [[likely]] {
+        check_kind<K>(*p);
+        start_body(scheduler_of<algorithm_t<K>>(*p), *p, a);
     } else {
-        // seq_cst: counted before the hand-over (and before Runtime::run waits).
-        rt->external_started.fetch_add(1, std::memory_order_seq_cst);
-        submit_inbox(*rt, a);
+        start_external(a);
     }
 }
 
-bool join_and_free(Activity* a) noexcept {
+namespace {
+// join_and_free_with — join_and_free through `suspend_fn` and `fin` (untyped, or algorithm
+// A's: fin_join / fin_join_on<A>).
+template <void (*SuspendFn)(Finalizer, void*) noexcept>
+[[gnu::always_inline]] inline bool join_and_free_with(Activity* a, Finalizer fin) noexcept {
     // acquire: pairs with finish()'s release exchange.
     if (a->join_word.load(std::memory_order_acquire) != kJoinFinished) {
         if (current() != nullptr) {
-            suspend(&fin_join, a);
-            // Made ready by finish() (or by fin_join itself): the target has finished; the
-            // queue hand-off ordered its writes before us.
+            SuspendFn(fin, a);
+            // Made ready by finish() (or by the finalizer itself): the target has finished;
+            // the queue hand-off ordered its writes before us.
         } else {
             // A non-worker thread: poll (rare: Runtime::run joins after everything ended).
             while (a->join_word.load(std::memory_order_acquire) != kJoinFinished)
@@ -162,6 +237,14 @@ bool join_and_free(Activity* a) noexcept {
     const bool ran = !a->start_failed;
     free_descriptor(a);
     return ran;
+}
+}  // namespace
+
+bool join_and_free(Activity* a) noexcept { return join_and_free_with<&suspend>(a, &fin_join); }
+
+template <Scheduling K>
+bool join_and_free_as(Activity* a) noexcept {
+    return join_and_free_with<&suspend_as<K>>(a, &fin_join_on<algorithm_t<K>>);
 }
 
 Processor::Processor(RuntimeState& rt, unsigned i) : runtime(&rt), index(i), stacks(rt.stack_pool) {
@@ -177,7 +260,7 @@ namespace internal {
 namespace {
 // yield_on — yield() of activity `cur` on processor `p` (algorithm A; see suspend_on).
 template <class A>
-[[gnu::noinline]] void yield_on(Scheduler<A>& s, Processor& p, Activity* cur) noexcept {
+[[gnu::always_inline]] inline void yield_body(Scheduler<A>& s, Processor& p, Activity* cur) noexcept {
     if ((++p.ticks & kTimerPollMask) == 0) poll_timers(*p.runtime);
     Activity* next = pick_next(s, p, cur->priority);
     if (next == nullptr) {
@@ -188,11 +271,48 @@ template <class A>
     // Resumed, most often by another yield (a ping-pong of yielders): its fin_yield<A> inline.
     switch_to<&fin_yield<A>>(p, cur, next, &fin_yield<A>, &p);
 }
+
+// yield_on — yield_body out of line, for the untyped entry point (its with_scheduler calls one
+// of three; inlined there, every algorithm paid for the others' register saves).
+template <class A>
+[[gnu::noinline]] void yield_on(Scheduler<A>& s, Processor& p, Activity* cur) noexcept {
+    yield_body(s, p, cur);
+}
 }  // namespace
+}  // namespace internal
+
+namespace internal {
+template <Scheduling K>
+void yield_as() noexcept {
+    Processor* p = this_processor();
+    if (p == nullptr || p->current->idle) [[unlikely]] {
+        std::this_thread::yield();
+        return;
+    }
+    Activity* cur = p->current;
+    if (cur->uncooperative != 0) [[unlikely]]
+        return;
+    check_kind<K>(*p);
+    yield_on(scheduler_of<algorithm_t<K>>(*p), *p, cur);
+}
+
+// The typed entry points of the three algorithms (declared in activity.hpp; finish_as in
+// worker.cpp).
+#define COOP_INSTANTIATE_ENTRY_POINTS(K)                                    \
+    template void suspend_as<K>(Finalizer, void*) noexcept;                \
+    template void make_ready_as<K>(Activity*) noexcept;                    \
+    template void start_as<K>(Activity*, Priority);                        \
+    template bool join_and_free_as<K>(Activity*) noexcept;                 \
+    template void yield_as<K>() noexcept;
+COOP_INSTANTIATE_ENTRY_POINTS(Scheduling::global)
+COOP_INSTANTIATE_ENTRY_POINTS(Scheduling::work_stealing)
+COOP_INSTANTIATE_ENTRY_POINTS(Scheduling::parasail)
+#undef COOP_INSTANTIATE_ENTRY_POINTS
 }  // namespace internal
 
 void yield() noexcept {
     using namespace internal;
+    COOP_HOOK(untyped_entry);
     Processor* p = this_processor();
     if (p == nullptr || p->current->idle) {
         std::this_thread::yield();

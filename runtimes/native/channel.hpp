@@ -145,8 +145,10 @@ class ChannelLock {
 
 }  // namespace internal
 
-// Channel — see the file comment. `Closed` is the exception type thrown on misuse.
-template <class T, class Closed = ChannelClosed>
+// Channel — see the file comment. `Closed` is the exception type thrown on misuse. `Entry`:
+// where park and wake-up suspend / make_ready (internal::Untyped: the untyped calls;
+// coop::Algo<K>: algorithm K's, with no run-time branch on the algorithm).
+template <class T, class Closed = ChannelClosed, class Entry = internal::Untyped>
 class alignas(64) Channel {
   public:
     static constexpr std::string_view kind =
@@ -311,7 +313,7 @@ class alignas(64) Channel {
         // the activity is never resumed from a stale context. One RMW on the word decides
         // who makes the waiter ready: exactly one of the two sees the other's write.
         if (w->state.exchange(how, std::memory_order_acq_rel) == kParked && a != nullptr)
-            internal::make_ready(a);
+            Entry::make_ready(a);
     }
 
     static void wake_all(Waiter* w) noexcept {
@@ -334,7 +336,7 @@ class alignas(64) Channel {
     // suspend's finalizer as the commit after the switch.
     static void park(Waiter& w) noexcept {
         if (w.activity != nullptr) {
-            internal::suspend(&Channel::publish_parked, &w);
+            Entry::suspend(&Channel::publish_parked, &w);
             return;
         }
         // acquire: pairs with wake()'s release (the value, see recv/send).
@@ -352,7 +354,7 @@ class alignas(64) Channel {
         // us: its outcome is stored, and previous is switched out, so it may run now.
         if (!w->state.compare_exchange_strong(expected, kParked, std::memory_order_release,
                                               std::memory_order_acquire))
-            internal::make_ready(previous);
+            Entry::make_ready(previous);
     }
 
     // The lock and everything it guards share one cache line (the class is aligned to it):

@@ -46,14 +46,20 @@ inline void (*dequeue_before_hp2)() = nullptr;         // queue: next read, hp2 
 inline void (*dequeue_read_item)(const void* node) = nullptr;  // queue: about to read node->item
 inline void (*mutex_park_before_enqueue)() = nullptr;  // Mutex::park, before the enqueue
 inline void (*mutex_park_done)() = nullptr;            // Mutex::park, at its end
+inline void (*mutex_spin_yielded)() = nullptr;         // Mutex::lock_slow, processors outnumber CPUs:
+                                                       // the spinner is about to give its core back
 inline void (*semaphore_park_before_enqueue)() = nullptr;  // Semaphore::park, before the enqueue
 inline void (*semaphore_park_done)() = nullptr;        // Semaphore::park, at its end
 inline void (*semaphore_settle_missed)() = nullptr;    // settle(): token claimed, no waiter seen
 inline void (*condvar_park_before_enqueue)() = nullptr;  // CondVar::park, before the enqueue
 inline void (*runtime_start_worker)() = nullptr;       // Runtime(): before each worker starts
+inline void (*untyped_entry)() = nullptr;             // an untyped entry point (coop::yield, spawn's start,
+                                                       // suspend, make_ready, finish) was called
 inline void (*yield_after_pick)() = nullptr;           // yield(): next picked, the yielder not yet queued
 inline void (*empty_between_loads)() = nullptr;        // Queue::empty(): tail read, head not yet
 inline void (*global_take_after_empty)(int priority) = nullptr;  // GlobalQueues::take: empty() said no
+inline void (*global_take_before_clear)(int priority) = nullptr;  // GlobalQueues::take: found nothing, the
+                                                                 // summary bit not yet cleared
 inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \

@@ -113,30 +113,40 @@ class Thread {
     internal::Activity* a_ = nullptr;
 };
 
+namespace internal {
+// new_closure — a descriptor holding `fn` (spawn's allocation; the caller sets its body and
+// starts it). Throws std::bad_alloc, or std::runtime_error when no runtime is running.
+template <class F>
+Closure<std::decay_t<F>>* new_closure(F&& fn) {
+    using Fn = std::decay_t<F>;
+    using C = Closure<Fn>;
+    static_assert(alignof(C) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "coop::spawn: over-aligned closure");
+    if (!runtime_active()) throw std::runtime_error("coop::spawn: no coop::Runtime is running");
+    Node* node = nullptr;
+    void* mem = allocate_descriptor(sizeof(C), &node);
+    C* c = ::new (mem) C;
+    try {
+        ::new (static_cast<void*>(c->storage)) Fn(std::forward<F>(fn));
+    } catch (...) {
+        c->node = node;
+        c->pooled = sizeof(C) <= kDescriptorBlock;
+        free_descriptor(c);
+        throw;
+    }
+    c->node = node;  // a recycled block's node: the enqueue reuses it
+    c->pooled = sizeof(C) <= kDescriptorBlock;
+    return c;
+}
+}  // namespace internal
+
 // spawn — starts `fn()` as a new activity of `priority` in the running runtime and returns
 // its join handle. The activity gets a stack when it first runs, not now: a spawned but
 // not yet run activity costs only its descriptor (48 bytes + the closure). Throws
 // std::bad_alloc, or std::runtime_error when no runtime is running. `fn` must not throw.
 template <class F>
 Thread spawn(Priority priority, F&& fn) {
-    using Fn = std::decay_t<F>;
-    using C = internal::Closure<Fn>;
-    static_assert(alignof(C) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "coop::spawn: over-aligned closure");
-    if (!internal::runtime_active()) throw std::runtime_error("coop::spawn: no coop::Runtime is running");
-    Node* node = nullptr;
-    void* mem = internal::allocate_descriptor(sizeof(C), &node);
-    C* c = ::new (mem) C;
-    try {
-        ::new (static_cast<void*>(c->storage)) Fn(std::forward<F>(fn));
-    } catch (...) {
-        c->node = node;
-        c->pooled = sizeof(C) <= internal::kDescriptorBlock;
-        internal::free_descriptor(c);
-        throw;
-    }
-    c->node = node;  // a recycled block's node: the enqueue below reuses it
-    c->pooled = sizeof(C) <= internal::kDescriptorBlock;
-    c->body = &C::run;
+    auto* c = internal::new_closure(std::forward<F>(fn));
+    c->body = &std::remove_pointer_t<decltype(c)>::run;
     internal::start(c, priority);
     return Thread(c);
 }
@@ -150,6 +160,90 @@ Thread spawn(F&& fn) {
 // yield — lets the ready activities of the same or higher priority run first (Fig. 2
 // SWITCH). Outside an activity: std::this_thread::yield(). No-op in an uncooperative scope.
 void yield() noexcept;
+
+// Algo<K> — coop's API for a runtime whose Options::scheduling is K, chosen at compile time:
+// spawn, join (Algo<K>::Thread), yield, and the parking primitives suspend / make_ready
+// (for coop::Channel's `Entry` parameter) reach that algorithm's Scheduler<A> by a static
+// cast, with no run-time branch on the algorithm; an activity it spawns finishes through
+// A's code too. The untyped functions (coop::spawn, coop::yield, Thread::join, ...) work
+// for every runtime: they branch once on the running runtime's algorithm and then run the
+// same code. Calling Algo<K> while a runtime of another algorithm runs is a programming
+// error (checked by COOP_ASSERT in debug and sanitizer builds, undefined otherwise).
+// Mutex, CondVar and Semaphore park through the untyped calls.
+//   coop::Runtime rt({.processors = 4, .scheduling = coop::Scheduling::work_stealing});
+//   using WS = coop::Algo<coop::Scheduling::work_stealing>;
+//   rt.run([] { WS::Thread t = WS::spawn([] { WS::yield(); }); t.join(); });
+template <Scheduling K>
+struct Algo {
+    static constexpr Scheduling kind = K;
+
+    // Thread — the join handle of an activity spawned by Algo<K>::spawn (as coop::Thread;
+    // join reaches A's code without the branch).
+    class Thread {
+      public:
+        Thread() = default;
+        Thread(Thread&& o) noexcept : a_(std::exchange(o.a_, nullptr)) {}
+        Thread& operator=(Thread&& o) noexcept {
+            if (this != &o) {
+                join();
+                a_ = std::exchange(o.a_, nullptr);
+            }
+            return *this;
+        }
+        ~Thread() { join(); }
+        // join — as coop::Thread::join.
+        bool join() noexcept {
+            if (a_ != nullptr) return internal::join_and_free_as<K>(std::exchange(a_, nullptr));
+            return true;
+        }
+        bool joinable() const noexcept { return a_ != nullptr; }
+
+      private:
+        friend struct Algo;
+        explicit Thread(internal::Activity* a) : a_(a) {}
+        internal::Activity* a_ = nullptr;
+    };
+
+    // spawn — as coop::spawn.
+    template <class F>
+    static Thread spawn(Priority priority, F&& fn) {
+        auto* c = internal::new_closure(std::forward<F>(fn));
+        c->body = &std::remove_pointer_t<decltype(c)>::template run_and_finish<K>;
+        internal::start_as<K>(c, priority);
+        return Thread(c);
+    }
+    template <class F>
+    static Thread spawn(F&& fn) {
+        return spawn(Priority::Default, std::forward<F>(fn));
+    }
+
+    // yield — as coop::yield.
+    static void yield() noexcept { internal::yield_as<K>(); }
+
+    // suspend / make_ready — as internal::suspend / internal::make_ready (activity.hpp).
+    static void suspend(internal::Finalizer finalizer, void* value) noexcept {
+        internal::suspend_as<K>(finalizer, value);
+    }
+    static void make_ready(internal::Activity* a) noexcept { internal::make_ready_as<K>(a); }
+};
+
+// AnyAlgo — the untyped API (coop::Thread, coop::spawn, coop::yield, internal::suspend /
+// make_ready) under Algo<K>'s names, for code generic over the two (the harness adapter,
+// runtimes/native/native.hpp): the running runtime's algorithm is chosen at run time.
+struct AnyAlgo {
+    using Thread = coop::Thread;
+    template <class F>
+    static Thread spawn(Priority priority, F&& fn) {
+        return coop::spawn(priority, std::forward<F>(fn));
+    }
+    template <class F>
+    static Thread spawn(F&& fn) {
+        return coop::spawn(Priority::Default, std::forward<F>(fn));
+    }
+    static void yield() noexcept { coop::yield(); }
+    static void suspend(internal::Finalizer finalizer, void* value) noexcept { internal::suspend(finalizer, value); }
+    static void make_ready(internal::Activity* a) noexcept { internal::make_ready(a); }
+};
 
 // check — the paper's implicit switch check, written explicitly (the clang plugin in
 // plugin/ inserts the same code): costs `cost` quantum units; switches (like yield) when

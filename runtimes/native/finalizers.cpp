@@ -29,12 +29,7 @@ void fin_recycle(Activity*, void* stack) noexcept {
 // fin_join — the joiner registers itself with the target; if the target finished in the
 // meantime (the CAS fails on kJoinFinished), the joiner is ready at once.
 void fin_join(Activity* prev, void* target) noexcept {
-    auto* t = static_cast<Activity*>(target);
-    std::uintptr_t expected = kJoinRunning;
-    // acq_rel: release publishes prev (its saved context) to the finisher that will make it
-    // ready; acquire (also on failure) takes the finished activity's writes.
-    if (!t->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(prev),
-                                              std::memory_order_acq_rel, std::memory_order_acquire)) {
+    if (!register_joiner(prev, static_cast<Activity*>(target))) {
         Processor* p = this_processor();
         p->runtime->scheduler->awakened(p->index, prev);
     }

@@ -46,14 +46,18 @@ class GlobalQueueAlgorithm {
 
     // awakened — `a` (owned by the caller) is ready: enqueued at its priority's tail (the
     // Scheduler then wakes a parked processor, Fig. 2 ENQUEUESWITCH). Any bound processor.
-    void awakened(Local&, Activity* a) noexcept { ready_[static_cast<unsigned>(a->priority)].q.enqueue(a); }
+    [[gnu::always_inline]] void awakened(Local&, Activity* a) noexcept {
+        ready_[static_cast<unsigned>(a->priority)].q.enqueue(a);
+    }
 
     // yielded — `a` yielded: enqueued at its priority's tail (round robin). Any bound processor.
-    void yielded(Local&, Activity* a) noexcept { ready_[static_cast<unsigned>(a->priority)].q.enqueue(a); }
+    [[gnu::always_inline]] void yielded(Local&, Activity* a) noexcept {
+        ready_[static_cast<unsigned>(a->priority)].q.enqueue(a);
+    }
 
     // pick_next — the next ready activity of priority >= `min` (highest first), or none. Any
     // bound processor.
-    Pick pick_next(Local&, Priority min) noexcept {
+    [[gnu::always_inline]] Pick pick_next(Local&, Priority min) noexcept {
         for (int p = static_cast<int>(kPriorities) - 1; p >= static_cast<int>(min); --p) {
             auto& q = ready_[p].q;
             if (q.empty()) continue;

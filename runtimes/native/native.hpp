@@ -1,5 +1,11 @@
-// native.hpp — backend `native`: coop, the lock-free cooperative runtime (coop.hpp), behind
-// the harness's Backend concept (runtimes/concept.hpp).
+// native.hpp — backends `native`, `native-ws` and `native-parasail`: coop, the lock-free
+// cooperative runtime (coop.hpp), behind the harness's Backend concept (runtimes/concept.hpp).
+//
+// BasicNativeBackend<Api>: Api is coop::Algo<K> (NativeBackendOf<K>, what register.cpp
+// registers: spawn, join, yield and the channel's hand-off reach algorithm K's scheduler
+// with no run-time branch on the algorithm) or coop::AnyAlgo (NativeBackend: the untyped
+// API, the algorithm chosen at run time by the option scheduling=global|work_stealing|
+// parasail; the tests that sweep the three algorithms and the clang plugin's backends use it).
 //
 // Options: RuntimeOptions::processors (worker OS threads), ::pin (one CPU each, from
 // coop::internal::choose_cpus, cpus.hpp), ::stack_size (0: coop::kDefaultStackSize) and the extra
@@ -11,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,9 +30,19 @@
 
 namespace coopbench {
 
-struct NativeBackend {
+// scheduling_name — the option value that selects Scheduling k.
+constexpr std::string_view scheduling_name(coop::Scheduling k) {
+    return k == coop::Scheduling::work_stealing ? "work_stealing"
+           : k == coop::Scheduling::parasail    ? "parasail"
+                                                : "global";
+}
+
+template <class Api>
+struct BasicNativeBackend {
     static constexpr std::string_view name = "native";
     static constexpr bool preemptive = false;
+    // typed — whether Api fixes the algorithm at compile time (coop::Algo<K>).
+    static constexpr bool typed = !std::is_same_v<Api, coop::AnyAlgo>;
 
     // options — coop::Options from the harness's options (throws std::invalid_argument).
     static coop::Options options(const RuntimeOptions& o) {
@@ -38,13 +55,23 @@ struct NativeBackend {
             throw std::invalid_argument("native: guard must be on or off, not '" + guard + "'");
         c.guard = guard == "on";
         // scheduling: fixed by the registered variant (register.cpp): native = global,
-        // native-ws = work_stealing, native-parasail = parasail.
-        const std::string s = o.option("scheduling", "global");
-        if (s == "global") c.scheduling = coop::Scheduling::global;
-        else if (s == "work_stealing") c.scheduling = coop::Scheduling::work_stealing;
-        else if (s == "parasail") c.scheduling = coop::Scheduling::parasail;
-        else
-            throw std::invalid_argument("native: scheduling must be global, work_stealing or parasail, not '" + s + "'");
+        // native-ws = work_stealing, native-parasail = parasail; a typed backend accepts only
+        // its own (its entry points assume it).
+        if constexpr (typed) {
+            const std::string s = o.option("scheduling", std::string(scheduling_name(Api::kind)));
+            if (s != scheduling_name(Api::kind))
+                throw std::invalid_argument("native: this backend's scheduling is " +
+                                            std::string(scheduling_name(Api::kind)) + ", not '" + s + "'");
+            c.scheduling = Api::kind;
+        } else {
+            const std::string s = o.option("scheduling", "global");
+            if (s == "global") c.scheduling = coop::Scheduling::global;
+            else if (s == "work_stealing") c.scheduling = coop::Scheduling::work_stealing;
+            else if (s == "parasail") c.scheduling = coop::Scheduling::parasail;
+            else
+                throw std::invalid_argument("native: scheduling must be global, work_stealing or parasail, not '" + s +
+                                            "'");
+        }
         return c;
     }
 
@@ -76,27 +103,27 @@ struct NativeBackend {
         return "coop: an activity got no stack and never ran (" + (why.empty() ? std::string("unknown") : why) + ")";
     }
 
-    using Thread = coop::Thread;
+    using Thread = typename Api::Thread;
     using Mutex = coop::Mutex;
     using CondVar = coop::CondVar;
     using Semaphore = coop::Semaphore;
     // Channel — coop's own channel (channel.hpp: direct hand-off to a parked peer), for
     // every scheduling variant (native, native-ws, native-parasail): make_ready places the
-    // woken peer as each algorithm does.
+    // woken peer as each algorithm does (through Api's suspend / make_ready).
     template <class T>
-    using Channel = coop::Channel<T, ChannelClosed>;
+    using Channel = coop::Channel<T, ChannelClosed, Api>;
 
     // spawn — a coop activity; allocation failure becomes SpawnError.
     template <class F>
     static Thread spawn(F&& fn) {
         try {
-            return coop::spawn(std::forward<F>(fn));
+            return Api::spawn(std::forward<F>(fn));
         } catch (const std::bad_alloc&) {
             throw SpawnError("coop::spawn: out of memory for the activity descriptor");
         }
     }
 
-    static void yield() { coop::yield(); }
+    static void yield() { Api::yield(); }
 
     // kBytesPerThread — memory one spawned, not yet run activity costs: the descriptor with
     // a small closure (one 64 B slab block, slab.hpp: kDescriptorBlock), its queue node (a
@@ -126,7 +153,28 @@ struct NativeBackend {
     }
 };
 
+// NativeBackend — the untyped adapter: the algorithm from the option `scheduling`.
+using NativeBackend = BasicNativeBackend<coop::AnyAlgo>;
+// NativeBackendOf<K> — the typed adapter of algorithm K (register.cpp: native, native-ws,
+// native-parasail).
+template <coop::Scheduling K>
+using NativeBackendOf = BasicNativeBackend<coop::Algo<K>>;
+
+// is_native_backend_v — B is one of the adapters above (typed or not).
+template <class B>
+inline constexpr bool is_native_backend_v = false;
+template <class Api>
+inline constexpr bool is_native_backend_v<BasicNativeBackend<Api>> = true;
+
 static_assert(Backend<NativeBackend>, "NativeBackend does not satisfy coopbench::Backend");
 static_assert(HasChannel<NativeBackend>, "NativeBackend::Channel does not satisfy coopbench::HasChannel");
+static_assert(Backend<NativeBackendOf<coop::Scheduling::work_stealing>>, "NativeBackendOf does not satisfy Backend");
+static_assert(HasChannel<NativeBackendOf<coop::Scheduling::work_stealing>>, "NativeBackendOf: no HasChannel");
+// The typed adapters' join handles and channels are the typed API's (no run-time branch on the
+// algorithm where the harness measures: spawn, join, yield, the channel's hand-off).
+static_assert(std::is_same_v<NativeBackendOf<coop::Scheduling::parasail>::Thread,
+                             coop::Algo<coop::Scheduling::parasail>::Thread>);
+static_assert(std::is_same_v<NativeBackendOf<coop::Scheduling::global>::Channel<long>,
+                             coop::Channel<long, ChannelClosed, coop::Algo<coop::Scheduling::global>>>);
 
 }  // namespace coopbench

@@ -57,6 +57,29 @@ template <class A>
     scheduler_of<A>(*p).yielded(p->index, prev);
 }
 
+// register_joiner — fin_join's CAS: `prev` registers as the joiner of `target`; false if
+// `target` finished meanwhile (then prev must be made ready at once). Executed by the
+// processor that switched `prev` out (on the resumed side).
+[[gnu::always_inline]] inline bool register_joiner(Activity* prev, Activity* target) noexcept {
+    std::uintptr_t expected = kJoinRunning;
+    // acq_rel: release publishes prev (its saved context) to the finisher that will make it
+    // ready; acquire (also on failure) takes the finished activity's writes.
+    return target->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(prev),
+                                                     std::memory_order_acq_rel, std::memory_order_acquire);
+}
+
+// fin_join_on — fin_join (finalizers.cpp) under algorithm A (coop::Algo<K>'s join): the
+// joiner registers with the target or, if it finished meanwhile, is ready at once. Executed
+// on the resumed side of the joiner's switch (this_processor(): a finalizer gets no
+// Processor).
+template <class A>
+void fin_join_on(Activity* prev, void* target) noexcept {
+    if (!register_joiner(prev, static_cast<Activity*>(target))) {
+        Processor* p = this_processor();
+        scheduler_of<A>(*p).awakened(p->index, prev);
+    }
+}
+
 // finalizers.cpp
 void fin_recycle(Activity*, void* stack) noexcept;
 void fin_join(Activity* prev, void* target) noexcept;

@@ -72,6 +72,27 @@ inline constexpr Scheduling kind_of<WsAlgorithm> = Scheduling::work_stealing;
 template <>
 inline constexpr Scheduling kind_of<ParasailAlgorithm> = Scheduling::parasail;
 
+// algorithm_t<K> — the algorithm that Options::scheduling value K selects (the inverse of
+// kind_of): the typed entry points (coop::Algo<K>, coop.hpp) reach Scheduler<algorithm_t<K>>.
+template <Scheduling K>
+struct AlgorithmOf {
+    using type = GlobalAlgorithm;
+};
+template <>
+struct AlgorithmOf<Scheduling::work_stealing> {
+    using type = WsAlgorithm;
+};
+template <>
+struct AlgorithmOf<Scheduling::parasail> {
+    using type = ParasailAlgorithm;
+};
+template <Scheduling K>
+using algorithm_t = typename AlgorithmOf<K>::type;
+static_assert(kind_of<algorithm_t<Scheduling::global>> == Scheduling::global &&
+                  kind_of<algorithm_t<Scheduling::work_stealing>> == Scheduling::work_stealing &&
+                  kind_of<algorithm_t<Scheduling::parasail>> == Scheduling::parasail,
+              "kind_of and algorithm_t are inverses");
+
 // SchedulerStats — what a runtime reports per run (sums over processors).
 using SchedulerStats = std::map<std::string, std::uint64_t>;
 
@@ -86,6 +107,9 @@ class SchedulerCore {
     // kind — which Scheduler<A> this is (with_scheduler). Any thread.
     Scheduling kind() const noexcept { return kind_; }
     unsigned processors() const noexcept { return processors_; }
+    // cpus — the CPUs this process may run on (its affinity mask when the scheduler was
+    // made): the most processors that can be running at once. Any thread.
+    unsigned cpus() const noexcept { return static_cast<unsigned>(cpus_); }
 
     // Off the hot path, for callers that do not know A (each one branch on the kind,
     // with_scheduler, then Scheduler<A>'s call of the same name):

@@ -6,15 +6,7 @@
 
 #include "runtimes/native/coop.hpp"
 #include "runtimes/native/cpu_relax.hpp"
-#include "runtimes/native/cpus.hpp"
 
-#if defined(COOP_TEST_HOOKS)
-namespace coop::test_hooks {
-// Mutex::lock_slow: processors outnumber CPUs; the spinner is about to give its core back.
-// Defined here (tests declare it extern): sync.cpp is its only caller.
-void (*mutex_spin_yielded)() = nullptr;
-}  // namespace coop::test_hooks
-#endif
 
 namespace coop {
 
@@ -47,9 +39,9 @@ void Mutex::lock_slow() noexcept {
     // instead of pausing on it, which only kept the holder from running: Producer N=1000 at
     // P=16 on 2 cores took 3-4x its P=2 time with the pauses, about the same with the yields
     // (docs/native-runtime.md, "A contended Mutex"). Short waits stay pauses: a holder
-    // that runs releases within them. Counted per OS thread (a runtime's workers are its
-    // own threads, which inherit the affinity mask they are started with).
-    thread_local const unsigned cpus = static_cast<unsigned>(internal::allowed_cpus().size());
+    // that runs releases within them. The CPUs: the runtime's scheduler's count (its
+    // affinity mask when the runtime started; its workers inherit that mask).
+    const unsigned cpus = internal::cpus_in_use();
     const bool oversubscribed = processors > cpus;
     // Drepper: an activity that slept must take the lock with 2, not 1: it cannot know
     // whether others still wait, and with 1 the next unlock would not wake them.

@@ -125,10 +125,10 @@ void worker_main(Processor* p, int cpu) {
 }
 
 namespace {
-// finish_on — finish() of activity `self` on processor `p` (algorithm A: only A's code,
+// finish_body — finish() of activity `self` on processor `p` (algorithm A: only A's code,
 // chosen by finish()'s with_scheduler). Executed only by processor `p`.
 template <class A>
-[[noreturn, gnu::noinline]] void finish_on(Scheduler<A>& s, Processor& p, Activity* self) noexcept {
+[[noreturn, gnu::always_inline]] inline void finish_body(Scheduler<A>& s, Processor& p, Activity* self) noexcept {
     Stack* stack = self->stack;
 #if COOP_TSAN
     stack->tsan_fiber = self->tsan_fiber;
@@ -145,12 +145,32 @@ template <class A>
     switch_to(p, nullptr, next, &fin_recycle, stack);
     __builtin_unreachable();
 }
+
+// finish_on — finish_body out of line, for the untyped finish() (one of three behind its
+// with_scheduler).
+template <class A>
+[[noreturn, gnu::noinline]] void finish_on(Scheduler<A>& s, Processor& p, Activity* self) noexcept {
+    finish_body(s, p, self);
+}
 }  // namespace
 
 [[noreturn]] void finish(Activity* self) noexcept {
+    COOP_HOOK(untyped_entry);
     Processor* p = this_processor();
     with_scheduler(*p->runtime->scheduler, [&](auto& s) { finish_on(s, *p, self); });
     __builtin_unreachable();
 }
+
+// finish_as — finish() of an activity spawned by coop::Algo<K>::spawn (its body,
+// Closure::run_and_finish<K>, calls it): A's code without the branch.
+template <Scheduling K>
+[[noreturn]] void finish_as(Activity* self) noexcept {
+    Processor* p = this_processor();
+    COOP_ASSERT(p->runtime->scheduler->kind() == K, "coop::Algo<K>::spawn in a runtime of another Scheduling");
+    finish_body(scheduler_of<algorithm_t<K>>(*p), *p, self);
+}
+template void finish_as<Scheduling::global>(Activity*) noexcept;
+template void finish_as<Scheduling::work_stealing>(Activity*) noexcept;
+template void finish_as<Scheduling::parasail>(Activity*) noexcept;
 
 }  // namespace coop::internal

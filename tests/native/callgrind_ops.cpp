@@ -1,8 +1,11 @@
 // callgrind_ops.cpp — a loop program for counting the instructions of coop's hot operations
 // (not a test: the machine has no hardware counters).
 //
-//   native_callgrind_ops MODE N [P [SCHED]]   MODE: yield | create | lock | lockg
-//                                              SCHED: global (default) | work_stealing | parasail
+//   native_callgrind_ops MODE N [P [SCHED [API]]]   MODE: yield | create | lock | lockg
+//                                    SCHED: global (default) | work_stealing | parasail
+//                                    API: typed (default: coop::Algo<SCHED>'s spawn, join,
+//                                    yield, as the harness's backends) | untyped (coop::spawn,
+//                                    Thread::join, coop::yield: one branch on the algorithm)
 //   valgrind --tool=callgrind --callgrind-out-file=cg.out build/release/tests/native/native_callgrind_ops yield 100000
 //   callgrind_annotate cg.out
 //
@@ -22,35 +25,30 @@
 
 #include <coop/coop.hpp>
 
-int main(int argc, char** argv) {
-    if (argc < 3) {
-        std::fprintf(stderr, "usage: %s yield|create|lock|lockg N [P]\n", argv[0]);
-        return 2;
-    }
-    const char* mode = argv[1];
-    const long n = std::atol(argv[2]);
-    const unsigned p = argc > 3 ? static_cast<unsigned>(std::atoi(argv[3])) : 1;
+namespace {
+template <class Api>
+int run(const char* mode, long n, unsigned p, coop::Scheduling scheduling) {
+    using Thread = typename Api::Thread;
     long sink = 0;
     coop::Options o{.processors = p};
-    if (argc > 4 && std::strcmp(argv[4], "work_stealing") == 0) o.scheduling = coop::Scheduling::work_stealing;
-    if (argc > 4 && std::strcmp(argv[4], "parasail") == 0) o.scheduling = coop::Scheduling::parasail;
+    o.scheduling = scheduling;
     coop::Runtime rt(o);
     double ns = 0;
     rt.run([&] {
         auto t0 = std::chrono::steady_clock::now();
         if (std::strcmp(mode, "yield") == 0) {
             long a = 0, b = 0;
-            coop::Thread t1 = coop::spawn([&] { for (long i = 0; i < n; ++i) { coop::yield(); ++a; } });
-            coop::Thread t2 = coop::spawn([&] { for (long i = 0; i < n; ++i) { coop::yield(); ++b; } });
+            Thread t1 = Api::spawn([&] { for (long i = 0; i < n; ++i) { Api::yield(); ++a; } });
+            Thread t2 = Api::spawn([&] { for (long i = 0; i < n; ++i) { Api::yield(); ++b; } });
             t1.join();
             t2.join();
             sink = a + b;
         } else if (std::strcmp(mode, "create") == 0) {
             std::vector<unsigned char> ran(static_cast<std::size_t>(n));
-            std::vector<coop::Thread> ts;
+            std::vector<Thread> ts;
             ts.reserve(static_cast<std::size_t>(n));
             t0 = std::chrono::steady_clock::now();  // as the harness: after the bookkeeping
-            for (long i = 0; i < n; ++i) ts.push_back(coop::spawn([f = &ran[static_cast<std::size_t>(i)]] { *f = 1; }));
+            for (long i = 0; i < n; ++i) ts.push_back(Api::spawn([f = &ran[static_cast<std::size_t>(i)]] { *f = 1; }));
             for (auto& t : ts) t.join();
             for (auto r : ran) sink += r;
         } else if (std::strcmp(mode, "lockg") == 0) {
@@ -82,4 +80,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s N=%ld P=%u: %.1f ns/op\n", mode, n, p, ns / ops);
     std::printf("%ld\n", sink);
     return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s yield|create|lock|lockg N [P [SCHED [typed|untyped]]]\n", argv[0]);
+        return 2;
+    }
+    const char* mode = argv[1];
+    const long n = std::atol(argv[2]);
+    const unsigned p = argc > 3 ? static_cast<unsigned>(std::atoi(argv[3])) : 1;
+    coop::Scheduling k = coop::Scheduling::global;
+    if (argc > 4 && std::strcmp(argv[4], "work_stealing") == 0) k = coop::Scheduling::work_stealing;
+    if (argc > 4 && std::strcmp(argv[4], "parasail") == 0) k = coop::Scheduling::parasail;
+    if (argc > 5 && std::strcmp(argv[5], "untyped") == 0) return run<coop::AnyAlgo>(mode, n, p, k);
+    switch (k) {
+        case coop::Scheduling::work_stealing: return run<coop::Algo<coop::Scheduling::work_stealing>>(mode, n, p, k);
+        case coop::Scheduling::parasail: return run<coop::Algo<coop::Scheduling::parasail>>(mode, n, p, k);
+        case coop::Scheduling::global: break;
+    }
+    return run<coop::Algo<coop::Scheduling::global>>(mode, n, p, k);
 }

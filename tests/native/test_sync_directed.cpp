@@ -28,11 +28,6 @@
 #include "runtimes/native/coop.hpp"
 #include "tests/native/support.hpp"
 
-// Defined in sync.cpp (its only caller), not in config.hpp's list.
-namespace coop::test_hooks {
-extern void (*mutex_spin_yielded)();
-}  // namespace coop::test_hooks
-
 namespace {
 
 std::atomic<int> g_a{0}, g_b{0}, g_c{0}, g_d{0};

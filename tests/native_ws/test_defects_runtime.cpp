@@ -212,8 +212,8 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
             coop::internal::Activity* first = local.ring.pick().item;   // x (runnext)
             coop::internal::Activity* second = local.ring.pick().item;  // g (displaced)
             placed = first != nullptr && second != nullptr && local.ring.empty_hint();
-            if (second != nullptr) ws->global(coop::Priority::Default).enqueue(second);
-            if (first != nullptr) ws->global(coop::Priority::Default).enqueue(first);
+            if (second != nullptr) ws->push_global(coop::Priority::Default, second);
+            if (first != nullptr) ws->push_global(coop::Priority::Default, first);
             // Our next pick is the block below (not the idle loop) and must not be the
             // fairness look (which takes one without refilling): restart the owner-only tick.
             local.until_fairness = coop::ws::kGlobalCheckInterval;

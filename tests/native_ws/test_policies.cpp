@@ -59,6 +59,44 @@ TYPED_TEST(PolicyTest, YieldIsRoundRobin) {
     EXPECT_FALSE(policy.has_ready());
 }
 
+// The summary word's clear/re-check window (local_algorithm.hpp, GlobalQueues::take): a take
+// that found the High queue empty is stopped (the hook) before it clears High's bit, and an
+// activity is pushed into that queue meanwhile (its bit-set finds the bit still set). The
+// take's look at the queue after its clear sets the bit again; without it (the mutant
+// -DCOOP_SUMMARY_NO_RECHECK) the bit stays clear over the queued activity and no pick finds
+// it (seen: the third pick returned nullptr).
+template <class Alg>
+struct ClearWindow {
+    static inline Alg* policy = nullptr;
+    static inline Activity* pending = nullptr;
+    static void push_in_window(int p) {
+        if (p != static_cast<int>(Priority::High) || pending == nullptr) return;
+        policy->push_global(Priority::High, std::exchange(pending, nullptr));
+    }
+};
+TYPED_TEST(PolicyTest, SummaryBitSurvivesAPushInTheClearWindow) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA h1, h2;
+    h1.priority = Priority::High;
+    h2.priority = Priority::High;
+    policy.push_global(Priority::High, &h1);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &h1);  // High's bit stays set
+    using W = ClearWindow<TypeParam>;
+    W::policy = &policy;
+    W::pending = &h2;
+    coop::test_hooks::global_take_before_clear = &W::push_in_window;
+    // Finds High empty, the hook pushes h2, then the take clears the bit and looks again.
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, nullptr);
+    coop::test_hooks::global_take_before_clear = nullptr;
+    EXPECT_EQ(W::pending, nullptr) << "the hook did not run: the window was not reached";
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &h2) << "h2 queued, its summary bit lost";
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, nullptr);
+    coop::release(&h1);
+    coop::release(&h2);
+}
+
 // A woken activity runs next (before earlier yields).
 TYPED_TEST(PolicyTest, WokenRunsNext) {
     coop::bind_processor(0);
@@ -80,7 +118,7 @@ TYPED_TEST(PolicyTest, GlobalQueueNotStarvedByBusyLocalQueue) {
     TA x, y, g;
     policy.yielded(self, &x);
     policy.yielded(self, &y);
-    policy.global(Priority::Default).enqueue(&g);
+    policy.push_global(Priority::Default, &g);
     int seen_at = -1;
     for (int k = 0; k < 2 * static_cast<int>(kGlobalCheckInterval); ++k) {
         Activity* a = policy.pick_next(self, Priority::Idle).activity;
@@ -142,7 +180,7 @@ TEST(WsPolicy, EmptyRingRefillsABatchFromTheGlobalQueue) {
     std::vector<TA> g(kN);
     for (int i = 0; i < kN; ++i) {
         g[i].id = i;
-        policy.global(Priority::Default).enqueue(&g[i]);
+        policy.push_global(Priority::Default, &g[i]);
     }
     TA j;
     j.id = -1;
@@ -186,7 +224,7 @@ TEST(WsPolicy, OverflowChainRacingAGlobalTakeHidesNothing) {
     g_overflow_phase = 0;
     std::thread([&] {  // processor 2: A in the global queue; it takes A
         coop::bind_processor(2);
-        policy.global(Priority::Default).enqueue(&a);
+        policy.push_global(Priority::Default, &a);
         EXPECT_EQ(policy.pick_next(policy.local(2), Priority::Idle).activity, &a);
     }).join();
     Activity* x_got = nullptr;
@@ -240,8 +278,8 @@ TEST(WsPolicy, RefillIsReportedForTheNotify) {
     coop::ws::WsRingAlgorithm policy(2);  // the runtime's ring size
     auto& self = policy.local(0);
     TA g, x;
-    policy.global(Priority::Default).enqueue(&g);
-    policy.global(Priority::Default).enqueue(&x);
+    policy.push_global(Priority::Default, &g);
+    policy.push_global(Priority::Default, &x);
     const auto first = policy.pick_next(self, Priority::Idle);
     EXPECT_EQ(first.activity, &g);
     EXPECT_EQ(first.refilled, 1u);
@@ -338,9 +376,12 @@ TYPED_TEST(PolicyTest, FarVictimStolenWhenNearHaveNone) {
 }
 
 // Each OS thread plays one processor; every activity runs kRuns times, alternately
-// yielding and being re-awakened, with stealing; never on two processors at once.
+// yielding and being re-awakened, with stealing; never on two processors at once. `high`:
+// every 4th activity is High-priority, so every processor pushes to and takes from the
+// global High queue at once (the summary word's set / clear / re-check race; a bit left clear
+// over a queued activity would leave it unrun and the watchdog would fire).
 template <class Alg>
-void policy_stress() {
+void policy_stress(bool high = false) {
     const unsigned P = std::max(2u, std::thread::hardware_concurrency());
     // More than the runtime's ring holds (kRingCapacity, the policies' default): processor 0
     // queues them all, so its ring overflows into the global queue.
@@ -349,6 +390,8 @@ void policy_stress() {
     wstest::Watchdog dog("policy stress", 240);
     Alg policy(P);
     auto acts = std::make_unique<TA[]>(kActivities);
+    if (high)
+        for (int k = 0; k < kActivities; k += 4) acts[k].priority = Priority::High;
     std::atomic<int> done{0};
     std::atomic<long> runs{0};
     std::atomic<unsigned> started{0};
@@ -397,5 +440,7 @@ void policy_stress() {
 
 TEST(PolicyStress, WorkStealing) { policy_stress<coop::ws::WsRingAlgorithm>(); }
 TEST(PolicyStress, Parasail) { policy_stress<coop::ws::ParasailDequeAlgorithm>(); }
+TEST(PolicyStress, WorkStealingWithHighPriorities) { policy_stress<coop::ws::WsRingAlgorithm>(true); }
+TEST(PolicyStress, ParasailWithHighPriorities) { policy_stress<coop::ws::ParasailDequeAlgorithm>(true); }
 
 }  // namespace

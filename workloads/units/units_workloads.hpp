@@ -56,7 +56,7 @@ inline std::vector<std::string> processors_upto(unsigned cores) {
 
 template <class B>
 constexpr bool is_coop() {
-    return std::is_same_v<B, NativeBackend>;
+    return is_native_backend_v<B>;  // native, native-ws, native-parasail (typed or not)
 }
 
 inline std::vector<ParamSpec> fib_params() {

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "runtimes/native/activity.hpp"
@@ -72,17 +73,61 @@ inline void spin_for_ns(std::int64_t ns) noexcept {
 
 // GlobalQueues — the paper's lock-free global queues, one per priority (queue.hpp), as both
 // local policies keep them: every non-Default activity, overflow and external submissions.
+//
+// The summary word: bit p of `nonempty_` is set by every enqueue into queue p (after it) and
+// cleared by a take that found queue p empty, which then looks at the queue once more and
+// sets the bit again if it is not empty. So a pick tests one word instead of the queues of
+// the priorities above Default (each empty() is two loads of two lines). The invariant: a
+// bit is never left clear over a non-empty queue once every enqueue and take in flight has
+// ended (models/local_park.pml, the monitor `summary`; the mutant BUG_SUMMARY_NO_RECHECK
+// clears without looking again and Spin rejects it). The parker's re-check (any()) reads the
+// queues themselves, not the word: park.hpp's protocol is unchanged.
 class GlobalQueues {
   public:
     Queue<Activity>& operator[](Priority p) noexcept { return q_[static_cast<unsigned>(p)].q; }
-    // take — the head of priority p's queue, or nullptr; empty(): two plain loads, no RMW
-    // (queue.hpp empty() says why a lagging tail inside an overflow chain cannot hide items
-    // from it).
+
+    // push — enqueues `a` (or an overflow chain) at priority p's tail, then sets p's bit.
+    // acq_rel on the bit: the release makes the enqueue visible to a taker whose clearing
+    // RMW reads this value or a later one (an RMW continues the release sequence), so that
+    // taker's re-check sees the item. Any bound processor.
+    void push(Priority p, Activity* a) {
+        (*this)[p].enqueue(a);
+        nonempty_.fetch_or(bit(p), std::memory_order_acq_rel);
+    }
+    void push(Priority p, Queue<Activity>::Chain& chain) {
+        (*this)[p].enqueue(chain);
+        nonempty_.fetch_or(bit(p), std::memory_order_acq_rel);
+    }
+
+    // take — the head of priority p's queue, or nullptr. p's bit clear: nullptr without
+    // looking at the queue. Otherwise empty() (two plain loads, no RMW: queue.hpp empty()
+    // says why a lagging tail inside an overflow chain cannot hide items from it) and
+    // dequeue(); finding nothing, the bit is cleared and the queue looked at again. Any
+    // bound processor.
     Activity* take(Priority p) {
+        // relaxed: a hint. A bit read stale-clear only delays this pick: the parker's re-check
+        // reads the queues, so an idle processor comes back and reads the word again.
+        if ((nonempty_.load(std::memory_order_relaxed) & bit(p)) == 0) return nullptr;
         auto& q = (*this)[p];
-        if (q.empty()) return nullptr;
-        COOP_HOOK(global_take_after_empty, static_cast<int>(p));
-        return q.dequeue();
+        if (!q.empty()) {
+            COOP_HOOK(global_take_after_empty, static_cast<int>(p));
+            if (Activity* a = q.dequeue()) return a;
+        }
+        COOP_HOOK(global_take_before_clear, static_cast<int>(p));
+        // acq_rel: the acquire half takes an enqueuer's push (its release RMW, or a later RMW
+        // of the word) so the re-check below sees its item; an enqueue whose bit-set comes
+        // after this clear sets the bit anyway.
+        nonempty_.fetch_and(~bit(p), std::memory_order_acq_rel);
+#ifndef COOP_SUMMARY_NO_RECHECK  // the mutant of the directed test (test_policies.cpp)
+        if (!q.empty()) nonempty_.fetch_or(bit(p), std::memory_order_acq_rel);
+#endif
+        return nullptr;
+    }
+
+    // above_default — whether a queue above Default may be non-empty (the summary word).
+    // Any thread (a hint).
+    bool above_default() const noexcept {
+        return (nonempty_.load(std::memory_order_relaxed) & kAboveDefault) != 0;
     }
     bool any() const noexcept {
         for (auto& g : q_)
@@ -100,9 +145,13 @@ class GlobalQueues {
     // Nothing of priority below `min`.
     template <class Local, class LocalPick, class Refill>
     [[gnu::always_inline]] Pick pick_around(Local& self, Priority min, LocalPick&& local, Refill&& refill) {
-        for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
-            if (p < static_cast<int>(min)) return {};
-            if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
+        if (above_default()) [[unlikely]] {
+            for (int p = static_cast<int>(kPriorities) - 1; p > static_cast<int>(Priority::Default); --p) {
+                if (p < static_cast<int>(min)) return {};
+                if (Activity* a = take(static_cast<Priority>(p))) return {a, false};
+            }
+        } else if (min > Priority::Default) {
+            return {};
         }
         if (min <= Priority::Default) {
             // A countdown, not `++ticks % 61 == 0`: a decrement and a branch instead of a
@@ -133,10 +182,16 @@ class GlobalQueues {
     }
 
   private:
+    static constexpr std::uint32_t bit(Priority p) noexcept { return 1u << static_cast<unsigned>(p); }
+    static constexpr std::uint32_t kAboveDefault =
+        (1u << static_cast<unsigned>(Priority::High)) | (1u << static_cast<unsigned>(Priority::Realtime));
+
     struct alignas(kCacheLine) Line {
         Queue<Activity> q;
     };
     Line q_[kPriorities];
+    // nonempty_ — the summary word (see the class comment): bit p, queue p may be non-empty.
+    alignas(kCacheLine) std::atomic<std::uint32_t> nonempty_{0};
 };
 
 // Proximity — a processor's victims of its own cache group (cpus.hpp, cache_groups), for
@@ -158,6 +213,38 @@ struct Proximity {
             if (near.size() + 1 >= processors) near.clear();
         }
     }
+};
+
+// PerProcessorLocals — the per-processor part both local algorithms share: one `Local` per
+// processor (Local has `index`, `rng` and `proximity`), each seeded with its index and its
+// own victim chooser, and the cache groups of set_groups. The algorithm derives from it.
+template <class Local>
+class PerProcessorLocals {
+  public:
+    explicit PerProcessorLocals(unsigned processors)
+        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
+        for (unsigned i = 0; i < processors; ++i) {
+            locals_[i].index = i;
+            locals_[i].rng = XorShift(i + 1);
+        }
+    }
+
+    // local — processor i's state. Any thread may take the reference; only processor i
+    // passes it to the owner's calls (awakened, yielded, pick_next, find_work).
+    Local& local(unsigned i) noexcept { return locals_[i]; }
+
+    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
+    // processors start: find_work then tries the own group's victims first. Executed before
+    // the workers start (one thread).
+    void set_groups(const std::vector<unsigned>& group_of) {
+        Proximity::set_groups(locals_.get(), processors_, group_of);
+    }
+    // processors — the number of processors. Any thread.
+    unsigned processors() const noexcept { return processors_; }
+
+  protected:
+    const unsigned processors_;
+    std::unique_ptr<Local[]> locals_;
 };
 
 // steal_passes — find_work's search, shared by both policies (Go's stealWork): up to

@@ -40,42 +40,38 @@
 
 namespace coop::ws {
 
+// ParasailLocal — one processor's state under ParasailDequeAlgorithmT: its deque, the
+// fairness countdown, the LIFO streak, the victim chooser, its counters and near victims.
+// Owner-only, but thieves reach `deque` through its Stealer.
+template <class Guard>
+struct alignas(kRingLine) ParasailLocal {
+    ParasailQueue<Activity, Guard> deque;
+    unsigned index = 0;
+    std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
+    unsigned lifo_streak = 0;  // consecutive LIFO picks
+    XorShift rng{1};
+    Counters counters;
+    Proximity proximity;  // victims of the own cache group (set_groups)
+};
+
 template <class Guard = coop::OwnerGuardAsym>
-class ParasailDequeAlgorithmT {
+class ParasailDequeAlgorithmT : public PerProcessorLocals<ParasailLocal<Guard>> {
+    using Base = PerProcessorLocals<ParasailLocal<Guard>>;
+    using Base::locals_;
+    using Base::processors_;
+
   public:
     // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
     // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
     static constexpr bool kProcessorLocal = true;
 
-    struct alignas(kRingLine) Local {
-        ParasailQueue<Activity, Guard> deque;
-        unsigned index = 0;
-        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
-        unsigned lifo_streak = 0;  // consecutive LIFO picks
-        XorShift rng{1};
-        Counters counters;
-        Proximity proximity;  // victims of the own cache group (set_groups)
-    };
+    using Local = ParasailLocal<Guard>;
 
-    explicit ParasailDequeAlgorithmT(unsigned processors)
-        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
-        for (unsigned i = 0; i < processors; ++i) {
-            locals_[i].index = i;
-            locals_[i].rng = XorShift(i + 1);
-        }
-    }
-
-    Local& local(unsigned i) noexcept { return locals_[i]; }
-
-    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
-    // processors start: find_work then tries the own group's victims first.
-    void set_groups(const std::vector<unsigned>& group_of) {
-        Proximity::set_groups(locals_.get(), processors_, group_of);
-    }
+    explicit ParasailDequeAlgorithmT(unsigned processors) : Base(processors) {}
 
     // awakened — served next on this processor (LIFO); the Scheduler notifies (scheduler.hpp).
     [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
-        if (a->priority != Priority::Default) global_[a->priority].enqueue(a);
+        if (a->priority != Priority::Default) global_.push(a->priority, a);
         else self.deque.push_back(a);
     }
 
@@ -83,7 +79,7 @@ class ParasailDequeAlgorithmT {
     // streak (the streak bounds uninterrupted wake-up chains, see pick_next).
     [[gnu::always_inline]] void yielded(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+            global_.push(a->priority, a);
             return;
         }
         self.lifo_streak = 0;
@@ -133,12 +129,17 @@ class ParasailDequeAlgorithmT {
         return false;
     }
 
+    // global — the global queue of a priority (tests: to look at it or dequeue). Enqueue
+    // through push_global, never through global(p).enqueue: that would leave the summary
+    // word's bit clear over the queued activity, and no pick would find it.
     Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
+    // push_global — `a` into the global queue of priority p, as the algorithm enqueues there
+    // (with the summary word's bit: local_algorithm.hpp GlobalQueues). Tests place
+    // activities with it. Any bound processor.
+    void push_global(Priority p, Activity* a) { global_.push(p, a); }
 
   private:
-    const unsigned processors_;
     GlobalQueues global_;
-    std::unique_ptr<Local[]> locals_;
 };
 
 using ParasailDequeAlgorithm = ParasailDequeAlgorithmT<>;

@@ -55,47 +55,41 @@ namespace coop::ws {
 // WsRingAlgorithmT, so the policy's tests run at the runtime's size.
 inline constexpr std::uint32_t kRingCapacity = 4096;
 
+// WsRingLocal — one processor's state under WsRingAlgorithmT: its ring (with runnext), the
+// fairness countdown, the victim chooser, its counters and near victims. Owner-only, but
+// thieves reach `ring` through its Stealer.
+template <std::uint32_t RingCapacity, class Hooks>
+struct alignas(kRingLine) WsRingLocal {
+    LocalQueue<Activity, RingCapacity, Hooks> ring;
+    unsigned index = 0;
+    std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
+    XorShift rng{1};
+    Counters counters;
+    Proximity proximity;  // victims of the own cache group (set_groups)
+};
+
 template <std::uint32_t RingCapacity = kRingCapacity, class Hooks = NoRingHooks>
-class WsRingAlgorithmT {
+class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hooks>> {
+    using Base = PerProcessorLocals<WsRingLocal<RingCapacity, Hooks>>;
+    using Base::locals_;
+    using Base::processors_;
+
   public:
     // kProcessorLocal — Default-priority activities sit in per-processor queues: an idle
     // processor steals (find_work), and a yield notifies a parked processor (Scheduler).
     static constexpr bool kProcessorLocal = true;
 
     using Ring = LocalQueue<Activity, RingCapacity, Hooks>;
+    using Local = WsRingLocal<RingCapacity, Hooks>;
 
-    struct alignas(kRingLine) Local {
-        Ring ring;
-        unsigned index = 0;
-        std::uint32_t until_fairness = kGlobalCheckInterval;  // picks until the fairness check
-        XorShift rng{1};
-        Counters counters;
-        Proximity proximity;  // victims of the own cache group (set_groups)
-    };
-
-    explicit WsRingAlgorithmT(unsigned processors)
-        : processors_(processors), locals_(std::make_unique<Local[]>(processors)) {
-        for (unsigned i = 0; i < processors; ++i) {
-            locals_[i].index = i;
-            locals_[i].rng = XorShift(i + 1);
-        }
-    }
-
-    Local& local(unsigned i) noexcept { return locals_[i]; }
-
-    // set_groups — the cache group of each processor (cpus.hpp, cache_groups), before the
-    // processors start: find_work then tries the own group's victims first.
-    void set_groups(const std::vector<unsigned>& group_of) {
-        Proximity::set_groups(locals_.get(), processors_, group_of);
-    }
-    unsigned processors() const noexcept { return processors_; }
+    explicit WsRingAlgorithmT(unsigned processors) : Base(processors) {}
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
     // runs next there. The runtime then calls the park protocol's notify (Scheduler<A>::awakened),
     // not this algorithm. Executed only by the owner of `self`.
     [[gnu::always_inline]] void awakened(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+            global_.push(a->priority, a);
             return;
         }
         Queue<Activity>::Chain spill;
@@ -145,8 +139,15 @@ class WsRingAlgorithmT {
         return false;
     }
 
-    // global — the global queue of a priority (external submissions and overflow go here).
+    // global — the global queue of a priority (external submissions and overflow go here;
+    // tests: to look at it or dequeue). Enqueue through push_global, never through
+    // global(p).enqueue: that would leave the summary word's bit clear over the queued
+    // activity, and no pick would find it.
     Queue<Activity>& global(Priority p) noexcept { return global_[p]; }
+    // push_global — `a` into the global queue of priority p, as the algorithm enqueues there
+    // (with the summary word's bit: local_algorithm.hpp GlobalQueues). Tests place
+    // activities with it. Any bound processor.
+    void push_global(Priority p, Activity* a) { global_.push(p, a); }
 
     // kGlobalBatch — how many more activities a processor whose ring (and runnext) ran empty
     // moves from the global Default queue into its ring after taking one to run (Go's
@@ -163,7 +164,7 @@ class WsRingAlgorithmT {
     // only by the owner of `self`.
     [[gnu::noinline]] void yielded_slow(Local& self, Activity* a) {
         if (a->priority != Priority::Default) {
-            global_[a->priority].enqueue(a);
+            global_.push(a->priority, a);
             return;
         }
         Queue<Activity>::Chain spill;
@@ -189,7 +190,7 @@ class WsRingAlgorithmT {
             if (a == nullptr) break;
             COOP_HOOK(refill_after_take, moved, global_[Priority::Default].empty());
             if (!self.ring.try_push(a)) {
-                global_[Priority::Default].enqueue(a);
+                global_.push(Priority::Default, a);
                 break;
             }
             ++moved;
@@ -212,13 +213,11 @@ class WsRingAlgorithmT {
     // parker's has_ready may miss them meanwhile; the caller's notify after the push — the
     // waker's half of park.hpp's pair — comes after this append, as for one enqueue).
     void overflow(Local& self, Queue<Activity>::Chain& spill, std::uint32_t moved) {
-        global_[Priority::Default].enqueue(spill);
+        global_.push(Priority::Default, spill);
         self.counters.overflowed += moved;
     }
 
-    const unsigned processors_;
     GlobalQueues global_;
-    std::unique_ptr<Local[]> locals_;
 };
 
 using WsRingAlgorithm = WsRingAlgorithmT<>;

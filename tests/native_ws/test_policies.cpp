@@ -444,3 +444,58 @@ TEST(PolicyStress, WorkStealingWithHighPriorities) { policy_stress<coop::ws::WsR
 TEST(PolicyStress, ParasailWithHighPriorities) { policy_stress<coop::ws::ParasailDequeAlgorithm>(true); }
 
 }  // namespace
+
+// The steal rule of native-ws (local_algorithm.hpp Pace, kStealWorthNs): a thief takes a
+// victim's ring only when the victim's queued work, estimated as items x time per pick, is
+// worth a migration. A victim whose last sample is fresh and whose picks are fast (10 ns)
+// keeps its three queued activities: the thief declines (counted) and the owner runs them.
+// The samples are dated 100 s ahead of the clock so that no delay of this test (a loaded
+// machine) can make the victim look stalled: the behaviour, not the time, is checked.
+TEST(WsPolicy, StealDeclinedWhileVictimPicksFast) {
+    coop::bind_processor(0);
+    coop::ws::WsRingAlgorithm policy(2);
+    TA a, b, c;
+    for (TA* t : {&a, &b, &c}) policy.yielded(policy.local(0), t);
+    const std::int64_t t0 = coop::ws::monotonic_ns() + 100'000'000'000LL;
+    policy.local(0).pace.sample(t0);
+    policy.local(0).pace.sample(t0 + 10 * kGlobalCheckInterval);
+    EXPECT_EQ(policy.find_work(policy.local(1), Priority::Idle).activity, nullptr);
+    EXPECT_GT(policy.local(1).counters.declined_steals, 0u);
+    EXPECT_EQ(policy.local(1).counters.steals, 0u);
+    EXPECT_TRUE(policy.has_ready());  // the parker's re-check still sees them: no park
+    EXPECT_EQ(policy.pick_next(policy.local(0), Priority::Idle).activity, &a);
+}
+
+// A victim that stopped picking (its activity runs long, or its processor stalled) with
+// the same fast average: the time since its last sample raises the estimate, and the thief
+// takes half the ring. Likewise a victim never sampled (the other policy tests).
+TEST(WsPolicy, StealTakenWhenVictimStopsPicking) {
+    coop::bind_processor(0);
+    coop::ws::WsRingAlgorithm policy(2);
+    TA a, b, c;
+    for (TA* t : {&a, &b, &c}) policy.yielded(policy.local(0), t);
+    // The last sample 50 ms ago: 3 items x (50 ms / 61) is far above kStealWorthNs.
+    const std::int64_t t0 = coop::ws::monotonic_ns() - 50'000'000LL;
+    policy.local(0).pace.sample(t0 - 10 * kGlobalCheckInterval);
+    policy.local(0).pace.sample(t0);
+    Activity* s = policy.find_work(policy.local(1), Priority::Idle).activity;
+    EXPECT_TRUE(s == &a || s == &b);  // half (rounded up) of the ring, oldest first
+    EXPECT_EQ(policy.local(1).counters.declined_steals, 0u);
+    EXPECT_GE(policy.local(1).counters.steals, 1u);
+}
+
+// The estimate itself, at chosen times: items x max(average, time since the last sample /
+// kGlobalCheckInterval); never sampled: unbounded.
+TEST(WsPolicy, PaceEstimate) {
+    coop::ws::Pace pace;
+    EXPECT_TRUE(pace.worth_stealing(1, 1000));
+    pace.sample(1'000'000);
+    pace.sample(1'000'000 + 20 * kGlobalCheckInterval);  // 20 ns per pick
+    const std::int64_t t = 1'000'000 + 20 * kGlobalCheckInterval;
+    EXPECT_EQ(pace.estimate_ns(10, t), 200);
+    EXPECT_FALSE(pace.worth_stealing(10, t));
+    EXPECT_TRUE(pace.worth_stealing(coop::ws::kStealWorthNs / 20, t));
+    // 1 ms without a pick: 1e6 / 61 ns per pick at least.
+    EXPECT_EQ(pace.estimate_ns(10, t + 1'000'000), 10 * (1'000'000 / kGlobalCheckInterval));
+    EXPECT_TRUE(pace.worth_stealing(1, t + 1'000'000));
+}

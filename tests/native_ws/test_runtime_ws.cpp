@@ -16,6 +16,8 @@
 // - RunnextDoesNotStallWork (directed): an activity spawned into the spawner's runnext
 //   while the spawner then runs without ever yielding: another processor must take it
 //   (Go's grace-then-steal of runnext; tokio #4941's stall otherwise).
+// - RingStolenFromALongActivity (directed): queued activities behind an activity that
+//   runs long after fast picks are stolen (native-ws's Pace estimate grows while it does not pick).
 // - CountersAreReported: Runtime::stats() names the counters the harness records.
 #include <gtest/gtest.h>
 
@@ -205,6 +207,36 @@ TEST_P(RuntimeWs, RunnextDoesNotStallWork) {
     const auto stats = rt.stats();
     if (GetParam() != Scheduling::global) {
         EXPECT_GE(stats.at("steals"), 1u) << "x was not stolen";
+    }
+}
+
+// RingStolenFromALongActivity (directed, native-ws's steal rule, local_algorithm.hpp Pace):
+// a processor that has just picked fast (a burst of yields: its time per pick is small)
+// queues three activities and then runs without ever picking again. Its queued work looks
+// cheap at first (a thief may decline it), but the time since its last pick raises the
+// estimate, so the other processor must take the ring; a rule that declined on the
+// average alone would leave them queued for ever (the watchdog). Every algorithm runs it.
+TEST_P(RuntimeWs, RingStolenFromALongActivity) {
+    wstest::Watchdog dog("RingStolenFromALongActivity (queued activities never stolen)", 30);
+    coop::Runtime rt(options(2));
+    std::atomic<int> ran{0};
+    rt.run([&] {
+        {  // fast picks: four activities yielding round robin on this processor's ring
+            std::vector<coop::Thread> ys;
+            for (int i = 0; i < 4; ++i)
+                ys.push_back(coop::spawn([] {
+                    for (int k = 0; k < 2000; ++k) coop::yield();
+                }));
+            for (auto& y : ys) y.join();
+        }
+        std::vector<coop::Thread> xs;
+        for (int i = 0; i < 3; ++i) xs.push_back(coop::spawn([&] { ran.fetch_add(1, std::memory_order_acq_rel); }));
+        // Never picks again until all three ran: only the other processor can run them.
+        while (ran.load(std::memory_order_acquire) < 3) std::this_thread::yield();
+        for (auto& x : xs) x.join();
+    });
+    if (GetParam() != Scheduling::global) {
+        EXPECT_GE(rt.stats().at("steals"), 1u) << "nothing was stolen";
     }
 }
 

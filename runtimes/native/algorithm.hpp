@@ -74,7 +74,6 @@ struct Counters {
     Counter overflowed;       // items moved to the global queue by a full ring
     Counter near_steals;      // steal batches taken in the first, own-cache-group pass
     Counter refilled;         // items moved from the global Default queue into an empty ring
-    Counter declined_steals;  // victims with queued work not worth a migration (ws Pace)
 };
 
 // Algorithm — what the Scheduler needs from a scheduling algorithm (see the file comment).

@@ -324,7 +324,6 @@ class Scheduler final : public SchedulerCore {
                 s["global_picks"] += c.global_picks;
                 s["overflowed"] += c.overflowed;
                 s["near_steals"] += c.near_steals;
-                s["declined_steals"] += c.declined_steals;
                 s["refilled"] += c.refilled;
             }
         }

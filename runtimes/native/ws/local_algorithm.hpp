@@ -19,7 +19,6 @@
 #include <time.h>
 
 #include <atomic>
-#include <climits>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -71,70 +70,6 @@ inline void spin_for_ns(std::int64_t ns) noexcept {
         if ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= ns) return;
     }
 }
-
-// monotonic_ns — CLOCK_MONOTONIC in nanoseconds (vDSO, ~20 ns: read once per
-// kGlobalCheckInterval picks by a victim, once per find_work by a thief).
-inline std::int64_t monotonic_ns() noexcept {
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-// kStealWorthNs — the least queued work (estimated, Pace) worth a steal: of the order of
-// what moving activities to another core costs. A stolen activity's stack, its record and
-// every line it shares with the activities left behind (a channel's lock, a parked peer's
-// record) then move between the cores at each hand-off: 50-75 ns a message against ~17 ns
-// on one processor for a pipeline through one channel (docs/native-runtime.md, Channel),
-// plus the steal's own CAS and the cold caches of the thief, a few microseconds in all. Work
-// that the victim itself will have run within this time is not worth moving.
-inline constexpr std::int64_t kStealWorthNs = 4000;
-
-// Pace — how fast a processor works through its local queue, for the thieves' estimate of
-// the queued work (items x time per pick). Sampled off the hot path: at the fairness
-// countdown (every kGlobalCheckInterval picks, GlobalQueues::pick_around) the owner reads
-// the clock and keeps a moving average of the time per pick. A thief's estimate of the time
-// per pick is the larger of that average and the time since the last sample divided by
-// kGlobalCheckInterval (a lower bound of the current interval's time per pick), so a victim
-// that stops picking — one long activity, a spawn loop, an OS preemption, a parked
-// processor — has an estimate that grows with the time it has not picked, and its queue is
-// stolen at once when it has never been sampled. A thief that declines does not park while
-// the work is queued: the parker's re-check (has_ready) is unchanged and still sees it, so
-// the idle processor keeps looking (worker.cpp's idle loop) until the victim runs it or the
-// estimate grows past kStealWorthNs.
-//
-// Memory orders: relaxed everywhere. The two words are a hint for a heuristic, not a
-// protocol: no data is published through them, and whatever value a thief reads (stale,
-// or the stamp of one sample with the average of another) only makes it steal earlier or
-// later; coherence makes a newer sample visible eventually, and a stale stamp reads older,
-// so the estimate of a victim that stopped picking only grows.
-struct alignas(kCacheLine) Pace {
-    std::atomic<std::int64_t> stamp_ns{0};     // clock at the last sample (0: never sampled)
-    std::atomic<std::int64_t> ns_per_pick{0};  // moving average (weight 1/4 to the newest)
-
-    // sample — the owner, every kGlobalCheckInterval picks, at time `now`.
-    void sample(std::int64_t now) noexcept {
-        const std::int64_t prev = stamp_ns.load(std::memory_order_relaxed);
-        if (prev != 0 && now > prev) {
-            const std::int64_t per = (now - prev) / kGlobalCheckInterval;
-            const std::int64_t old = ns_per_pick.load(std::memory_order_relaxed);
-            ns_per_pick.store(old == 0 ? per : (3 * old + per) / 4, std::memory_order_relaxed);
-        }
-        stamp_ns.store(now, std::memory_order_relaxed);
-    }
-    // estimate_ns — a thief's estimate of the time the owner needs for `items` queued
-    // activities, at time `now`. Any thread.
-    std::int64_t estimate_ns(std::uint32_t items, std::int64_t now) const noexcept {
-        const std::int64_t stamp = stamp_ns.load(std::memory_order_relaxed);
-        if (stamp == 0) return INT64_MAX;
-        const std::int64_t idle = now > stamp ? (now - stamp) / kGlobalCheckInterval : 0;
-        const std::int64_t avg = ns_per_pick.load(std::memory_order_relaxed);
-        return static_cast<std::int64_t>(items) * (avg > idle ? avg : idle);
-    }
-    // worth_stealing — whether `items` queued activities are worth a migration. Any thread.
-    bool worth_stealing(std::uint32_t items, std::int64_t now) const noexcept {
-        return estimate_ns(items, now) >= kStealWorthNs;
-    }
-};
 
 // GlobalQueues — the paper's lock-free global queues, one per priority (queue.hpp), as both
 // local policies keep them: every non-Default activity, overflow and external submissions.
@@ -224,7 +159,6 @@ class GlobalQueues {
             if (--self.until_fairness == 0) [[unlikely]] {
                 self.until_fairness = kGlobalCheckInterval;
                 ++self.counters.fairness_checks;
-                if constexpr (requires { self.pace; }) self.pace.sample(monotonic_ns());
                 if (Activity* a = take(Priority::Default)) {
                     ++self.counters.global_picks;
                     return {a, false};

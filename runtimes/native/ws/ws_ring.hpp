@@ -66,7 +66,6 @@ struct alignas(kRingLine) WsRingLocal {
     XorShift rng{1};
     Counters counters;
     Proximity proximity;  // victims of the own cache group (set_groups)
-    Pace pace;            // time per pick, for the thieves' estimate (local_algorithm.hpp)
 };
 
 template <std::uint32_t RingCapacity = kRingCapacity, class Hooks = NoRingHooks>
@@ -126,21 +125,8 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
     Pick find_work(Local& self, Priority min) {
         return steal_passes(
             self, locals_.get(), processors_, min,
-            [&, now = std::int64_t{0}](Local& victim, bool runnext_too) mutable -> Activity* {
-                // The ring's items (runnext excluded: Go's grace rule decides about it).
-                // Worth a migration only when the victim will not soon have run them
-                // itself (Pace, kStealWorthNs); declined, we keep looking (and do not park:
-                // has_ready still sees them) until the victim runs them or stalls.
-                const auto st = victim.ring.stealer();
-                const std::uint32_t queued = st.size_hint() - (st.has_runnext() ? 1u : 0u);
-                if (queued != 0 && queued <= RingCapacity) {
-                    if (now == 0) now = monotonic_ns();
-                    if (!victim.pace.worth_stealing(queued, now)) {
-                        ++self.counters.declined_steals;
-                        return nullptr;
-                    }
-                }
-                return st.steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
+            [&](Local& victim, bool runnext_too) {
+                return victim.ring.stealer().steal_into(self.ring, runnext_too, [] { spin_for_ns(kRunnextGraceNs); });
             },
             [](Local& l) -> std::size_t { return l.ring.size_hint(); });
     }

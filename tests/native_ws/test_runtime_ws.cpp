@@ -17,7 +17,7 @@
 //   while the spawner then runs without ever yielding: another processor must take it
 //   (Go's grace-then-steal of runnext; tokio #4941's stall otherwise).
 // - RingStolenFromALongActivity (directed): queued activities behind an activity that
-//   runs long after fast picks are stolen (native-ws's Pace estimate grows while it does not pick).
+//   runs long after fast picks are stolen (no steal rule may strand them).
 // - CountersAreReported: Runtime::stats() names the counters the harness records.
 #include <gtest/gtest.h>
 
@@ -210,12 +210,13 @@ TEST_P(RuntimeWs, RunnextDoesNotStallWork) {
     }
 }
 
-// RingStolenFromALongActivity (directed, native-ws's steal rule, local_algorithm.hpp Pace):
-// a processor that has just picked fast (a burst of yields: its time per pick is small)
-// queues three activities and then runs without ever picking again. Its queued work looks
-// cheap at first (a thief may decline it), but the time since its last pick raises the
-// estimate, so the other processor must take the ring; a rule that declined on the
-// average alone would leave them queued for ever (the watchdog). Every algorithm runs it.
+// RingStolenFromALongActivity (directed): a processor that has just picked fast (a burst of
+// yields) queues three activities and then runs without ever picking again: the other
+// processor must take them. Go's rule steals them at once; any stealing rule that declines
+// work a victim will "soon" run itself (e.g. one estimating the queued work from the
+// victim's recent time per pick, docs/native-runtime.md) must still take it once the victim
+// stops picking: such a rule whose estimate ignored the time since the victim's last pick
+// hung here (the watchdog). Every algorithm runs it.
 TEST_P(RuntimeWs, RingStolenFromALongActivity) {
     wstest::Watchdog dog("RingStolenFromALongActivity (queued activities never stolen)", 30);
     coop::Runtime rt(options(2));

@@ -16,6 +16,8 @@
 // - RunnextDoesNotStallWork (directed): an activity spawned into the spawner's runnext
 //   while the spawner then runs without ever yielding: another processor must take it
 //   (Go's grace-then-steal of runnext; tokio #4941's stall otherwise).
+// - RingStolenFromALongActivity (directed): queued activities behind an activity that
+//   runs long after fast picks are stolen (no steal rule may strand them).
 // - CountersAreReported: Runtime::stats() names the counters the harness records.
 #include <gtest/gtest.h>
 
@@ -205,6 +207,37 @@ TEST_P(RuntimeWs, RunnextDoesNotStallWork) {
     const auto stats = rt.stats();
     if (GetParam() != Scheduling::global) {
         EXPECT_GE(stats.at("steals"), 1u) << "x was not stolen";
+    }
+}
+
+// RingStolenFromALongActivity (directed): a processor that has just picked fast (a burst of
+// yields) queues three activities and then runs without ever picking again: the other
+// processor must take them. Go's rule steals them at once; any stealing rule that declines
+// work a victim will "soon" run itself (e.g. one estimating the queued work from the
+// victim's recent time per pick, docs/native-runtime.md) must still take it once the victim
+// stops picking: such a rule whose estimate ignored the time since the victim's last pick
+// hung here (the watchdog). Every algorithm runs it.
+TEST_P(RuntimeWs, RingStolenFromALongActivity) {
+    wstest::Watchdog dog("RingStolenFromALongActivity (queued activities never stolen)", 30);
+    coop::Runtime rt(options(2));
+    std::atomic<int> ran{0};
+    rt.run([&] {
+        {  // fast picks: four activities yielding round robin on this processor's ring
+            std::vector<coop::Thread> ys;
+            for (int i = 0; i < 4; ++i)
+                ys.push_back(coop::spawn([] {
+                    for (int k = 0; k < 2000; ++k) coop::yield();
+                }));
+            for (auto& y : ys) y.join();
+        }
+        std::vector<coop::Thread> xs;
+        for (int i = 0; i < 3; ++i) xs.push_back(coop::spawn([&] { ran.fetch_add(1, std::memory_order_acq_rel); }));
+        // Never picks again until all three ran: only the other processor can run them.
+        while (ran.load(std::memory_order_acquire) < 3) std::this_thread::yield();
+        for (auto& x : xs) x.join();
+    });
+    if (GetParam() != Scheduling::global) {
+        EXPECT_GE(rt.stats().at("steals"), 1u) << "nothing was stolen";
     }
 }
 

@@ -1,4 +1,6 @@
-// condition.hpp — coop::CondVar: a condition variable for coop::Mutex, built on finalizers.
+// condition.hpp — coop::BasicCondVar<Entry> (coop::CondVar): a condition variable for
+// coop::BasicMutex<Entry>, built on finalizers. Entry: the parking entry points (as
+// mutex.hpp's); slow paths compiled once per entry in sync.cpp (extern templates below).
 //
 // Citation: Negele et al. 2017, Sect. 3.2 (task-switch finalizers for synchronization
 // primitives); the paper's monitors (A2's ExclusiveBlocks) play this role in Oberon.
@@ -25,12 +27,15 @@
 
 namespace coop {
 
-// CondVar — a condition variable for activities.
-class CondVar {
+// BasicCondVar — a condition variable for activities, parking through Entry.
+template <class Entry>
+class BasicCondVar {
   public:
-    CondVar() = default;
-    CondVar(const CondVar&) = delete;
-    CondVar& operator=(const CondVar&) = delete;
+    using Mutex = BasicMutex<Entry>;
+
+    BasicCondVar() = default;
+    BasicCondVar(const BasicCondVar&) = delete;
+    BasicCondVar& operator=(const BasicCondVar&) = delete;
 
     // wait — atomically unlocks `held` (locked by the caller) and blocks until notified;
     // re-locks `held` before returning.
@@ -53,5 +58,14 @@ class CondVar {
     static void park(internal::Activity* previous, void* args) noexcept;
     internal::WaitQueue waiters_;
 };
+
+// CondVar — the condition variable of the untyped API (for coop::Mutex).
+using CondVar = BasicCondVar<internal::Untyped>;
+
+// Instantiated in sync.cpp (only these entries are supported).
+extern template class BasicCondVar<internal::Untyped>;
+extern template class BasicCondVar<Algo<Scheduling::global>>;
+extern template class BasicCondVar<Algo<Scheduling::work_stealing>>;
+extern template class BasicCondVar<Algo<Scheduling::parasail>>;
 
 }  // namespace coop

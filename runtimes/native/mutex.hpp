@@ -1,4 +1,9 @@
-// mutex.hpp — coop::Mutex: a lock-free blocking mutex built on task-switch finalizers.
+// mutex.hpp — coop::BasicMutex<Entry> (coop::Mutex): a lock-free blocking mutex built on
+// task-switch finalizers. Entry: the parking entry points its slow paths call (Entry::suspend,
+// Entry::make_ready, as coop::Channel's): internal::Untyped for coop::Mutex (branches once on
+// the running runtime's algorithm), coop::Algo<K> for a runtime whose algorithm is K (no
+// branch). The slow paths are compiled once per entry in sync.cpp (explicit instantiation for
+// those four; the extern template declarations below keep them out of every other TU).
 //
 // Citation: Negele et al. 2017, Sect. 3.2 (finalizers "are very important for implementing
 // synchronization primitives like mutexes": the waiter is enqueued by the activity that
@@ -41,12 +46,17 @@
 
 namespace coop {
 
-// Mutex — a non-recursive mutex for activities (satisfies Lockable).
-class Mutex {
+template <Scheduling K>
+struct Algo;
+
+// BasicMutex — a non-recursive mutex for activities (satisfies Lockable), parking through
+// Entry (see the file comment).
+template <class Entry>
+class BasicMutex {
   public:
-    Mutex() = default;
-    Mutex(const Mutex&) = delete;
-    Mutex& operator=(const Mutex&) = delete;
+    BasicMutex() = default;
+    BasicMutex(const BasicMutex&) = delete;
+    BasicMutex& operator=(const BasicMutex&) = delete;
 
     // lock — acquires the mutex, blocking the activity (not its processor) while it is held.
     void lock() noexcept {
@@ -76,17 +86,26 @@ class Mutex {
 
     // ~Mutex — (the wait queue's) waits until no unlock or park that may still touch the
     // mutex is running. Precondition (as for any mutex): unlocked, no waiters.
-    ~Mutex() = default;
+    ~BasicMutex() = default;
 
   private:
     void lock_slow() noexcept;
     void unlock_slow() noexcept;
     void wake_one() noexcept;
     static void park(internal::Activity* previous, void* self) noexcept;
-    static void park_enqueue(internal::Activity* previous, Mutex* m) noexcept;
+    static void park_enqueue(internal::Activity* previous, BasicMutex* m) noexcept;
 
     std::atomic<std::uint32_t> word_{0};
     internal::WaitQueue waiters_;  // with the guard of the slow paths (wait_queue.hpp)
 };
+
+// Mutex — the mutex of the untyped API (works under every algorithm).
+using Mutex = BasicMutex<internal::Untyped>;
+
+// Instantiated in sync.cpp (only these entries are supported).
+extern template class BasicMutex<internal::Untyped>;
+extern template class BasicMutex<Algo<Scheduling::global>>;
+extern template class BasicMutex<Algo<Scheduling::work_stealing>>;
+extern template class BasicMutex<Algo<Scheduling::parasail>>;
 
 }  // namespace coop

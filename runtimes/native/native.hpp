@@ -3,7 +3,8 @@
 //
 // BasicNativeBackend<Api>: Api is coop::Algo<K> (NativeBackendOf<K>, what register.cpp
 // registers: spawn, join, yield and the channel's hand-off reach algorithm K's scheduler
-// with no run-time branch on the algorithm) or coop::AnyAlgo (NativeBackend: the untyped
+// with no run-time branch on the algorithm; so do its Mutex, CondVar and Semaphore's parking
+// and wake-ups) or coop::AnyAlgo (NativeBackend: the untyped
 // API, the algorithm chosen at run time by the option scheduling=global|work_stealing|
 // parasail; the tests that sweep the three algorithms and the clang plugin's backends use it).
 //
@@ -104,9 +105,13 @@ struct BasicNativeBackend {
     }
 
     using Thread = typename Api::Thread;
-    using Mutex = coop::Mutex;
-    using CondVar = coop::CondVar;
-    using Semaphore = coop::Semaphore;
+    // Mutex, CondVar, Semaphore — coop's, parking and waking through Api's suspend /
+    // make_ready (mutex.hpp): a typed backend's reach its algorithm's scheduler with no
+    // run-time branch; the untyped adapter's are coop::Mutex, CondVar, Semaphore.
+    using Entry = std::conditional_t<typed, Api, coop::internal::Untyped>;
+    using Mutex = coop::BasicMutex<Entry>;
+    using CondVar = coop::BasicCondVar<Entry>;
+    using Semaphore = coop::BasicSemaphore<Entry>;
     // Channel — coop's own channel (channel.hpp: direct hand-off to a parked peer), for
     // every scheduling variant (native, native-ws, native-parasail): make_ready places the
     // woken peer as each algorithm does (through Api's suspend / make_ready).
@@ -176,5 +181,10 @@ static_assert(std::is_same_v<NativeBackendOf<coop::Scheduling::parasail>::Thread
                              coop::Algo<coop::Scheduling::parasail>::Thread>);
 static_assert(std::is_same_v<NativeBackendOf<coop::Scheduling::global>::Channel<long>,
                              coop::Channel<long, ChannelClosed, coop::Algo<coop::Scheduling::global>>>);
+static_assert(std::is_same_v<NativeBackendOf<coop::Scheduling::work_stealing>::Mutex,
+                             coop::BasicMutex<coop::Algo<coop::Scheduling::work_stealing>>>);
+static_assert(std::is_same_v<NativeBackend::Mutex, coop::Mutex>);
+static_assert(std::is_same_v<NativeBackend::CondVar, coop::CondVar>);
+static_assert(std::is_same_v<NativeBackend::Semaphore, coop::Semaphore>);
 
 }  // namespace coopbench

@@ -1,4 +1,6 @@
-// semaphore.hpp — coop::Semaphore: a counting semaphore built on finalizers, with hand-off.
+// semaphore.hpp — coop::BasicSemaphore<Entry> (coop::Semaphore): a counting semaphore built
+// on finalizers, with hand-off. Entry: the parking entry points (as mutex.hpp's); slow paths
+// compiled once per entry in sync.cpp (extern templates below).
 //
 // Citation: Negele et al. 2017, Sect. 3.2 (finalizers re-check the condition after the
 // waiter is enqueued, so no wake-up is lost).
@@ -32,16 +34,20 @@
 
 namespace coop {
 
-// Semaphore — a counting semaphore for activities.
-class Semaphore {
+template <Scheduling K>
+struct Algo;
+
+// BasicSemaphore — a counting semaphore for activities, parking through Entry.
+template <class Entry>
+class BasicSemaphore {
   public:
-    // Semaphore — `initial` (>= 0) permits.
-    explicit Semaphore(std::ptrdiff_t initial = 0) noexcept : count_(initial) {}
-    Semaphore(const Semaphore&) = delete;
-    Semaphore& operator=(const Semaphore&) = delete;
-    // ~Semaphore — (the wait queue's) waits until no release or park that may still touch
-    // it is running.
-    ~Semaphore() = default;
+    // BasicSemaphore — `initial` (>= 0) permits.
+    explicit BasicSemaphore(std::ptrdiff_t initial = 0) noexcept : count_(initial) {}
+    BasicSemaphore(const BasicSemaphore&) = delete;
+    BasicSemaphore& operator=(const BasicSemaphore&) = delete;
+    // ~BasicSemaphore — (the wait queue's) waits until no release or park that may still
+    // touch it is running.
+    ~BasicSemaphore() = default;
 
     // acquire — takes a permit, blocking the activity until one is released.
     void acquire() noexcept {
@@ -79,5 +85,14 @@ class Semaphore {
     std::atomic<std::int64_t> pending_{0};
     internal::WaitQueue waiters_;  // with the guard of the slow paths (wait_queue.hpp)
 };
+
+// Semaphore — the semaphore of the untyped API (works under every algorithm).
+using Semaphore = BasicSemaphore<internal::Untyped>;
+
+// Instantiated in sync.cpp (only these entries are supported).
+extern template class BasicSemaphore<internal::Untyped>;
+extern template class BasicSemaphore<Algo<Scheduling::global>>;
+extern template class BasicSemaphore<Algo<Scheduling::work_stealing>>;
+extern template class BasicSemaphore<Algo<Scheduling::parasail>>;
 
 }  // namespace coop

@@ -1,5 +1,7 @@
-// sync.cpp — the slow paths of coop::Mutex, coop::CondVar and coop::Semaphore (designs and
-// citations in mutex.hpp, condition.hpp, semaphore.hpp).
+// sync.cpp — the slow paths of coop::BasicMutex, BasicCondVar and BasicSemaphore (designs and
+// citations in mutex.hpp, condition.hpp, semaphore.hpp), compiled once per parking entry
+// (explicit instantiations at the end: internal::Untyped, i.e. coop::Mutex etc., and the
+// three coop::Algo<K>). Every park is Entry::suspend and every wake-up Entry::make_ready.
 #include <sched.h>
 
 #include <thread>
@@ -21,7 +23,8 @@ constexpr unsigned kLockYieldDelay = 64;
 
 // ---------------------------------------------------------------------------------- Mutex
 
-void Mutex::lock_slow() noexcept {
+template <class Entry>
+void BasicMutex<Entry>::lock_slow() noexcept {
     if (internal::current() == nullptr) {
         // Not an activity (e.g. main() before or after a run): it cannot be parked in the
         // wait queue; spin with OS yields. exchange(2): acquire as in lock(), and "maybe
@@ -69,33 +72,37 @@ void Mutex::lock_slow() noexcept {
         }
         // acquire: as in lock(). Writing 2 tells the holder's unlock() to wake a waiter.
         if (word_.exchange(2, std::memory_order_acquire) == 0) return;
-        internal::suspend(&Mutex::park, this);
+        Entry::suspend(&BasicMutex::park, this);
         locked = 2;
     }
 }
 
 using Use = internal::WaitQueue::Use;
 
-void Mutex::unlock_slow() noexcept {
+template <class Entry>
+void BasicMutex<Entry>::unlock_slow() noexcept {
     Use u(waiters_);  // we still hold the lock: nobody may destroy the mutex yet
     // seq_cst: release for the critical section, and the unlocker's store of the Dekker
     // pair with park() (mutex.hpp).
     if (word_.exchange(0, std::memory_order_seq_cst) == 2) wake_one();
 }
 
-void Mutex::wake_one() noexcept {
+template <class Entry>
+void BasicMutex<Entry>::wake_one() noexcept {
     // seq_cst fence: the unlocker's half of the Dekker pair with park() (mutex.hpp): our
     // exchange(0) is ordered before the dequeue's reads of the wait queue.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    if (Activity* w = waiters_.dequeue()) Entry::make_ready(w);
 }
 
-void Mutex::park(Activity* previous, void* self) noexcept {
-    park_enqueue(previous, static_cast<Mutex*>(self));
+template <class Entry>
+void BasicMutex<Entry>::park(Activity* previous, void* self) noexcept {
+    park_enqueue(previous, static_cast<BasicMutex*>(self));
     COOP_HOOK(mutex_park_done);
 }
 
-void Mutex::park_enqueue(Activity* previous, Mutex* m) noexcept {
+template <class Entry>
+void BasicMutex<Entry>::park_enqueue(Activity* previous, BasicMutex* m) noexcept {
     Use u(m->waiters_);  // before the enqueue: until then `previous` keeps the mutex alive
     COOP_HOOK(mutex_park_before_enqueue);
     m->waiters_.enqueue(previous);
@@ -119,13 +126,15 @@ void Mutex::park_enqueue(Activity* previous, Mutex* m) noexcept {
 // -------------------------------------------------------------------------------- CondVar
 
 namespace {
+template <class Entry>
 struct CondArgs {
     internal::WaitQueue* waiters;
-    Mutex* mutex;
+    BasicMutex<Entry>* mutex;
 };
 }  // namespace
 
-void CondVar::wait(Mutex& held) noexcept {
+template <class Entry>
+void BasicCondVar<Entry>::wait(Mutex& held) noexcept {
     if (internal::current() == nullptr) {
         // Not an activity: no parking; a spurious wake-up (allowed by the contract).
         held.unlock();
@@ -133,15 +142,16 @@ void CondVar::wait(Mutex& held) noexcept {
         held.lock();
         return;
     }
-    CondArgs args{&waiters_, &held};
-    internal::suspend(&CondVar::park, &args);
+    CondArgs<Entry> args{&waiters_, &held};
+    Entry::suspend(&BasicCondVar::park, &args);
     held.lock();
 }
 
-void CondVar::park(Activity* previous, void* a) noexcept {
+template <class Entry>
+void BasicCondVar<Entry>::park(Activity* previous, void* a) noexcept {
     // Copy first: once enqueued, the waiter may be notified and resumed elsewhere, and the
     // arguments on its stack overwritten.
-    const CondArgs args = *static_cast<CondArgs*>(a);
+    const CondArgs<Entry> args = *static_cast<CondArgs<Entry>*>(a);
     // Before the enqueue: until then `previous` keeps the condition variable alive; the
     // enqueue still touches the queue after a notifier may have woken `previous`.
     Use u(*args.waiters);
@@ -151,19 +161,22 @@ void CondVar::park(Activity* previous, void* a) noexcept {
     args.mutex->unlock();
 }
 
-void CondVar::notify_one() noexcept {
+template <class Entry>
+void BasicCondVar<Entry>::notify_one() noexcept {
     Use u(waiters_);  // the caller keeps us alive until now; a woken waiter may destroy us
-    if (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    if (Activity* w = waiters_.dequeue()) Entry::make_ready(w);
 }
 
-void CondVar::notify_all() noexcept {
+template <class Entry>
+void BasicCondVar<Entry>::notify_all() noexcept {
     Use u(waiters_);  // as notify_one: the loop dequeues again after each wake-up
-    while (Activity* w = waiters_.dequeue()) internal::make_ready(w);
+    while (Activity* w = waiters_.dequeue()) Entry::make_ready(w);
 }
 
 // ------------------------------------------------------------------------------ Semaphore
 
-void Semaphore::acquire_slow() noexcept {
+template <class Entry>
+void BasicSemaphore<Entry>::acquire_slow() noexcept {
     if (internal::current() == nullptr) {
         // Not an activity: we are a committed waiter (count_ went negative) that cannot be
         // queued; take the wake-up token directly instead of through the queue.
@@ -174,11 +187,12 @@ void Semaphore::acquire_slow() noexcept {
             std::this_thread::yield();
         }
     }
-    internal::suspend(&Semaphore::park, this);
+    Entry::suspend(&BasicSemaphore::park, this);
     // Woken by settle(): we own the permit that release() handed over.
 }
 
-void Semaphore::release_slow() noexcept {
+template <class Entry>
+void BasicSemaphore<Entry>::release_slow() noexcept {
     Use u(waiters_);  // a committed waiter cannot return before our token: still alive
     // seq_cst: the token is published before settle() looks at the queue (Dekker pair with
     // park(): see semaphore.hpp).
@@ -186,8 +200,9 @@ void Semaphore::release_slow() noexcept {
     settle();
 }
 
-void Semaphore::park(Activity* previous, void* self) noexcept {
-    auto* s = static_cast<Semaphore*>(self);
+template <class Entry>
+void BasicSemaphore<Entry>::park(Activity* previous, void* self) noexcept {
+    auto* s = static_cast<BasicSemaphore*>(self);
     {
         Use u(s->waiters_);  // before the enqueue: until then `previous` keeps it alive
         COOP_HOOK(semaphore_park_before_enqueue);
@@ -199,7 +214,8 @@ void Semaphore::park(Activity* previous, void* self) noexcept {
     COOP_HOOK(semaphore_park_done);
 }
 
-void Semaphore::settle() noexcept {
+template <class Entry>
+void BasicSemaphore<Entry>::settle() noexcept {
     for (;;) {
         // seq_cst: every access to pending_ takes part in the Dekker pairs (semaphore.hpp).
         std::int64_t p = pending_.load(std::memory_order_seq_cst);
@@ -207,7 +223,7 @@ void Semaphore::settle() noexcept {
             if (p <= 0) return;
         } while (!pending_.compare_exchange_weak(p, p - 1, std::memory_order_seq_cst));
         if (Activity* w = waiters_.dequeue()) {
-            internal::make_ready(w);
+            Entry::make_ready(w);
             continue;
         }
         COOP_HOOK(semaphore_settle_missed);
@@ -218,5 +234,20 @@ void Semaphore::settle() noexcept {
         if (waiters_.empty()) return;
     }
 }
+
+// ------------------------------------------------------------------ the instantiations
+
+template class BasicMutex<internal::Untyped>;
+template class BasicMutex<Algo<Scheduling::global>>;
+template class BasicMutex<Algo<Scheduling::work_stealing>>;
+template class BasicMutex<Algo<Scheduling::parasail>>;
+template class BasicCondVar<internal::Untyped>;
+template class BasicCondVar<Algo<Scheduling::global>>;
+template class BasicCondVar<Algo<Scheduling::work_stealing>>;
+template class BasicCondVar<Algo<Scheduling::parasail>>;
+template class BasicSemaphore<internal::Untyped>;
+template class BasicSemaphore<Algo<Scheduling::global>>;
+template class BasicSemaphore<Algo<Scheduling::work_stealing>>;
+template class BasicSemaphore<Algo<Scheduling::parasail>>;
 
 }  // namespace coop

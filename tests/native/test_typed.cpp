@@ -4,7 +4,11 @@
 // and join, no untyped entry point (coop::yield, spawn's start, internal::suspend /
 // make_ready, finish: each calls the hook test_hooks::untyped_entry) is reached. The same
 // program through the untyped adapter (NativeBackend, scheduling option) reaches them, so
-// the count can fail. Linked to coop_hooked (COOP_TEST_HOOKS).
+// the count can fail. The same for the monitor primitives: a program that contends the
+// backend's Mutex (waiters park), waits on its CondVar and hands off through its Semaphore
+// reaches no untyped entry through the typed backends; its control runs the same program with
+// the untyped coop::Mutex / CondVar / Semaphore (and otherwise the typed API), so the count
+// sees the primitives' parking. Linked to coop_hooked (COOP_TEST_HOOKS).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -79,7 +83,152 @@ void typed_reaches_no_untyped_entry(const std::string& scheduling) {
     }
 }
 
+std::atomic<std::uint64_t> g_mutex_parks{0};
+std::atomic<std::uint64_t> g_condvar_parks{0};
+std::atomic<std::uint64_t> g_semaphore_parks{0};
+void count_mutex_park() { g_mutex_parks.fetch_add(1, std::memory_order_relaxed); }
+void count_condvar_park() { g_condvar_parks.fetch_add(1, std::memory_order_relaxed); }
+void count_semaphore_park() { g_semaphore_parks.fetch_add(1, std::memory_order_relaxed); }
+
+struct SyncCounts {
+    std::uint64_t untyped = 0;
+    std::uint64_t mutex_parks = 0;
+    std::uint64_t condvar_parks = 0;
+    std::uint64_t semaphore_parks = 0;
+};
+
+// exercise_sync — on backend B (its Thread, spawn and yield) with the primitives M, CV, S:
+// kWorkers activities increment a counter under M with a yield inside the critical section
+// (so that the others find it held and park: at once with one processor, after their spin
+// with more); kWaiters activities wait on CV until a notifier, which sees all of them
+// arrived while it holds M (so each has parked: CondVar::park unlocks M only after its
+// enqueue), sets the flag and notifies all; two activities ping-pong through two S (the
+// acquirer of an empty one parks). Checks mutual exclusion (no increment lost) and that
+// every activity finished; returns the untyped entries and the parks counted meanwhile.
+template <class B, class M, class CV, class S>
+SyncCounts exercise_sync(unsigned processors, const std::string& scheduling) {
+    coopbench::RuntimeOptions o;
+    o.processors = processors;
+    o.extra["scheduling"] = scheduling;
+    typename B::Runtime rt(o);
+    SyncCounts counts;
+    rt.run([&] {
+        constexpr int kWorkers = 6;
+        constexpr long kIters = 100;
+        constexpr int kWaiters = 3;
+        constexpr long kRounds = 100;
+        M m;
+        long counter = 0;  // guarded by m
+        CV cv;
+        M cm;
+        int arrived = 0;    // guarded by cm
+        bool go = false;    // guarded by cm
+        int woken = 0;      // guarded by cm
+        S ping(0);
+        S pong(0);
+        long pongs = 0;
+        g_untyped.store(0, std::memory_order_relaxed);
+        g_mutex_parks.store(0, std::memory_order_relaxed);
+        g_condvar_parks.store(0, std::memory_order_relaxed);
+        g_semaphore_parks.store(0, std::memory_order_relaxed);
+        coop::test_hooks::mutex_park_done = &count_mutex_park;
+        coop::test_hooks::condvar_park_before_enqueue = &count_condvar_park;
+        coop::test_hooks::semaphore_park_done = &count_semaphore_park;
+        coop::test_hooks::untyped_entry = &count_untyped;
+        {
+            std::vector<typename B::Thread> ts;
+            for (int i = 0; i < kWorkers; ++i)
+                ts.push_back(B::spawn([&] {
+                    for (long k = 0; k < kIters; ++k) {
+                        m.lock();
+                        const long seen = counter;
+                        B::yield();  // inside the critical section: the others find m held
+                        counter = seen + 1;
+                        m.unlock();
+                    }
+                }));
+            for (int i = 0; i < kWaiters; ++i)
+                ts.push_back(B::spawn([&] {
+                    cm.lock();
+                    ++arrived;
+                    cv.wait(cm, [&] { return go; });
+                    ++woken;
+                    cm.unlock();
+                }));
+            ts.push_back(B::spawn([&] {
+                for (;;) {
+                    cm.lock();
+                    if (arrived == kWaiters) break;  // all of them parked (see above)
+                    cm.unlock();
+                    B::yield();
+                }
+                go = true;
+                cv.notify_all();
+                cm.unlock();
+            }));
+            ts.push_back(B::spawn([&] {
+                for (long r = 0; r < kRounds; ++r) {
+                    ping.acquire();
+                    pong.release();
+                }
+            }));
+            ts.push_back(B::spawn([&] {
+                for (long r = 0; r < kRounds; ++r) {
+                    ping.release();
+                    pong.acquire();
+                    ++pongs;
+                }
+            }));
+            for (auto& t : ts) t.join();
+        }
+        coop::test_hooks::untyped_entry = nullptr;
+        coop::test_hooks::mutex_park_done = nullptr;
+        coop::test_hooks::condvar_park_before_enqueue = nullptr;
+        coop::test_hooks::semaphore_park_done = nullptr;
+        counts.untyped = g_untyped.load(std::memory_order_relaxed);
+        counts.mutex_parks = g_mutex_parks.load(std::memory_order_relaxed);
+        counts.condvar_parks = g_condvar_parks.load(std::memory_order_relaxed);
+        counts.semaphore_parks = g_semaphore_parks.load(std::memory_order_relaxed);
+        EXPECT_EQ(counter, kWorkers * kIters) << "an increment under the mutex was lost";
+        EXPECT_EQ(woken, kWaiters);
+        EXPECT_EQ(pongs, kRounds);
+    });
+    return counts;
+}
+
+template <coop::Scheduling K>
+void typed_sync_reaches_no_untyped_entry(const std::string& scheduling) {
+    coop_test::Watchdog dog("typed monitor primitives", 120);
+    using B = coopbench::NativeBackendOf<K>;
+    for (unsigned p : {1u, 2u, 4u}) {
+        const SyncCounts typed =
+            exercise_sync<B, typename B::Mutex, typename B::CondVar, typename B::Semaphore>(p, scheduling);
+        EXPECT_EQ(typed.untyped, 0u) << scheduling << " P=" << p
+                                     << ": the typed backend's Mutex / CondVar / Semaphore reached an untyped entry";
+        // The program parks: every CondVar waiter (see exercise_sync); with one processor
+        // also the Mutex's waiters (no spin) and the Semaphore's acquirer of an empty one.
+        EXPECT_EQ(typed.condvar_parks, 3u) << scheduling << " P=" << p;
+        if (p == 1) {
+            EXPECT_GT(typed.mutex_parks, 0u) << scheduling;
+            EXPECT_GT(typed.semaphore_parks, 0u) << scheduling;
+        }
+        // The control: the same program with the untyped primitives counts their entries.
+        const SyncCounts untyped = exercise_sync<B, coop::Mutex, coop::CondVar, coop::Semaphore>(p, scheduling);
+        EXPECT_GT(untyped.untyped, 0u) << scheduling << " P=" << p;
+    }
+}
+
 }  // namespace
+
+TEST(TypedBackend, GlobalSyncReachesNoUntypedEntry) {
+    typed_sync_reaches_no_untyped_entry<coop::Scheduling::global>("global");
+}
+TEST(TypedBackend, WorkStealingSyncReachesNoUntypedEntry) {
+    typed_sync_reaches_no_untyped_entry<coop::Scheduling::work_stealing>("work_stealing");
+}
+TEST(TypedBackend, ParasailSyncReachesNoUntypedEntry) {
+    typed_sync_reaches_no_untyped_entry<coop::Scheduling::parasail>("parasail");
+}
 
 TEST(TypedBackend, GlobalReachesNoUntypedEntry) { typed_reaches_no_untyped_entry<coop::Scheduling::global>("global"); }
 TEST(TypedBackend, WorkStealingReachesNoUntypedEntry) {

@@ -169,7 +169,7 @@ void yield() noexcept;
 // for every runtime: they branch once on the running runtime's algorithm and then run the
 // same code. Calling Algo<K> while a runtime of another algorithm runs is a programming
 // error (checked by COOP_ASSERT in debug and sanitizer builds, undefined otherwise).
-// Mutex, CondVar and Semaphore park through the untyped calls.
+// coop::Mutex/CondVar/Semaphore park untyped; BasicMutex<Algo<K>> etc. through Algo<K>.
 //   coop::Runtime rt({.processors = 4, .scheduling = coop::Scheduling::work_stealing});
 //   using WS = coop::Algo<coop::Scheduling::work_stealing>;
 //   rt.run([] { WS::Thread t = WS::spawn([] { WS::yield(); }); t.join(); });

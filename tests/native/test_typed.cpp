@@ -110,89 +110,95 @@ SyncCounts exercise_sync(unsigned processors, const std::string& scheduling) {
     coopbench::RuntimeOptions o;
     o.processors = processors;
     o.extra["scheduling"] = scheduling;
-    typename B::Runtime rt(o);
     SyncCounts counts;
-    rt.run([&] {
-        constexpr int kWorkers = 6;
-        constexpr long kIters = 100;
-        constexpr int kWaiters = 3;
-        constexpr long kRounds = 100;
-        M m;
-        long counter = 0;  // guarded by m
-        CV cv;
-        M cm;
-        int arrived = 0;    // guarded by cm
-        bool go = false;    // guarded by cm
-        int woken = 0;      // guarded by cm
-        S ping(0);
-        S pong(0);
-        long pongs = 0;
-        g_untyped.store(0, std::memory_order_relaxed);
-        g_mutex_parks.store(0, std::memory_order_relaxed);
-        g_condvar_parks.store(0, std::memory_order_relaxed);
-        g_semaphore_parks.store(0, std::memory_order_relaxed);
-        coop::test_hooks::mutex_park_done = &count_mutex_park;
-        coop::test_hooks::condvar_park_before_enqueue = &count_condvar_park;
-        coop::test_hooks::semaphore_park_done = &count_semaphore_park;
-        coop::test_hooks::untyped_entry = &count_untyped;
-        {
-            std::vector<typename B::Thread> ts;
-            for (int i = 0; i < kWorkers; ++i)
+    // The hooks are set before the runtime starts and cleared after it stopped (its workers
+    // joined): a finalizer may still read one (Mutex::park's mutex_park_done runs after the
+    // enqueue, so after the waiter may have been woken and joined). The counts are read at
+    // the end of the program, after every join; late hits only add to the counters.
+    coop::test_hooks::mutex_park_done = &count_mutex_park;
+    coop::test_hooks::condvar_park_before_enqueue = &count_condvar_park;
+    coop::test_hooks::semaphore_park_done = &count_semaphore_park;
+    coop::test_hooks::untyped_entry = &count_untyped;
+    {
+        typename B::Runtime rt(o);
+        rt.run([&] {
+            constexpr int kWorkers = 6;
+            constexpr long kIters = 100;
+            constexpr int kWaiters = 3;
+            constexpr long kRounds = 100;
+            M m;
+            long counter = 0;  // guarded by m
+            CV cv;
+            M cm;
+            int arrived = 0;    // guarded by cm
+            bool go = false;    // guarded by cm
+            int woken = 0;      // guarded by cm
+            S ping(0);
+            S pong(0);
+            long pongs = 0;
+            g_untyped.store(0, std::memory_order_relaxed);
+            g_mutex_parks.store(0, std::memory_order_relaxed);
+            g_condvar_parks.store(0, std::memory_order_relaxed);
+            g_semaphore_parks.store(0, std::memory_order_relaxed);
+            {
+                std::vector<typename B::Thread> ts;
+                for (int i = 0; i < kWorkers; ++i)
+                    ts.push_back(B::spawn([&] {
+                        for (long k = 0; k < kIters; ++k) {
+                            m.lock();
+                            const long seen = counter;
+                            B::yield();  // inside the critical section: the others find m held
+                            counter = seen + 1;
+                            m.unlock();
+                        }
+                    }));
+                for (int i = 0; i < kWaiters; ++i)
+                    ts.push_back(B::spawn([&] {
+                        cm.lock();
+                        ++arrived;
+                        cv.wait(cm, [&] { return go; });
+                        ++woken;
+                        cm.unlock();
+                    }));
                 ts.push_back(B::spawn([&] {
-                    for (long k = 0; k < kIters; ++k) {
-                        m.lock();
-                        const long seen = counter;
-                        B::yield();  // inside the critical section: the others find m held
-                        counter = seen + 1;
-                        m.unlock();
+                    for (;;) {
+                        cm.lock();
+                        if (arrived == kWaiters) break;  // all of them parked (see above)
+                        cm.unlock();
+                        B::yield();
+                    }
+                    go = true;
+                    cv.notify_all();
+                    cm.unlock();
+                }));
+                ts.push_back(B::spawn([&] {
+                    for (long r = 0; r < kRounds; ++r) {
+                        ping.acquire();
+                        pong.release();
                     }
                 }));
-            for (int i = 0; i < kWaiters; ++i)
                 ts.push_back(B::spawn([&] {
-                    cm.lock();
-                    ++arrived;
-                    cv.wait(cm, [&] { return go; });
-                    ++woken;
-                    cm.unlock();
+                    for (long r = 0; r < kRounds; ++r) {
+                        ping.release();
+                        pong.acquire();
+                        ++pongs;
+                    }
                 }));
-            ts.push_back(B::spawn([&] {
-                for (;;) {
-                    cm.lock();
-                    if (arrived == kWaiters) break;  // all of them parked (see above)
-                    cm.unlock();
-                    B::yield();
-                }
-                go = true;
-                cv.notify_all();
-                cm.unlock();
-            }));
-            ts.push_back(B::spawn([&] {
-                for (long r = 0; r < kRounds; ++r) {
-                    ping.acquire();
-                    pong.release();
-                }
-            }));
-            ts.push_back(B::spawn([&] {
-                for (long r = 0; r < kRounds; ++r) {
-                    ping.release();
-                    pong.acquire();
-                    ++pongs;
-                }
-            }));
-            for (auto& t : ts) t.join();
-        }
-        coop::test_hooks::untyped_entry = nullptr;
-        coop::test_hooks::mutex_park_done = nullptr;
-        coop::test_hooks::condvar_park_before_enqueue = nullptr;
-        coop::test_hooks::semaphore_park_done = nullptr;
-        counts.untyped = g_untyped.load(std::memory_order_relaxed);
-        counts.mutex_parks = g_mutex_parks.load(std::memory_order_relaxed);
-        counts.condvar_parks = g_condvar_parks.load(std::memory_order_relaxed);
-        counts.semaphore_parks = g_semaphore_parks.load(std::memory_order_relaxed);
-        EXPECT_EQ(counter, kWorkers * kIters) << "an increment under the mutex was lost";
-        EXPECT_EQ(woken, kWaiters);
-        EXPECT_EQ(pongs, kRounds);
-    });
+                for (auto& t : ts) t.join();
+            }
+            counts.untyped = g_untyped.load(std::memory_order_relaxed);
+            counts.mutex_parks = g_mutex_parks.load(std::memory_order_relaxed);
+            counts.condvar_parks = g_condvar_parks.load(std::memory_order_relaxed);
+            counts.semaphore_parks = g_semaphore_parks.load(std::memory_order_relaxed);
+            EXPECT_EQ(counter, kWorkers * kIters) << "an increment under the mutex was lost";
+            EXPECT_EQ(woken, kWaiters);
+            EXPECT_EQ(pongs, kRounds);
+        });
+    }
+    coop::test_hooks::untyped_entry = nullptr;
+    coop::test_hooks::mutex_park_done = nullptr;
+    coop::test_hooks::condvar_park_before_enqueue = nullptr;
+    coop::test_hooks::semaphore_park_done = nullptr;
     return counts;
 }
 

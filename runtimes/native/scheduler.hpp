@@ -241,14 +241,24 @@ class Scheduler final : public SchedulerCore {
             // when nothing was queued here (models/local_park.pml -DSTRICT_YIELD;
             // test_yield_wake.cpp): if the activity that runs now never yields, the yielder
             // waits for good although a processor is idle. So: if a processor is parked,
-            // notify. A relaxed load and no fence, to keep a yield cheap (one read of a line
-            // that changes only when a processor parks or wakes): it can miss a processor that
-            // parks at this very moment (its store not yet visible), and then the next yield
-            // on this processor sees it — a yielding program yields again, so the work waits
-            // for one more quantum at most, not for good. No lost wake-up of the protocol
-            // depends on this (park.hpp's pairs are awakened's notify and the parker's
-            // re-check); it restores parallelism.
-            if (priority != Priority::Idle && processors_ > 1 && parking_.parked() != 0) notify();
+            // notify.
+            if (priority != Priority::Idle && processors_ > 1) {
+                // seq_cst fence: the waker's half of park.hpp's Dekker pair (a), as in
+                // notify(). The push above ends in a (release) store and the look at parked_
+                // below is a load of another line: x86-TSO lets the load complete while the
+                // store still sits in this core's store buffer (Sewell et al., "x86-TSO",
+                // CACM 2010, Sect. 3, litmus SB). The parker meanwhile announces itself
+                // (Parked; parked_++; fence) and scans the queues without seeing the push:
+                // both miss, the parker sleeps with no timeout and the yielder waits behind
+                // an activity that may never yield (test_park_tso.cpp shows it within
+                // seconds without this fence; models/local_park.pml -DTSO -DBUG_YIELD_NO_FENCE).
+                // With the fence, in the one total order of seq_cst operations either our load
+                // follows the parker's increment (we notify) or its scan follows our push (it
+                // sees it). Cost: one mfence per yield on the local algorithms (the docs give
+                // the callgrind count); a relaxed look without it is what lost the work.
+                std::atomic_thread_fence(std::memory_order_seq_cst);
+                if (parking_.parked() != 0) notify();
+            }
         }
     }
 

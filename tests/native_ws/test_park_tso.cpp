@@ -31,8 +31,8 @@
 //   wake_one's fence orders it: the test that removing that fence fails (ParkNotify's stress
 //   publishes with fetch_add, itself a full barrier on x86).
 //
-// On this 2-core VM without the fence the first lost round came within 1 to 3 seconds; the test
-// stops at the first one, and otherwise runs kBudget (then passes). TSan builds run it too,
+// On this loaded 2-core VM (AMD EPYC) without the fence the first lost round came within 0.2 to
+// 4 seconds; the test stops at the first one, and otherwise runs kBudget (then passes). TSan builds run it too,
 // but TSan's own instrumentation serializes much of it: it shows little there.
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -54,8 +54,13 @@ namespace ci = coop::internal;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kParkTimeout = 200'000'000;  // ns: ends a lost round (a wake-up takes us)
-const auto kBudget = std::chrono::seconds(coop_test::kSanitized ? 4 : 10);
-constexpr int kMaxDelay = 96;  // iterations of the random offset loop (a few ns each)
+const auto kBudget = std::chrono::seconds(coop_test::kSanitized ? 3 : 6);
+// The random offsets (iterations of a loop of a few ns each): the parker has more to do before
+// its scan (the call into park, its announcement, the fence) than the waker before its push,
+// so the waker's range is the wider one; with these a lost round came within tens to
+// thousands of rounds without the fence (equal ranges: rarely, the parker nearly always late).
+constexpr int kMaxDelay = 96;
+constexpr int kMaxWakerDelay = 1600;
 
 std::atomic<bool> g_claimed{false};  // X reached wake_one()'s claim this round
 void on_claim() { g_claimed.store(true, std::memory_order_relaxed); }
@@ -120,7 +125,7 @@ Outcome litmus(Path path) {
     std::thread x([&] {
         pin(cpus[0]);
         std::mt19937 rng(11);
-        std::uniform_int_distribution<int> d(0, kMaxDelay);
+        std::uniform_int_distribution<int> d(0, kMaxWakerDelay);
         const auto end = Clock::now() + kBudget;
         for (long r = 1; Clock::now() < end; ++r) {
             missed.store(false, std::memory_order_relaxed);
@@ -162,7 +167,7 @@ void expect_no_lost_round(Path path) {
                          << ": the parker's re-check missed the push and the waker did not notify "
                             "(store->load reordering around the waker's look at parked_)";
     EXPECT_EQ(o.not_back, 0) << "the waker's own pick did not return the activity it queued";
-    EXPECT_GT(o.rounds, 1000) << "too few rounds to mean anything";
+    EXPECT_GT(o.rounds, 200) << "too few rounds to mean anything";
 }
 
 TEST(ParkTso, YieldNotifiesAParkerThatMissedItsPushWs) { expect_no_lost_round<ci::WsAlgorithm>(Path::Yield); }

@@ -60,6 +60,7 @@ inline void (*empty_between_loads)() = nullptr;        // Queue::empty(): tail r
 inline void (*global_take_after_empty)(int priority) = nullptr;  // GlobalQueues::take: empty() said no
 inline void (*global_take_before_clear)(int priority) = nullptr;  // GlobalQueues::take: found nothing, the
                                                                  // summary bit not yet cleared
+inline void (*idle_before_park)() = nullptr;           // idle loop: its futex timeout computed, not yet parked
 inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \

@@ -93,7 +93,8 @@ bool drain_inbox(RuntimeState& rt);
 void push_timer(RuntimeState& rt, TimerEntry* e) noexcept;
 int poll_timers(RuntimeState& rt) noexcept;  // wakes the expired; returns how many
 bool timers_due(RuntimeState& rt) noexcept;  // some deadline has passed (a hint)
-std::int64_t timer_timeout_ns(RuntimeState& rt) noexcept;  // until the earliest (< 0: none)
+std::int64_t timer_earliest_ns(RuntimeState& rt) noexcept;  // the earliest deadline (INT64_MAX: none)
+std::int64_t timer_timeout_ns(std::int64_t earliest) noexcept;  // until `earliest` (< 0: none)
 
 // quiescence.cpp
 bool quiescent(RuntimeState& rt) noexcept;

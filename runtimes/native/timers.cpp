@@ -11,8 +11,11 @@
 //   costs O(k log n) for k new and expired entries, not O(n): the sleepers that are not due
 //   stay in the heap (popping and re-pushing each of them at every poll, with a notify()
 //   each, made a poll O(n)).
-// - The idle loop parks with timer_timeout_ns() as its futex timeout, so sleepers are woken
-//   by the processors' own timeouts; an idle runtime uses no CPU.
+// - The idle loop parks with timer_timeout_ns(earliest) as its futex timeout, so sleepers are
+//   woken by the processors' own timeouts; an idle runtime uses no CPU. A timer pushed after
+//   the idle loop read `earliest` and before its park is announced is caught by the parker's
+//   re-check (worker.cpp more_work: a deadline below the one its timeout came from), or its
+//   pusher's notify() sees the parker and wakes it (park.hpp's Dekker pair (a)).
 #include <algorithm>
 #include <climits>
 #include <mutex>
@@ -89,9 +92,13 @@ bool timers_due(RuntimeState& rt) noexcept {
     return earliest != INT64_MAX && earliest <= now_ns();
 }
 
-std::int64_t timer_timeout_ns(RuntimeState& rt) noexcept {
-    // relaxed: only a timeout; a later push notifies a parked processor.
-    const std::int64_t earliest = rt.earliest_ns.load(std::memory_order_relaxed);
+std::int64_t timer_earliest_ns(RuntimeState& rt) noexcept {
+    // relaxed: only the basis of a timeout; the parker's re-check (worker.cpp more_work)
+    // compares it with a seq_cst load after its fence, so a timer pushed since is not missed.
+    return rt.earliest_ns.load(std::memory_order_relaxed);
+}
+
+std::int64_t timer_timeout_ns(std::int64_t earliest) noexcept {
     if (earliest == INT64_MAX) return -1;
     return std::max<std::int64_t>(0, earliest - now_ns());
 }

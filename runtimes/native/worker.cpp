@@ -22,11 +22,26 @@
 namespace coop::internal {
 
 namespace {
-bool more_work(void* state) {
-    auto& rt = *static_cast<RuntimeState*>(state);
+// ParkLook — what the idle loop's re-check needs: the runtime, and the earliest deadline its
+// futex timeout was computed from.
+struct ParkLook {
+    RuntimeState* rt;
+    std::int64_t earliest;
+};
+
+bool more_work(void* arg) {
+    const auto& look = *static_cast<const ParkLook*>(arg);
+    RuntimeState& rt = *look.rt;
     // seq_cst loads: the parker's reads of the Dekker pairs (after its fence anyway).
     if (rt.inbox_ready.load(std::memory_order_seq_cst) || rt.stopping.load(std::memory_order_seq_cst))
         return true;
+    // A deadline earlier than the one the timeout came from: a timer pushed after that read
+    // (push_timer lowers earliest_ns, then notify(): if its look at the parked count came
+    // before our announcement it woke nobody, and our fence orders this load after its CAS,
+    // the Dekker pair of park.hpp (a)). Sleeping with the old timeout would oversleep it,
+    // with none at all until some processor polls: go round and compute the timeout again.
+    // seq_cst: as above.
+    if (rt.earliest_ns.load(std::memory_order_seq_cst) < look.earliest) return true;
     return timers_due(rt);
 }
 
@@ -98,7 +113,10 @@ void idle_loop(Scheduler<A>& sched, Processor& p) {
             sched.stop_spinning(p.index, polls);
             spinning = false;
         }
-        sched.suspend(p.index, timer_timeout_ns(rt), &more_work, &rt);
+        // The timeout and the re-check's bound from one read of earliest_ns (more_work).
+        ParkLook look{&rt, timer_earliest_ns(rt)};
+        COOP_HOOK(idle_before_park);
+        sched.suspend(p.index, timer_timeout_ns(look.earliest), &more_work, &look);
     }
 }
 }  // namespace

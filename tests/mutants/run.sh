@@ -1,0 +1,139 @@
+#!/bin/sh
+# run.sh [NAME...] — hand mutants of coop's concurrency protocols: for each mutant NAME (all
+# of them when none is named), apply tests/mutants/NAME.patch to a scratch copy of the
+# repository, build the test targets it needs, run the tests that should kill it and print
+#     NAME killed|survived|error SECONDS
+# (SECONDS: the test run, not the build), then a table. Not run in CI (each mutant is a
+# rebuild); the lead runs it after touching a protocol. Exit 0 when every mutant was killed.
+#
+# A mutant is two files here:
+#   NAME.patch  a unified diff that applies with `patch -p1` at the repository root
+#   NAME.tests  line 1: the ctest -R regex of the tests that must kill it;
+#               line 2 (optional): the preset to build with, release (default), tsan or asan
+# "killed" means: the patch applied, the targets built, at least one test matched and ctest
+# failed; "error" (patch, build, or no test matched) is not a kill.
+#
+# The scratch copy: $MUTANTS_WORK (default ${TMPDIR:-/tmp}/coopbench-mutants)/src, the files
+# `git ls-files` lists as they are in the working tree, copied only where they differ, so a
+# build directory is reused between mutants (ccache: CCACHE_BASEDIR is set to it, the flags
+# are the lead's, -DCOOPBENCH_WERROR=ON with the ccache launcher). Before each mutant, and at
+# the end, the copy is made clean again (a file restored gets a new mtime, so it is rebuilt).
+# The targets: every test executable (coopbench_add_test in some tests/**/CMakeLists.txt)
+# whose sources define a GoogleTest suite or test named in the regex; tests that are scripts
+# (the Spin models) need none. $MUTANTS_JOBS: build jobs (default 2); $MUTANTS_TIMEOUT: the
+# ctest timeout per test in seconds (default 120; a kill must come well before it).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+work=${MUTANTS_WORK:-${TMPDIR:-/tmp}/coopbench-mutants}
+src=$work/src
+jobs=${MUTANTS_JOBS:-2}
+timeout=${MUTANTS_TIMEOUT:-120}
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+command -v patch > /dev/null || die "patch is not installed"
+command -v cmake > /dev/null || die "cmake is not installed"
+
+if [ $# -eq 0 ]; then
+    set --
+    for p in "$here"/*.patch; do
+        [ -e "$p" ] || die "no mutants in $here"
+        n=$(basename "$p" .patch)
+        set -- "$@" "$n"
+    done
+fi
+for n in "$@"; do
+    [ -f "$here/$n.patch" ] || die "no mutant '$n' ($here/$n.patch missing)"
+    [ -f "$here/$n.tests" ] || die "mutant '$n' has no $n.tests"
+done
+
+# sync — make $src equal to the working tree's tracked files (copy only what differs).
+sync() {
+    mkdir -p "$src" || die "cannot create $src"
+    (cd "$repo" && git ls-files -z) | (cd "$repo" && xargs -0 sh -c '
+        for f do
+            [ -f "$f" ] || continue
+            if ! cmp -s "$f" "$0/$f"; then mkdir -p "$0/$(dirname "$f")" && cp "$f" "$0/$f"; fi
+        done' "$src") || die "cannot copy the repository to $src"
+}
+
+# targets_for REGEX — the test executables that define a suite or test matching REGEX.
+targets_for() {
+    python3 - "$src" "$1" << 'EOF'
+import re, sys, pathlib
+src, regex = pathlib.Path(sys.argv[1]), re.compile(sys.argv[2])
+names = {}  # source path -> GoogleTest names "Suite.Test" it defines (and "Suite." alone)
+test_re = re.compile(r'\b(?:TEST|TEST_F|TEST_P|TYPED_TEST)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)')
+for f in (src / "tests").rglob("*.cpp"):
+    found = test_re.findall(f.read_text(errors="replace"))
+    if found:
+        names[f.resolve()] = [f"{s}.{t}" for s, t in found]
+targets = set()
+add_re = re.compile(r'coopbench_add_test\(\s*(\w+)\s+SOURCES\s+([^)]*?)(?:\s+(?:LIBS|LABELS|TIMEOUT)\b|\))', re.S)
+for cm in (src / "tests").rglob("CMakeLists.txt"):
+    for target, sources in add_re.findall(cm.read_text()):
+        for s in sources.split():
+            path = (cm.parent / s).resolve()
+            if any(regex.search(n) for n in names.get(path, [])):
+                targets.add(target)
+print(" ".join(sorted(targets)))
+EOF
+}
+
+results=""
+total_fail=0
+for n in "$@"; do
+    regex=$(sed -n 1p "$here/$n.tests")
+    preset=$(sed -n 2p "$here/$n.tests")
+    [ -n "$preset" ] || preset=release
+    case "$preset" in release|tsan|asan) ;; *) die "$n.tests: preset must be release, tsan or asan, not '$preset'";; esac
+    [ -n "$regex" ] || die "$n.tests: empty regex"
+    sync
+    status=error secs=0 why=""
+    if ! (cd "$src" && patch -p1 --quiet --no-backup-if-mismatch < "$here/$n.patch") > "$work/$n.patch.log" 2>&1; then
+        why="patch does not apply"
+    else
+        build=$src/build/$preset
+        export CCACHE_BASEDIR=$src
+        if ! (cd "$src" && cmake --preset "$preset" -DCOOPBENCH_WERROR=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) > "$work/$n.configure.log" 2>&1; then
+            why="configure failed ($work/$n.configure.log)"
+        else
+            targets=$(targets_for "$regex")
+            b0=$(date +%s)
+            if [ -n "$targets" ] && ! nice cmake --build "$build" -j"$jobs" --target $targets > "$work/$n.build.log" 2>&1; then
+                why="build failed ($work/$n.build.log)"
+            else
+                b1=$(date +%s)
+                t0=$(date +%s.%N)
+                (cd "$build" && ctest -R "$regex" --timeout "$timeout" --no-tests=error --output-on-failure) > "$work/$n.ctest.log" 2>&1
+                rc=$?
+                t1=$(date +%s.%N)
+                secs=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
+                ran=$(sed -n 's/.*tests passed, \([0-9][0-9]*\) tests failed out of \([0-9][0-9]*\).*/\2/p' "$work/$n.ctest.log" | tail -n1)
+                if [ -z "$ran" ] || [ "$ran" -eq 0 ]; then
+                    why="no test matched '$regex' ($work/$n.ctest.log)"
+                elif [ "$rc" -ne 0 ]; then
+                    status=killed
+                    why=$(grep -m1 -E '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception|Failed  ' "$work/$n.ctest.log" | sed 's/^ *//' | cut -c1-90)
+                else
+                    status=survived
+                    why="$ran tests passed"
+                fi
+                why="$why; build $((b1 - b0)) s"
+            fi
+        fi
+    fi
+    echo "$n $status $secs"
+    [ "$status" = killed ] || total_fail=1
+    results="$results$n|$status|$secs|$why
+"
+done
+sync  # leave the scratch copy clean
+
+echo
+printf '| %-28s | %-8s | %7s | %s\n' mutant result seconds "first killer / why"
+printf '|%s|%s|%s|%s\n' ------------------------------ ---------- --------- ------------------
+printf '%s' "$results" | while IFS='|' read -r n st s w; do
+    [ -n "$n" ] && printf '| %-28s | %-8s | %7s | %s\n' "$n" "$st" "$s" "$w"
+done
+exit $total_fail

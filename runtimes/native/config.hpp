@@ -61,6 +61,8 @@ inline void (*global_take_after_empty)(int priority) = nullptr;  // GlobalQueues
 inline void (*global_take_before_clear)(int priority) = nullptr;  // GlobalQueues::take: found nothing, the
                                                                  // summary bit not yet cleared
 inline void (*idle_before_park)() = nullptr;           // idle loop: its futex timeout computed, not yet parked
+inline void (*global_take_clear_window)(int priority) = nullptr;  // GlobalQueues::take: between the summary
+                                                                 // bit's clear and the look that goes with it
 inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \

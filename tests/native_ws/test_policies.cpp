@@ -97,6 +97,30 @@ TYPED_TEST(PolicyTest, SummaryBitSurvivesAPushInTheClearWindow) {
     coop::release(&h2);
 }
 
+// The same with the push between the take's clear of the bit and its look at the queue: the
+// look must come after the clear (look first, then clear: the bit of h2 is cleared over it).
+TYPED_TEST(PolicyTest, SummaryBitSurvivesAPushBetweenTheClearAndTheLook) {
+    coop::bind_processor(0);
+    TypeParam policy(2);
+    auto& self = policy.local(0);
+    TA h1, h2;
+    h1.priority = Priority::High;
+    h2.priority = Priority::High;
+    policy.push_global(Priority::High, &h1);
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &h1);  // High's bit stays set
+    using W = ClearWindow<TypeParam>;
+    W::policy = &policy;
+    W::pending = &h2;
+    coop::test_hooks::global_take_clear_window = &W::push_in_window;
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, nullptr);
+    coop::test_hooks::global_take_clear_window = nullptr;
+    EXPECT_EQ(W::pending, nullptr) << "the hook did not run: the window was not reached";
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, &h2) << "h2 queued, its summary bit lost";
+    EXPECT_EQ(policy.pick_next(self, Priority::Idle).activity, nullptr);
+    coop::release(&h1);
+    coop::release(&h2);
+}
+
 // A woken activity runs next (before earlier yields).
 TYPED_TEST(PolicyTest, WokenRunsNext) {
     coop::bind_processor(0);

@@ -118,6 +118,11 @@ class GlobalQueues {
         // of the word) so the re-check below sees its item; an enqueue whose bit-set comes
         // after this clear sets the bit anyway.
         nonempty_.fetch_and(~bit(p), std::memory_order_acq_rel);
+        // The clear first, then the look: a push between the two is seen by the look. The
+        // other order (look, then clear) clears the bit of a push made in between
+        // (test_policies.cpp, SummaryBitSurvivesAPushBetweenTheClearAndTheLook; Spin: the
+        // local_park.pml mutant BUG_SUMMARY_CHECK_THEN_CLEAR).
+        COOP_HOOK(global_take_clear_window, static_cast<int>(p));
 #ifndef COOP_SUMMARY_NO_RECHECK  // the mutant of the directed test (test_policies.cpp)
         if (!q.empty()) nonempty_.fetch_or(bit(p), std::memory_order_acq_rel);
 #endif

@@ -74,6 +74,7 @@
 namespace coop::guard_hooks {
 inline void (*try_after_fence)() = nullptr;      // nonowner_try_lock: mutex held, flag set, fenced
 inline void (*owner_before_mutex)() = nullptr;   // owner_lock: saw nonowner_wants, about to wait
+inline void (*try_before_flag)() = nullptr;      // nonowner_try_lock: mutex held, flag not yet set
 }  // namespace coop::guard_hooks
 #define COOP_GUARD_HOOK(name)                                                          \
     do {                                                                               \
@@ -220,6 +221,7 @@ class OwnerGuardT {
         // fence below.
         if (owner_wants_.load(std::memory_order_relaxed)) return false;
         if (!mutex_.try_acquire()) return false;
+        COOP_GUARD_HOOK(try_before_flag);
         if (asym()) {
             // relaxed + heavy fence: as in nonowner_lock (Dekker against owner_lock).
             nonowner_wants_.store(true, std::memory_order_relaxed);

@@ -165,6 +165,56 @@ TYPED_TEST(OwnerGuardTest, TryLockSucceedsWhileOwnerWaitsForTheMutex) {
     g.owner_unlock(again);
 }
 
+// owner_waiting must not outlive the owner's wait. The owner first waits once for a thief's
+// mutex (owner_waiting set); later it enters on its fast path (no non-owner flag seen) while a
+// thief is between its hint read and its flag store (the hook try_before_flag). The thief then
+// sees owner_wants set: only a true owner_waiting would let it in, and the owner is inside.
+// Shown by the breach itself: both inside at once (an `inside` count), not by the flag.
+TYPED_TEST(OwnerGuardTest, TryLockAfterAnOldWaitDoesNotEnterBesideTheOwner) {
+    locks_test::Watchdog wd(60s, "TryLockAfterAnOldWaitDoesNotEnterBesideTheOwner");
+    TypeParam g;
+    std::atomic<int> inside{0};
+    // 1. The owner waits once for the mutex a non-owner holds, then gets it.
+    g.nonowner_lock();
+    std::thread first([&] {
+        const bool locked = g.owner_lock();
+        g.owner_unlock(locked);
+    });
+    while (!g.owner_waiting()) std::this_thread::yield();
+    g.nonowner_unlock();
+    first.join();
+    // 2. A thief past its hint, mutex held, flag not yet set: the owner enters (fast path).
+    std::atomic<bool> owner_in{false}, thief_done{false};
+    std::thread owner;
+    g_after_fence = [&] {
+        owner = std::thread([&] {
+            const bool locked = g.owner_lock();
+            inside.fetch_add(1);
+            owner_in = true;
+            while (!thief_done.load()) std::this_thread::yield();  // stays inside meanwhile
+            inside.fetch_sub(1);
+            g.owner_unlock(locked);
+        });
+        while (!owner_in.load()) std::this_thread::yield();
+    };
+    coop::guard_hooks::try_before_flag = [] {
+        coop::guard_hooks::try_before_flag = nullptr;  // once
+        g_after_fence();
+    };
+    const bool got = g.nonowner_try_lock();
+    coop::guard_hooks::try_before_flag = nullptr;
+    int both = 0;
+    if (got) {
+        both = inside.fetch_add(1) + 1;
+        inside.fetch_sub(1);
+        g.nonowner_unlock();
+    }
+    thief_done = true;
+    owner.join();
+    EXPECT_FALSE(got) << "the owner is inside (it entered on its fast path): the try must fail";
+    EXPECT_LE(both, 1) << "mutual exclusion broken: the thief entered beside the owner";
+}
+
 TYPED_TEST(OwnerGuardTest, StressMutualExclusionAndNoLostWaiter) {
     locks_test::Watchdog wd(120s, "owner guard stress");
     TypeParam g;

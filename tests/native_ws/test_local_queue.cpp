@@ -259,4 +259,47 @@ TEST(LocalQueue, LastItemRaceOwnerStoppedBeforeCas) {
     EXPECT_EQ(owner_got, nullptr);
 }
 
+// A thief publishes its copies only once its CAS has claimed them: stopped before its CAS
+// (it has copied a's slot into its ring), the owner pops every item, so the CAS must fail;
+// meanwhile a second thief steals from the first one's ring and must find nothing. A thief
+// that stores its tail before copying (and resets it on a lost CAS) hands the second thief
+// a copy of an item the owner also took: taken twice (the mutant models/local_queue.pml
+// BUG_THIEF_TAIL_BEFORE_COPY; as a stress, WsStress found it in 82-241 s).
+TEST(LocalQueue, ThiefPublishesItsCopiesOnlyAfterItsCas) {
+    wstest::Watchdog dog("ThiefPublishesItsCopiesOnlyAfterItsCas", 60);
+    HookedRing victim, thief, other;
+    Item items[4];
+    for (Item& i : items) victim.push(&i, [](Item*) {});
+    static std::atomic<int> phase{0};
+    phase = 0;
+    RingTestHooks::steal_hook = [] {
+        int expected = 0;
+        if (phase.compare_exchange_strong(expected, 1))  // the first thief, first time only
+            wstest::spin_until([] { return phase.load() == 2; });
+    };
+    Item* thief_got = nullptr;
+    std::thread t([&] { thief_got = victim.stealer().steal_into(thief, false, [] {}); });
+    wstest::spin_until([] { return phase.load() == 1; });
+    std::vector<Item*> owner_got;
+    while (Item* i = victim.pop()) owner_got.push_back(i);
+    // The second thief (this thread, owner of `other`) looks at the first one's ring.
+    Item* second_got = thief.stealer().steal_into(other, false, [] {});
+    phase = 2;
+    t.join();
+    RingTestHooks::steal_hook = nullptr;
+    EXPECT_EQ(owner_got.size(), 4u) << "the owner popped every item while the thief was stopped";
+    EXPECT_EQ(second_got, nullptr) << "the second thief got an item the first had not claimed: taken twice";
+    EXPECT_EQ(thief_got, nullptr) << "the first thief's CAS should have failed";
+    std::vector<int> seen(4, 0);
+    auto count = [&](Item* i) {
+        if (i != nullptr && i >= items && i < items + 4) ++seen[i - items];
+    };
+    for (Item* i : owner_got) count(i);
+    count(second_got);
+    count(thief_got);
+    while (Item* i = thief.pop()) count(i);
+    while (Item* i = other.pop()) count(i);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(seen[k], 1) << "item " << k << " taken " << seen[k] << " times";
+}
+
 }  // namespace

@@ -177,6 +177,7 @@ public:
             Node* head = protect(head_, self.hp1);
             // acquire: pairs with the linking CAS (release), so next->item and the item's
             // fields written before the enqueue are visible.
+            COOP_HOOK(dequeue_read_next, head);
             Node* next = head->next.load(std::memory_order_acquire);
             if (next == nullptr) {
                 // release: as in enqueue (our read of head->next precedes a reuse of head).
@@ -380,6 +381,7 @@ private:
         // relaxed: the value is only a candidate; the seq_cst re-read validates it.
         Node* node = from.load(std::memory_order_relaxed);
         for (;;) {
+            COOP_HOOK(protect_before_publish);
             // seq_cst exchange (xchg on x86, errata 3): the hazard store must be ordered
             // before the re-read below; a plain or release store may be reordered after it
             // (store buffering), and a concurrent acquire() could then miss it.

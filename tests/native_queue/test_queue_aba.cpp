@@ -189,6 +189,54 @@ TEST_F(QueueAba, DequeueRechecksHeadAfterPublishingHp2) {
     coop::release(&x);
 }
 
+// protect()'s re-read after publishing the hazard: processor 0's dequeue has read head_ (the
+// dummy D) and not yet published hp1 = D. Processor 1 dequeues X, which retires D (X carries
+// it) and frees it (release(X): no hazard names D yet). Processor 0 then publishes hp1 = D:
+// only the re-read of head_ (no longer D) keeps it from reading D->next, freed memory.
+// Without it the dequeue_read_next hook sees processor 0 about to read D. (As a stress,
+// QueueStress.YieldPattern* caught that mutant in 7 of 10 runs.)
+struct Reread {
+    static inline coop::Queue<Job>* q = nullptr;
+    static inline Job* x = nullptr;
+    static inline const void* freed = nullptr;
+    static inline int reads_of_freed = 0;
+    static inline int steps = 0;
+
+    static void before_publish() {
+        coop::test_hooks::protect_before_publish = nullptr;  // once
+        coop::bind_processor(1);
+        if (q->dequeue() == x) ++steps;
+        freed = x->node;  // D, unlinked; nothing protects it: release() frees it
+        coop::release(x);
+        coop::bind_processor(0);
+    }
+    static void read_next(const void* node) {
+        if (node == freed) ++reads_of_freed;
+    }
+};
+
+TEST_F(QueueAba, ProtectRereadsAfterPublishingTheHazard) {
+    Job x;
+    {
+        coop::Queue<Job> q;
+        Reread::q = &q, Reread::x = &x;
+        Reread::steps = Reread::reads_of_freed = 0;
+        Reread::freed = nullptr;
+        q.enqueue(&x);
+        coop::test_hooks::protect_before_publish = &Reread::before_publish;
+        coop::test_hooks::dequeue_read_next = &Reread::read_next;
+        Job* got = q.dequeue();
+        coop::test_hooks::protect_before_publish = nullptr;
+        coop::test_hooks::dequeue_read_next = nullptr;
+        EXPECT_EQ(Reread::steps, 1) << "the interleaving did not run as scripted";
+        EXPECT_EQ(Reread::reads_of_freed, 0)
+            << "dequeue read head->next of a node that was freed before its hazard was published "
+               "(protect() did not re-read the pointer after publishing it)";
+        EXPECT_EQ(got, nullptr) << "X was taken by processor 1";
+        EXPECT_EQ(q.check_quiescent(), 0);
+    }
+}
+
 // empty() reads the tail first, then the head (queue.hpp empty()). Read the other way round,
 // another processor that dequeues the head's successor and enqueues that item again between
 // the two loads (the native policy's yield does exactly this) gives the item the retired

@@ -15,6 +15,33 @@
  * -DOLD_PROTOCOL models the earlier protocol of coop (one shared epoch futex, a
  * `working` count, a `waking` flag that every returning parker clears); Spin must find its
  * lost wake-up (the waking flag left set after a parker found work on its own).
+ *
+ * -DTSO: x86-TSO instead of sequential consistency (Sewell et al., "x86-TSO: a rigorous and
+ * usable programmer's model for x86 multiprocessors", CACM 2010, Sect. 3; the usual Promela
+ * encoding: a FIFO store buffer per processor, drained to memory by a process of its own at
+ * any moment, emptied before a fence or a locked instruction, and read by its own processor's
+ * loads first). Only the Waker's publication of work is a plain store in coop (native-ws's
+ * ring: a relaxed slot store and a release store of tail_ or runnext_; parasail's deque
+ * likewise), so only it goes through the buffer: `pub` in memory, `pub_buf`/`buffered` the
+ * Waker's buffer (one entry is enough: the Waker stores again only after a parker took the
+ * unit, which needs the store drained). Every other store of park.hpp is a seq_cst store
+ * (xchg on x86), a locked RMW or followed by a fence, so it reaches memory at once: modelled
+ * as plain assignments. Under TSO:
+ *   -DBUG_WAKER_NO_FENCE  wake_one() without its leading fence (the waker's half of the
+ *                         Dekker pair): Spin must find the lost wake-up (the fence-less
+ *                         waker's load of parked_ passes its buffered publication);
+ *   -DYIELD               the Waker publishes as Scheduler<A>::yielded does (push, then a
+ *                         look at parked_ of its own, notify() only if it is not 0);
+ *   -DYIELD -DBUG_YIELD_NO_FENCE  that look without the fence before it (coop before the
+ *                         fix): Spin must find the lost wake-up. Under sequential
+ *                         consistency (no -DTSO) the same mutant passes: why the SC model
+ *                         could not see the defect.
+ * What this still abstracts away: ARM/POWER's weaker orders (loads reordered with loads,
+ * stores with stores, non-multi-copy-atomic stores): coop's C++ orders, not this model, are
+ * what hold there, and TSan (test_park_tso, ParkNotify under the tsan preset) checks the
+ * C++ model's happens-before, not reorderings. The real store-buffer window is covered by
+ * test_park_tso.cpp (two pinned threads on the real Scheduler<A>); the timers' re-check
+ * (a window with no reordering) by test_timer_park.cpp.
  */
 
 #ifndef NPARKERS
@@ -29,9 +56,24 @@
 #define PARKED 1
 #define WOKEN 2
 
-byte work = 0;     /* units ready */
+byte work = 0;     /* units ready (sequentially consistent models) */
 byte taken = 0;    /* units taken by parkers */
 bit sleeping[NPROC];
+
+#if defined(TSO) && !defined(OLD_PROTOCOL)
+byte pub = 0;      /* units published, in memory (the ring's tail) */
+byte pub_buf = 0;  /* the Waker's store buffer: one pending store of pub */
+bit buffered = 0;
+#define PUBLISH(r)  pub_buf = (r) + 1; buffered = 1
+#define HAS_WORK    (pub > taken)
+#define TAKE        pub > taken -> taken++
+#define DRAINED     (buffered == 0)   /* a fence or a locked instruction waits for it */
+#else
+#define PUBLISH(r)  work++
+#define HAS_WORK    (work > 0)
+#define TAKE        work > 0 -> work--; taken++
+#define DRAINED     true
+#endif
 
 #ifndef OLD_PROTOCOL
 byte state[NPROC];   /* per-processor futex words */
@@ -42,7 +84,7 @@ inline park(me) {
     state[me] = PARKED;
     parked++;
     if
-    :: work > 0 -> skip
+    :: HAS_WORK -> skip
     :: else ->
         atomic { if :: state[me] == PARKED -> sleeping[me] = 1 :: else -> skip fi };
 end_asleep:
@@ -57,11 +99,14 @@ end_asleep:
 }
 
 inline notify() {
+#ifndef BUG_WAKER_NO_FENCE
+    DRAINED;   /* wake_one()'s seq_cst fence */
+#endif
     if
     :: parked == 0 -> skip
     :: else ->
         do
-        :: atomic { t = token; token = 1 };
+        :: atomic { DRAINED -> t = token; token = 1 };   /* locked: drains the buffer */
            if
            :: t == 1 -> break
            :: else -> skip
@@ -135,8 +180,19 @@ active proctype Waker() {
     bit found = 0;
     do
     :: r < ROUNDS ->
-        work++;
+        PUBLISH(r);
+#ifndef YIELD
         notify();
+#else
+        /* Scheduler<A>::yielded: its own look at parked_, then notify() */
+#ifndef BUG_YIELD_NO_FENCE
+        DRAINED;   /* the yield's seq_cst fence */
+#endif
+        if
+        :: parked != 0 -> notify()
+        :: else -> skip
+        fi;
+#endif
         taken > r;   /* wait until another processor took it */
         r++
     :: else -> break
@@ -148,11 +204,21 @@ active [NPARKERS] proctype Parker() {
     byte s = 0, e = 0;
 end_idle:
     do
-    :: atomic { work > 0 -> work--; taken++ }
-    :: atomic { work == 0 -> skip };
+    :: atomic { TAKE }
+    :: atomic { !HAS_WORK -> skip };
         park(me)
     od
 }
+
+#if defined(TSO) && !defined(OLD_PROTOCOL)
+/* The Waker's store buffer drains to memory at any moment (oldest first; one entry here). */
+active proctype Drain() {
+end_drain:
+    do
+    :: atomic { buffered == 1 -> pub = pub_buf; buffered = 0 }
+    od
+}
+#endif
 
 #ifndef OLD_PROTOCOL
 /* When nothing can move any more, the token must be free (else every later notify() would

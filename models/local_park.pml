@@ -22,7 +22,9 @@
  * consistent — park.hpp's seq_cst atomics and fences give that for the Dekker pairs, but the
  * rings' release/acquire and the deque's relaxed size_ hint are modelled as SC too (the
  * argument that the fences of notify() and park() make them enough is park.hpp's (a), not
- * checked here). A queue is a set of item ids with a size hint; a push, a take and a
+ * checked here). Store->load reordering (x86-TSO) is checked by park_notify.pml -DTSO, for
+ * both wakers this model uses: awakened's notify() and the yield's own look at parked_
+ * (-DYIELD; each rejected without its fence), and on the hardware by test_park_tso.cpp. A queue is a set of item ids with a size hint; a push, a take and a
  * steal-half are each one atomic step (their own races are models/local_queue.pml's and
  * owner_guard.pml's); a steal may fail even when the victim has items (a lost CAS, runnext's
  * grace, the owner guard held); the spinning rule (SchedulerCore::start_spinning, relaxed
@@ -464,9 +466,10 @@ pushed:
         /* api.cpp yield(): pick_next(cur->priority) first; nothing: keep running. Else
          * switch_to with fin_yield (finalizers.cpp) -> Scheduler<A>::yielded
          * (Scheduler<A>::yielded): the yielder goes onto the own queue's tail, then notify() if a
-         * processor is parked. The code reads parked_ relaxed, with no fence (modelled
-         * here as an SC read): it may miss a processor parking at that instant, and then
-         * the next yield of this processor sees it; the model checks the SC version. */
+         * processor is parked. The code fences after the push, then reads parked_: an SC
+         * read, as here. (Without the fence x86 lets the read pass the push and a parker
+         * sleeps beside the queued yielder: park_notify.pml -DTSO -DYIELD
+         * -DBUG_YIELD_NO_FENCE, test_park_tso.cpp.) */
         pick_next();
         if
         :: got != NONE ->

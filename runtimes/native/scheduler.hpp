@@ -275,11 +275,11 @@ class Scheduler final : public SchedulerCore {
             // Dekker pair (a): its seq_cst fence orders the ring's tail stores (the pushes)
             // before its load of the parked count; the parker's fence orders its count before
             // its scan of the rings. So either the parker's scan sees them or we see it parked
-            // and wake it. A relaxed look at the parked count without the fence (as yielded
-            // does) could miss a parker whose increment is not yet visible, and nothing would
-            // repair that here (the refiller may run a non-yielding activity): the fence costs
-            // one mfence per refill, against the refill's up to 3 locked instructions per
-            // activity moved (kGlobalBatch of them).
+            // and wake it. A look at the parked count without the fence could miss a parker
+            // whose increment is not yet visible, and nothing would repair that here (the
+            // refiller may run a non-yielding activity; yielded() needs its fence for the same
+            // reason): the fence costs one mfence per refill, against the refill's up to 3
+            // locked instructions per activity moved (kGlobalBatch of them).
             if (pick.refilled != 0 && processors_ > 1) [[unlikely]]
                 notify();
         }

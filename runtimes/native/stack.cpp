@@ -59,12 +59,12 @@ std::size_t mappings_in_use() {
     return lines;
 }
 
-// make_header — the Stack header at the top of [base, base + bytes), usable from `bottom`.
-Stack* make_header(char* base, std::size_t bytes, char* bottom) {
-    auto* header = reinterpret_cast<Stack*>(base + bytes - round_up(sizeof(Stack), 64));
-    auto* s = new (header) Stack;
+// make_header — a Stack header at `at` for the usable range [bottom, top).
+Stack* make_header(void* at, char* bottom, char* top) {
+    auto* s = new (at) Stack;
     s->bottom = bottom;
-    s->size = static_cast<std::size_t>(reinterpret_cast<char*>(header) - bottom);
+    s->top_ = top;
+    s->size = static_cast<std::size_t>(top - bottom);
     return s;
 }
 
@@ -150,7 +150,9 @@ Stack* StackPool::map_single(bool guard) {
     }
     auto* base = static_cast<char*>(m);
     populate_top(base + mapped);
-    Stack* s = make_header(base, mapped, base + page);
+    // The header at the top of its own mapping: an overflow runs downwards, away from it.
+    char* const header = base + mapped - kStackHeaderBytes;
+    Stack* s = make_header(header, base + page, header);
     s->mapping = m;
     s->mapped = mapped;
     s->guarded = guard;
@@ -169,9 +171,14 @@ Stack* StackPool::allocate_guarded() {
 }
 
 Stack* StackPool::allocate_carved() {
+    const std::size_t page = page_size();
     if (cursor_ == region_end_) {
-        // A first page for the first slot's canary, then the slots.
-        const std::size_t bytes = page_size() + kRegionSlots * slot_;
+        // A region: a PROT_NONE page, a page for the first slot's canary, the slots, then the
+        // slots' header block. The PROT_NONE page stops the first slot's overflow from
+        // running into whatever is mapped below (mmap places a new region just below the
+        // previous one: its header block); the header block lies below no slot of its own.
+        const std::size_t headers = round_up(kRegionSlots * kStackHeaderBytes, page);
+        const std::size_t bytes = 2 * page + kRegionSlots * slot_ + headers;
         if (limit_ != 0 && mapped_bytes_ + bytes > limit_) {
             fail("the stack memory limit (COOP_STACK_MEMORY_LIMIT = " + std::to_string(limit_) +
                  " bytes) is reached: " + std::to_string(mapped_bytes_) + " bytes of " + std::to_string(size_) +
@@ -184,6 +191,13 @@ Stack* StackPool::allocate_carved() {
                  ") with " + std::to_string(mapped_bytes_) + " bytes of stacks mapped");
             return nullptr;
         }
+        if (mprotect(m, page, PROT_NONE) != 0) {
+            const int err = errno;
+            munmap(m, bytes);
+            fail(std::string("mprotect of a stack region's first page failed (") + std::strerror(err) + ") with " +
+                 std::to_string(mapped_bytes_) + " bytes of stacks mapped");
+            return nullptr;
+        }
         try {
             regions_.emplace_back(m, bytes);
         } catch (const std::bad_alloc&) {
@@ -192,15 +206,20 @@ Stack* StackPool::allocate_carved() {
             throw;
         }
         mapped_bytes_ += bytes;
-        cursor_ = static_cast<char*>(m) + page_size();
-        region_end_ = static_cast<char*>(m) + bytes;
+        cursor_ = static_cast<char*>(m) + 2 * page;
+        region_end_ = cursor_ + kRegionSlots * slot_;
+        next_header_ = region_end_;
     }
     char* base = cursor_;
     cursor_ += slot_;
     populate_top(base + slot_);
-    Stack* s = make_header(base, slot_, base);
-    // In the slot below's header page (allocated before this one: slots are carved upwards)
-    // or the region's first page.
+    // Usable: the slot but a header's room at its top, left free (where the header was once:
+    // the initial frame sits as before). That room's last word is the canary of the slot
+    // above, the first word its overflow writes; this slot's canary is the last word of the
+    // slot below (or of the region's canary page), in a page that is resident anyway.
+    static_assert(kStackHeaderBytes % alignof(Stack) == 0);
+    Stack* s = make_header(next_header_, base, base + slot_ - kStackHeaderBytes);
+    next_header_ += kStackHeaderBytes;
     *canary_of(s) = kStackCanary;
     return s;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -133,9 +134,15 @@ StackPool::~StackPool() {
     }
 }
 
-void StackPool::fail(const std::string& why) {
-    if (failure_.empty()) failure_ = why;
+void StackPool::fail(const char* format, ...) noexcept {
+    if (failure_[0] != '\0') return;
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(failure_, sizeof failure_, format, args);
+    va_end(args);
 }
+
+void StackPool::map_refused() noexcept { ++failed_maps_; }
 
 Stack* StackPool::map_single(bool guard) {
     const std::size_t page = page_size();
@@ -143,7 +150,13 @@ Stack* StackPool::map_single(bool guard) {
     // usable); below the stack one more page: the guard page, or the page of the canary.
     const std::size_t mapped = slot_ + page;
     void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return nullptr;
+    if (m == MAP_FAILED) {
+        const int err = errno;
+        map_refused();
+        fail("mmap of a %zu-byte stack failed (%s) with %zu bytes of stacks mapped", mapped, std::strerror(err),
+             mapped_bytes_);
+        return nullptr;
+    }
     if (guard && mprotect(m, page, PROT_NONE) != 0) {
         munmap(m, mapped);
         return nullptr;
@@ -180,22 +193,25 @@ Stack* StackPool::allocate_carved() {
         const std::size_t headers = round_up(kRegionSlots * kStackHeaderBytes, page);
         const std::size_t bytes = 2 * page + kRegionSlots * slot_ + headers;
         if (limit_ != 0 && mapped_bytes_ + bytes > limit_) {
-            fail("the stack memory limit (COOP_STACK_MEMORY_LIMIT = " + std::to_string(limit_) +
-                 " bytes) is reached: " + std::to_string(mapped_bytes_) + " bytes of " + std::to_string(size_) +
-                 "-byte stacks are mapped");
+            fail("the stack memory limit (COOP_STACK_MEMORY_LIMIT = %zu bytes) is reached: %zu bytes of %zu-byte "
+                 "stacks are mapped",
+                 limit_, mapped_bytes_, size_);
             return nullptr;
         }
         void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) {
-            fail("mmap of a " + std::to_string(bytes) + "-byte stack region failed (" + std::strerror(errno) +
-                 ") with " + std::to_string(mapped_bytes_) + " bytes of stacks mapped");
+            const int err = errno;
+            map_refused();
+            fail("mmap of a %zu-byte stack region failed (%s) with %zu bytes of stacks mapped", bytes,
+                 std::strerror(err), mapped_bytes_);
             return nullptr;
         }
         if (mprotect(m, page, PROT_NONE) != 0) {
             const int err = errno;
             munmap(m, bytes);
-            fail(std::string("mprotect of a stack region's first page failed (") + std::strerror(err) + ") with " +
-                 std::to_string(mapped_bytes_) + " bytes of stacks mapped");
+            map_refused();
+            fail("mprotect of a stack region's first page failed (%s) with %zu bytes of stacks mapped",
+                 std::strerror(err), mapped_bytes_);
             return nullptr;
         }
         try {
@@ -226,14 +242,27 @@ Stack* StackPool::allocate_carved() {
 
 Stack* StackPool::allocate() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
+    // After a refusal, no new mapping for map_skip_ requests (a region's free slots are
+    // still handed out): see stack.hpp.
+    const bool skip = map_skip_ > 0;
+    if (skip) --map_skip_;
+    const std::uint64_t refused_before = failed_maps_;
+    Stack* s = nullptr;
     try {
-        if (guard_ && guarded_live_ < guard_budget_)
-            if (Stack* s = allocate_guarded()) return s;
+        if (!skip && guard_ && guarded_live_ < guard_budget_) s = allocate_guarded();
         // Beyond the mapping budget (or when a guarded mapping was refused): carved.
-        return allocate_carved();
-    } catch (const std::bad_alloc&) {  // regions_ or failure_ could not grow (counted by take_reserve)
-        return nullptr;
+        if (s == nullptr && (!skip || cursor_ != region_end_)) s = allocate_carved();
+    } catch (const std::bad_alloc&) {  // regions_ could not grow (counted by take_reserve)
+        s = nullptr;
     }
+    if (failed_maps_ != refused_before) {
+        map_backoff_ = map_backoff_ == 0 ? 1 : std::min(2 * map_backoff_, kMapBackoffMax);
+        map_skip_ = map_backoff_;
+    } else if (s != nullptr && !skip) {
+        map_backoff_ = 0;
+    }
+    if (s == nullptr && failure_[0] == '\0') fail("no stack could be had (its mapping was not retried)");
+    return s;
 }
 
 void StackPool::add_reserve() {
@@ -250,11 +279,11 @@ void StackPool::add_reserve() {
 Stack* StackPool::take_reserve() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     ++failures_;
-    if (failure_.empty()) failure_ = "no stack could be had";
+    fail("no stack could be had");  // kept only if no reason was
     Stack* s = reserve_;
     if (s == nullptr) {
         std::fprintf(stderr, "coop: no stack for an activity (%s) and every reserve stack is in use\n",
-                     failure_.c_str());
+                     failure_);
         std::abort();
     }
     reserve_ = s->next;
@@ -266,9 +295,14 @@ std::uint64_t StackPool::failures() const {
     return failures_;
 }
 
+std::uint64_t StackPool::failed_maps() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failed_maps_;
+}
+
 std::string StackPool::failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return failure_;
+    return std::string(failure_);
 }
 
 Stack* StackPool::take(std::size_t n) {

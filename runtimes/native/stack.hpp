@@ -118,7 +118,12 @@ class StackPool {
     StackPool(const StackPool&) = delete;
     StackPool& operator=(const StackPool&) = delete;
 
-    // allocate — a fresh stack, or nullptr when none can be had (failure() says why).
+    // allocate — a fresh stack, or nullptr when none can be had (failure() says why). After
+    // the kernel refused a mapping, the next requests fail at once without asking it again:
+    // 1, then 2, 4, ... up to kMapBackoffMax of them after each further refusal, none after
+    // a mapping succeeds. Retried for every request, a refused mapping cost two failed mmaps
+    // per activity (and malloc's own failing arena reservations), with the pool's mutex
+    // held: 10^6 activities under `ulimit -v 300000` made no progress for minutes.
     Stack* allocate() noexcept;
     // take — up to `n` pooled stacks as a list (nullptr if none).
     Stack* take(std::size_t n);
@@ -137,18 +142,25 @@ class StackPool {
     // failures — activities that got no stack so far; failure — why the first did not.
     std::uint64_t failures() const;
     std::string failure() const;
+    // failed_maps — mappings (a guarded stack's, a region's) the kernel refused so far.
+    std::uint64_t failed_maps() const;
 
     std::size_t stack_size() const noexcept { return size_; }
     std::size_t guard_budget() const noexcept { return guard_budget_; }
 
     static constexpr std::size_t kBatch = 16;         // stacks moved per pool visit
     static constexpr std::size_t kRegionSlots = 256;  // carved stacks per region mapping
+    static constexpr std::size_t kMapBackoffMax = 1024;  // see allocate()
 
   private:
     Stack* allocate_guarded();  // mutex_ held
     Stack* allocate_carved();   // mutex_ held
     Stack* map_single(bool guard);
-    void fail(const std::string& why);  // mutex_ held
+    // fail — keeps the first failure's reason (printf-style; formatted into failure_, so
+    // the failure path allocates nothing: the heap may be exhausted too). mutex_ held.
+    [[gnu::format(printf, 2, 3)]] void fail(const char* format, ...) noexcept;
+    // map_refused — counts a mapping the kernel refused (allocate() then backs off). mutex_ held.
+    void map_refused() noexcept;
 
     std::size_t size_;    // usable bytes (page multiple)
     std::size_t slot_;    // bytes per carved slot: size_ + a page (the free room at its top)
@@ -166,7 +178,10 @@ class StackPool {
     Stack* reserve_ = nullptr;  // free reserve stacks
     std::vector<Stack*> reserves_;  // every reserve stack (unmapped by the destructor)
     std::uint64_t failures_ = 0;
-    std::string failure_;
+    std::uint64_t failed_maps_ = 0;
+    std::size_t map_backoff_ = 0;  // requests to fail without a mapping after the next refusal
+    std::size_t map_skip_ = 0;     // requests left to fail so, before mapping again
+    char failure_[256] = {};       // the first failure's reason ("" if none)
 };
 
 // StackCache — one processor's stacks (bounded: 2 * kBatch).

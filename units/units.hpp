@@ -92,6 +92,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <exception>
 #include <new>
 #include <optional>
 #include <set>
@@ -138,6 +139,15 @@ namespace detail {
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void fatal(const char* what) {
     std::fprintf(stderr, "units: %s\n", what);
+    std::abort();
+}
+
+// operation_threw — an operation let an exception out (Message::operate): one line, abort.
+[[noreturn, gnu::cold, gnu::noinline]] inline void operation_threw(const char* what) noexcept {
+    std::fprintf(stderr,
+                 "units: an operation threw an exception (%s); operations must not throw: catch it inside the "
+                 "operation and return it as part of the result (units/README.md)\n",
+                 what != nullptr ? what : "not a std::exception");
     std::abort();
 }
 
@@ -713,12 +723,23 @@ struct Message final : State<typename flatten<typename op_result<S, F, Args...>:
 
     // operate — the operation; its result is stored in the message (the value, or the
     // returned future to forward) and not yet visible. A unit message's `run` once dispatched.
+    // An operation must not throw: one that does ends the process with a message
+    // (operation_threw), as an exception escaping a coop::spawn'ed function or a std::thread
+    // does. It is not carried to the future: the operation may have left its unit's state
+    // half-changed, and the unit's later messages would run on it; the messages waiting for
+    // the future, and the futures forwarded from it, have no error path (units/README.md).
     static void operate(Task* t) {
         auto* m = static_cast<Message*>(t);
         t_in_operation = true;
-        if constexpr (std::is_void_v<Raw>) m->invoke();
-        else if constexpr (flatten<Raw>::forwards) m->forward_from.emplace(m->invoke());
-        else m->value.emplace(m->invoke());
+        try {
+            if constexpr (std::is_void_v<Raw>) m->invoke();
+            else if constexpr (flatten<Raw>::forwards) m->forward_from.emplace(m->invoke());
+            else m->value.emplace(m->invoke());
+        } catch (const std::exception& e) {
+            operation_threw(e.what());
+        } catch (...) {
+            operation_threw(nullptr);
+        }
         m->args.reset();
         t_in_operation = false;
     }

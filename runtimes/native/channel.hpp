@@ -47,6 +47,9 @@
 // senders and receivers on several processors a critical section misses on one line only
 // (docs/native-runtime.md, coop::Channel under "Blocking primitives": what that costs at P = 2).
 //
+// T: its move constructor and move assignment must be noexcept (a static_assert in the class
+// says why).
+//
 // Ownership: the channel must outlive every call on it (the owner joins its users first).
 // A parked activity references only its own stack; once woken it does not touch the
 // channel again, so the last user may destroy the channel right after its call returns.
@@ -60,6 +63,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "activity.hpp"
@@ -150,6 +154,22 @@ class ChannelLock {
 // coop::Algo<K>: algorithm K's, with no run-time branch on the algorithm).
 template <class T, class Closed = ChannelClosed, class Entry = internal::Untyped>
 class alignas(64) Channel {
+    // T's moves must not throw. The channel moves a value at two kinds of places where an
+    // exception could not be undone: under its spin lock (a ring slot's move-assignment in
+    // send; recv's move out of the head slot and refill from a parked sender), where it would
+    // leave the lock held (every later call on the channel spins for ever); and into or out
+    // of a peer that it has already taken off its waiter list (send's hand-off into a parked
+    // receiver's result, recv's move out of a parked sender's value), where that peer could
+    // no longer be reached by anyone, close() included: it would never be woken. Putting the
+    // peer back would break the lists' FIFO order and the invariants above (another waiter
+    // may have come meanwhile), and recv's refill moves twice, so half of it could not be
+    // taken back. Go's channel values are plain copies that cannot fail, and the harness
+    // sends integers, pointers and standard containers (whose moves are noexcept); a type
+    // with a throwing move can be sent as a std::unique_ptr<T>.
+    static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>,
+                  "coop::Channel<T>: T's move constructor and move assignment must be noexcept (a throwing move "
+                  "would leave the channel's lock held or a dequeued waiter never woken; see channel.hpp)");
+
   public:
     static constexpr std::string_view kind =
         "coop::Channel (direct hand-off to a parked peer, ring buffer, short spin lock)";

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,12 +60,12 @@ std::size_t mappings_in_use() {
     return lines;
 }
 
-// make_header — the Stack header at the top of [base, base + bytes), usable from `bottom`.
-Stack* make_header(char* base, std::size_t bytes, char* bottom) {
-    auto* header = reinterpret_cast<Stack*>(base + bytes - round_up(sizeof(Stack), 64));
-    auto* s = new (header) Stack;
+// make_header — a Stack header at `at` for the usable range [bottom, top).
+Stack* make_header(void* at, char* bottom, char* top) {
+    auto* s = new (at) Stack;
     s->bottom = bottom;
-    s->size = static_cast<std::size_t>(reinterpret_cast<char*>(header) - bottom);
+    s->top_ = top;
+    s->size = static_cast<std::size_t>(top - bottom);
     return s;
 }
 
@@ -133,9 +134,15 @@ StackPool::~StackPool() {
     }
 }
 
-void StackPool::fail(const std::string& why) {
-    if (failure_.empty()) failure_ = why;
+void StackPool::fail(const char* format, ...) noexcept {
+    if (failure_[0] != '\0') return;
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(failure_, sizeof failure_, format, args);
+    va_end(args);
 }
+
+void StackPool::map_refused() noexcept { ++failed_maps_; }
 
 Stack* StackPool::map_single(bool guard) {
     const std::size_t page = page_size();
@@ -143,14 +150,22 @@ Stack* StackPool::map_single(bool guard) {
     // usable); below the stack one more page: the guard page, or the page of the canary.
     const std::size_t mapped = slot_ + page;
     void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return nullptr;
+    if (m == MAP_FAILED) {
+        const int err = errno;
+        map_refused();
+        fail("mmap of a %zu-byte stack failed (%s) with %zu bytes of stacks mapped", mapped, std::strerror(err),
+             mapped_bytes_);
+        return nullptr;
+    }
     if (guard && mprotect(m, page, PROT_NONE) != 0) {
         munmap(m, mapped);
         return nullptr;
     }
     auto* base = static_cast<char*>(m);
     populate_top(base + mapped);
-    Stack* s = make_header(base, mapped, base + page);
+    // The header at the top of its own mapping: an overflow runs downwards, away from it.
+    char* const header = base + mapped - kStackHeaderBytes;
+    Stack* s = make_header(header, base + page, header);
     s->mapping = m;
     s->mapped = mapped;
     s->guarded = guard;
@@ -169,19 +184,34 @@ Stack* StackPool::allocate_guarded() {
 }
 
 Stack* StackPool::allocate_carved() {
+    const std::size_t page = page_size();
     if (cursor_ == region_end_) {
-        // A first page for the first slot's canary, then the slots.
-        const std::size_t bytes = page_size() + kRegionSlots * slot_;
+        // A region: a PROT_NONE page, a page for the first slot's canary, the slots, then the
+        // slots' header block. The PROT_NONE page stops the first slot's overflow from
+        // running into whatever is mapped below (mmap places a new region just below the
+        // previous one: its header block); the header block lies below no slot of its own.
+        const std::size_t headers = round_up(kRegionSlots * kStackHeaderBytes, page);
+        const std::size_t bytes = 2 * page + kRegionSlots * slot_ + headers;
         if (limit_ != 0 && mapped_bytes_ + bytes > limit_) {
-            fail("the stack memory limit (COOP_STACK_MEMORY_LIMIT = " + std::to_string(limit_) +
-                 " bytes) is reached: " + std::to_string(mapped_bytes_) + " bytes of " + std::to_string(size_) +
-                 "-byte stacks are mapped");
+            fail("the stack memory limit (COOP_STACK_MEMORY_LIMIT = %zu bytes) is reached: %zu bytes of %zu-byte "
+                 "stacks are mapped",
+                 limit_, mapped_bytes_, size_);
             return nullptr;
         }
         void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) {
-            fail("mmap of a " + std::to_string(bytes) + "-byte stack region failed (" + std::strerror(errno) +
-                 ") with " + std::to_string(mapped_bytes_) + " bytes of stacks mapped");
+            const int err = errno;
+            map_refused();
+            fail("mmap of a %zu-byte stack region failed (%s) with %zu bytes of stacks mapped", bytes,
+                 std::strerror(err), mapped_bytes_);
+            return nullptr;
+        }
+        if (mprotect(m, page, PROT_NONE) != 0) {
+            const int err = errno;
+            munmap(m, bytes);
+            map_refused();
+            fail("mprotect of a stack region's first page failed (%s) with %zu bytes of stacks mapped",
+                 std::strerror(err), mapped_bytes_);
             return nullptr;
         }
         try {
@@ -192,29 +222,47 @@ Stack* StackPool::allocate_carved() {
             throw;
         }
         mapped_bytes_ += bytes;
-        cursor_ = static_cast<char*>(m) + page_size();
-        region_end_ = static_cast<char*>(m) + bytes;
+        cursor_ = static_cast<char*>(m) + 2 * page;
+        region_end_ = cursor_ + kRegionSlots * slot_;
+        next_header_ = region_end_;
     }
     char* base = cursor_;
     cursor_ += slot_;
     populate_top(base + slot_);
-    Stack* s = make_header(base, slot_, base);
-    // In the slot below's header page (allocated before this one: slots are carved upwards)
-    // or the region's first page.
+    // Usable: the slot but a header's room at its top, left free (where the header was once:
+    // the initial frame sits as before). That room's last word is the canary of the slot
+    // above, the first word its overflow writes; this slot's canary is the last word of the
+    // slot below (or of the region's canary page), in a page that is resident anyway.
+    static_assert(kStackHeaderBytes % alignof(Stack) == 0);
+    Stack* s = make_header(next_header_, base, base + slot_ - kStackHeaderBytes);
+    next_header_ += kStackHeaderBytes;
     *canary_of(s) = kStackCanary;
     return s;
 }
 
 Stack* StackPool::allocate() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
+    // After a refusal, no new mapping for map_skip_ requests (a region's free slots are
+    // still handed out): see stack.hpp.
+    const bool skip = map_skip_ > 0;
+    if (skip) --map_skip_;
+    const std::uint64_t refused_before = failed_maps_;
+    Stack* s = nullptr;
     try {
-        if (guard_ && guarded_live_ < guard_budget_)
-            if (Stack* s = allocate_guarded()) return s;
+        if (!skip && guard_ && guarded_live_ < guard_budget_) s = allocate_guarded();
         // Beyond the mapping budget (or when a guarded mapping was refused): carved.
-        return allocate_carved();
-    } catch (const std::bad_alloc&) {  // regions_ or failure_ could not grow (counted by take_reserve)
-        return nullptr;
+        if (s == nullptr && (!skip || cursor_ != region_end_)) s = allocate_carved();
+    } catch (const std::bad_alloc&) {  // regions_ could not grow (counted by take_reserve)
+        s = nullptr;
     }
+    if (failed_maps_ != refused_before) {
+        map_backoff_ = map_backoff_ == 0 ? 1 : std::min(2 * map_backoff_, kMapBackoffMax);
+        map_skip_ = map_backoff_;
+    } else if (s != nullptr && !skip) {
+        map_backoff_ = 0;
+    }
+    if (s == nullptr && failure_[0] == '\0') fail("no stack could be had (its mapping was not retried)");
+    return s;
 }
 
 void StackPool::add_reserve() {
@@ -231,11 +279,11 @@ void StackPool::add_reserve() {
 Stack* StackPool::take_reserve() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     ++failures_;
-    if (failure_.empty()) failure_ = "no stack could be had";
+    fail("no stack could be had");  // kept only if no reason was
     Stack* s = reserve_;
     if (s == nullptr) {
         std::fprintf(stderr, "coop: no stack for an activity (%s) and every reserve stack is in use\n",
-                     failure_.c_str());
+                     failure_);
         std::abort();
     }
     reserve_ = s->next;
@@ -247,9 +295,14 @@ std::uint64_t StackPool::failures() const {
     return failures_;
 }
 
+std::uint64_t StackPool::failed_maps() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failed_maps_;
+}
+
 std::string StackPool::failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return failure_;
+    return std::string(failure_);
 }
 
 Stack* StackPool::take(std::size_t n) {

@@ -8,14 +8,22 @@
 //   default) limits a process's mappings, so guarded stacks are made only while a budget
 //   allows: half of the mappings left when the runtime starts (max_map_count minus the
 //   lines of /proc/self/maps), two per stack (~16,000 by default);
-// - carved: slots of large regions (kRegionSlots stacks per mmap, one mapping per region)
-//   with a canary word just below each stack's bottom. An overflow is not stopped but found:
-//   the canary is checked when the activity switches away and when it ends (check_canary),
-//   and a changed canary ends the process with a message naming the stack size (a clear
-//   failure, not silent corruption). With guard=off every stack is carved (the paper's
-//   "micro stacks with a granularity finer than a page size", Negele et al. 2017, "On the
-//   Design and Implementation of an Efficient Lock-Free Scheduler", Sect. 6, thread
-//   creation: no page of protection).
+// - carved: slots of large regions (kRegionSlots stacks per mmap) with a canary word just
+//   below each stack's bottom: the last word of the slot below, in a room at the top of
+//   that slot that its own activity never uses (or of the region's canary page). An
+//   overflow is not stopped but found: the canary is checked when the activity switches
+//   away and when it ends (check_canary), and a changed canary ends the process with a
+//   message naming the stack size (a clear failure, not silent corruption). An overflow
+//   runs downwards over its canary and that room, then the top frames of the slot below
+//   (the neighbour's, which it corrupts: what "not stopped" costs); it never reaches a Stack
+//   header: a region keeps its slots' headers in a block above its last slot, out of every
+//   overflow's path, and starts with a PROT_NONE page, so that its first slot's overflow
+//   faults instead of running into the header block of the region mapped below (two
+//   mappings per region). So every check reads an intact header, also while a
+//   neighbour's overflow is under way on another processor. With guard=off every stack is
+//   carved (the paper's "micro stacks with a granularity finer than a page size", Negele
+//   et al. 2017, "On the Design and Implementation of an Efficient Lock-Free Scheduler",
+//   Sect. 6, thread creation: no page of protection per stack).
 // When no stack can be had (a region's mmap fails, or the stack memory limit of
 // COOP_STACK_MEMORY_LIMIT is reached) allocate() returns nullptr with the reason kept in
 // the pool (failure()); the activity's first run then runs it on one of the pool's reserve
@@ -48,7 +56,7 @@ namespace coop::internal {
 inline constexpr std::uint64_t kStackCanary = 0xC00DC0DEDEADBEEFull;
 
 // kStackColours / kStackColourStep — an activity's initial frame starts this many offsets
-// of this step below its stack's header (first_run, switch.cpp), so that the hot top frames
+// of this step below its stack's top (first_run, switch.cpp), so that the hot top frames
 // of many activities do not all fall into the same L1 sets (they would sit at the same
 // offset modulo 4 KiB). 16 x 128 B: 2 KiB of spread (32 of a 32 KiB 8-way L1's 64 sets),
 // which leaves ~2 KiB of the top page for the frames of a small activity, so that it
@@ -56,29 +64,34 @@ inline constexpr std::uint64_t kStackCanary = 0xC00DC0DEDEADBEEFull;
 inline constexpr std::size_t kStackColours = 16;
 inline constexpr std::size_t kStackColourStep = 128;
 
-// Stack — the header at the top of a stack's slot; the usable stack lies below it.
+// Stack — a stack's header: at the top of its own mapping (guarded and reserve stacks), or
+// in its region's header block (carved ones); the usable stack is [bottom, top).
 struct Stack {
     Stack* next = nullptr;       // link in a cache or the pool
     void* mapping = nullptr;     // guarded/reserve: its own mapping; carved: nullptr
     std::size_t mapped = 0;      // that mapping's size
     void* bottom = nullptr;      // lowest usable address (above the guard page, if any)
-    std::size_t size = 0;        // usable bytes, from bottom up to this header
+    void* top_ = nullptr;        // highest usable address + 1 (the initial frame starts below)
+    std::size_t size = 0;        // usable bytes, from bottom up to top_
     bool guarded = false;        // a guard page below bottom; else a canary at bottom
     bool reserve = false;        // one of the pool's reserve stacks (failure path)
 #if COOP_TSAN
     void* tsan_fiber = nullptr;  // the finished activity's TSan fiber, destroyed on recycle
 #endif
-    void* top() noexcept { return this; }
+    void* top() const noexcept { return top_; }
 };
 
-// The header is 64 bytes at the top of its slot; its last 8 bytes stay free: they hold the
-// canary of the stack in the slot above (see canary_of).
-static_assert(sizeof(Stack) <= 64 - sizeof(std::uint64_t), "the header's last word is the next slot's canary");
+// kStackHeaderBytes — a header's room: at the top of a stack's own mapping, one entry of a
+// region's header block, and the room left free at the top of a carved slot (where its
+// header once was; its last word is the canary of the slot above).
+inline constexpr std::size_t kStackHeaderBytes = 64;
+static_assert(sizeof(Stack) <= kStackHeaderBytes, "a header fits its room");
 
 // canary_of — where an unguarded stack's canary lives: the word just below its bottom, the
 // first one an overflow writes. For a carved stack that is the last word of the slot below
-// (inside that slot's header page, which is resident anyway) or of its region's first page,
-// so the canary costs no page of its own: a small activity touches one page of stack.
+// (in the free room at its top, a page that is resident anyway) or of its region's canary
+// page, so the canary costs no page of its own: a small activity touches one page of stack.
+// For a reserve stack, the last word of the page below its bottom (its own mapping).
 inline volatile std::uint64_t* canary_of(const Stack* s) noexcept {
     return reinterpret_cast<volatile std::uint64_t*>(static_cast<char*>(s->bottom) - sizeof(std::uint64_t));
 }
@@ -105,7 +118,12 @@ class StackPool {
     StackPool(const StackPool&) = delete;
     StackPool& operator=(const StackPool&) = delete;
 
-    // allocate — a fresh stack, or nullptr when none can be had (failure() says why).
+    // allocate — a fresh stack, or nullptr when none can be had (failure() says why). After
+    // the kernel refused a mapping, the next requests fail at once without asking it again:
+    // 1, then 2, 4, ... up to kMapBackoffMax of them after each further refusal, none after
+    // a mapping succeeds. Retried for every request, a refused mapping cost two failed mmaps
+    // per activity (and malloc's own failing arena reservations), with the pool's mutex
+    // held: 10^6 activities under `ulimit -v 300000` made no progress for minutes.
     Stack* allocate() noexcept;
     // take — up to `n` pooled stacks as a list (nullptr if none).
     Stack* take(std::size_t n);
@@ -124,21 +142,28 @@ class StackPool {
     // failures — activities that got no stack so far; failure — why the first did not.
     std::uint64_t failures() const;
     std::string failure() const;
+    // failed_maps — mappings (a guarded stack's, a region's) the kernel refused so far.
+    std::uint64_t failed_maps() const;
 
     std::size_t stack_size() const noexcept { return size_; }
     std::size_t guard_budget() const noexcept { return guard_budget_; }
 
     static constexpr std::size_t kBatch = 16;         // stacks moved per pool visit
     static constexpr std::size_t kRegionSlots = 256;  // carved stacks per region mapping
+    static constexpr std::size_t kMapBackoffMax = 1024;  // see allocate()
 
   private:
     Stack* allocate_guarded();  // mutex_ held
     Stack* allocate_carved();   // mutex_ held
     Stack* map_single(bool guard);
-    void fail(const std::string& why);  // mutex_ held
+    // fail — keeps the first failure's reason (printf-style; formatted into failure_, so
+    // the failure path allocates nothing: the heap may be exhausted too). mutex_ held.
+    [[gnu::format(printf, 2, 3)]] void fail(const char* format, ...) noexcept;
+    // map_refused — counts a mapping the kernel refused (allocate() then backs off). mutex_ held.
+    void map_refused() noexcept;
 
     std::size_t size_;    // usable bytes (page multiple)
-    std::size_t slot_;    // bytes per carved slot: size_ + the header page
+    std::size_t slot_;    // bytes per carved slot: size_ + a page (the free room at its top)
     bool guard_;
     std::size_t guard_budget_ = 0;  // guarded stacks allowed alive at once
     std::size_t limit_ = 0;         // bytes of stack mappings allowed (0: no limit)
@@ -148,11 +173,15 @@ class StackPool {
     std::size_t mapped_bytes_ = 0;   // bytes of guarded stacks and regions mapped
     std::vector<std::pair<void*, std::size_t>> regions_;
     char* cursor_ = nullptr;  // next free slot of the newest region
-    char* region_end_ = nullptr;
+    char* region_end_ = nullptr;  // end of the newest region's slots: its header block
+    char* next_header_ = nullptr;  // the newest region's next free header (kStackHeaderBytes each)
     Stack* reserve_ = nullptr;  // free reserve stacks
     std::vector<Stack*> reserves_;  // every reserve stack (unmapped by the destructor)
     std::uint64_t failures_ = 0;
-    std::string failure_;
+    std::uint64_t failed_maps_ = 0;
+    std::size_t map_backoff_ = 0;  // requests to fail without a mapping after the next refusal
+    std::size_t map_skip_ = 0;     // requests left to fail so, before mapping again
+    char failure_[256] = {};       // the first failure's reason ("" if none)
 };
 
 // StackCache — one processor's stacks (bounded: 2 * kBatch).

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "runtimes/native/coop.hpp"
+#include "runtimes/native/processor.hpp"
 #include "runtimes/native/stack.hpp"
 #include "tests/native/support.hpp"
 
@@ -95,7 +99,7 @@ TEST(StackPool, GuardedWithinTheMappingBudgetCarvedBeyond) {
     EXPECT_LE(mappings_now(), used + kSlack);
 }
 
-// Without guard pages every stack is carved: one mapping per kRegionSlots stacks.
+// Without guard pages every stack is carved: two mappings per kRegionSlots stacks.
 TEST(StackPool, UnguardedStacksAreCarvedFromRegions) {
     StackPool pool(8192, false);
     EXPECT_EQ(pool.guard_budget(), 0u);
@@ -109,10 +113,11 @@ TEST(StackPool, UnguardedStacksAreCarvedFromRegions) {
         touch_all(s);
         stacks.push_back(s);
     }
-    // Two regions: two mappings (one each, or one if they merged). Under the sanitizers their
+    // Two regions: four mappings (two each: the PROT_NONE first page and the rest; fewer if
+    // they merged), far below one mapping per stack (512). Under the sanitizers their
     // own allocators map memory as the test runs (ASan's shadow and allocator regions: 9 new
-    // mappings seen in CI): kSlack there, still far below one mapping per stack (512).
-    EXPECT_LE(mappings_now() - used, 2 + (coop_test::kSanitized ? kSlack : 0));
+    // mappings seen in CI): kSlack there.
+    EXPECT_LE(mappings_now() - used, 4 + (coop_test::kSanitized ? kSlack : 0));
     for (Stack* s : stacks) {
         s->next = nullptr;
         pool.give(s);
@@ -244,6 +249,90 @@ TEST(StacksDeathTest, AnOverflowOfAnUnguardedStackIsCaughtByItsCanary) {
             });
         },
         "canary");
+}
+
+// zero_below — `bytes` of stack below the caller zeroed by one memset (as a zero-initialised
+// local array does), from the lowest address up.
+[[gnu::noinline]] void zero_below(std::size_t bytes) {
+    char* buf = static_cast<char*>(alloca(bytes));
+    std::memset(buf, 0, bytes);
+    asm volatile("" ::"r"(buf) : "memory");
+}
+
+// overflow_beside_a_running_neighbour — the death test's statement (below).
+[[gnu::noinline]] void overflow_beside_a_running_neighbour() {
+    static std::atomic<bool> stop{false};
+    static std::atomic<int> started{0};
+    static std::atomic<long> switches[2];
+    static std::atomic<coop::internal::Stack*> stacks[2];
+    auto placement_failed = [](const char* why) {
+        std::fprintf(stderr, "placement failed: %s\n", why);
+        std::_Exit(3);
+    };
+    // The global queue: the pingers ping-pong on whichever processor main leaves free.
+    coop::Runtime rt(coop::Options{.processors = 2, .stack_size = 16384, .guard = false});
+    rt.run([&] {
+        // Stacks are carved upwards in first-run order: main, N1, N2, then O, whose
+        // slot sits directly above one of the pingers'.
+        auto pinger = [&](int k) {
+            stacks[k] = coop::internal::this_processor()->current->stack;
+            started.fetch_add(1);
+            while (!stop.load()) {
+                coop::yield();  // a switch-away: this pinger's canary is checked
+                switches[k].fetch_add(1);
+            }
+        };
+        coop::Thread n1 = coop::spawn([&] { pinger(0); });
+        coop::Thread n2 = coop::spawn([&] { pinger(1); });
+        const auto t0 = std::chrono::steady_clock::now();
+        while (started.load() < 2)  // main keeps its processor: the other runs them
+            if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20))
+                placement_failed("the pingers did not start");
+        coop::Thread o = coop::spawn([&] {
+            coop::internal::Stack* me = coop::internal::this_processor()->current->stack;
+            // The pinger whose stack ends just below this one's bottom (within the slot's rooms).
+            int k = -1;
+            for (int i = 0; i < 2; ++i) {
+                const auto gap = static_cast<char*>(me->bottom) - static_cast<char*>(stacks[i].load()->top());
+                if (gap > 0 && gap <= 4096) k = i;
+            }
+            if (k < 0) placement_failed("no pinger's slot is directly below this one");
+            // The pingers must be running elsewhere while this activity does not switch.
+            auto wait_for = [&](long n) {
+                const long before = switches[k].load();
+                const auto t = std::chrono::steady_clock::now();
+                while (switches[k].load() < before + n)
+                    if (std::chrono::steady_clock::now() - t > std::chrono::seconds(20))
+                        placement_failed("the neighbour does not run beside this activity");
+            };
+            wait_for(100);
+            char here;
+            // Past this stack's bottom by 64 bytes: the canary, then the room below it (once,
+            // the neighbour's whole Stack header). Not deeper: past that room an overflow
+            // reaches the neighbour's frames, which may then crash before any check.
+            zero_below(static_cast<std::size_t>(&here - static_cast<char*>(me->bottom)) + 64);
+            wait_for(1000);  // the neighbour switches away (and is checked) meanwhile
+            // This activity's switch-away (a sleep always switches): must end the process.
+            coop::sleep_for(std::chrono::milliseconds(1));
+            std::fprintf(stderr, "the overflow was not reported at the switch-away\n");
+            std::_Exit(4);
+        });
+        o.join();
+        stop = true;
+    });
+}
+
+// A carved stack's overflow beside a neighbour that keeps running on the other processor:
+// the neighbour switches away (its own canary checked, through its own Stack header) many
+// times after the overflow, and the overflowing activity then switches away and must be
+// stopped there, with the documented message. Two defects would fail it: headers in the
+// overflow's path (the neighbour's check read its zeroed header: SIGSEGV, no message), and
+// no canary check at the switch-away (the activity returns from its yield and says so).
+TEST(StacksDeathTest, AnOverflowBesideARunningNeighbourIsReportedAtTheSwitchAway) {
+    if (coop_test::kSanitized) GTEST_SKIP() << "the sanitizers' own frames and fake stacks";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(overflow_beside_a_running_neighbour(),
+                 "coop: activity stack overflow: the canary at the bottom of a [0-9]+-byte unguarded stack was overwritten");
 }
 
 }  // namespace

@@ -125,6 +125,44 @@ TEST(DestroyUnitAfterLastResult, DirectedPollReady) {
     directed_destroy_after_last_result(Await::Poll);
 }
 
+// The result is published only after the unit was counted out, wherever a hook sits: a
+// waiter of the future (a raw Task, woken synchronously inside the publish, on the carrier)
+// reads the unit's counter. The unit's only message counted out: 0. A publish anywhere
+// before end_deq_and_is_empty() (even after drain_before_end_deq, where the directed tests
+// above hold the carrier only if the result is already visible) reads 1.
+std::atomic<bool> g_waiter_registered{false};
+std::atomic<std::int64_t> g_count_at_publish{-1};
+units::Unit<Account>* g_unit = nullptr;
+
+long deposit_when_watched(Account& a, long x) {
+    while (!g_waiter_registered.load(std::memory_order_acquire)) coop::cpu_relax();
+    return a.balance += x;
+}
+
+void read_count_at_publish(units::detail::Task*) { g_count_at_publish = g_unit->queue.count(); }
+
+TEST(DestroyUnitAfterLastResult, ResultPublishedOnlyAfterTheUnitWasCountedOut) {
+    locks_test::Watchdog wd(60s, "directed: the unit's counter when the result is published");
+    g_waiter_registered = false;
+    g_count_at_publish = -1;
+    with_units([&] {
+        g_unit = new units::Unit<Account>();
+        auto f = units::send(*g_unit, &deposit_when_watched, 5L);
+        units::detail::Task watcher;
+        watcher.wake = &read_count_at_publish;
+        // The operation spins until this is registered: it is not resolved yet, so the
+        // watcher is only queued, and the publish will wake it.
+        units::detail::FutureAccess::state(f)->add_waiter(&watcher);
+        g_waiter_registered.store(true, std::memory_order_release);
+        EXPECT_EQ(units::wait(f), 5);
+        delete g_unit;
+        g_unit = nullptr;
+        coop::release(&watcher);  // the queue node it carries from the waiter list
+    });
+    EXPECT_EQ(g_count_at_publish.load(), 0)
+        << "the result was published before the carrier counted the unit out (end_deq_and_is_empty)";
+}
+
 // Forwarding: the unit's operation returns a future that is not resolved yet; the message's
 // result is that future's value. If the message registered as a forwarder before its unit
 // was counted out, resolving the inner future lets another carrier resolve the message's

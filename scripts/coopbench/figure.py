@@ -412,6 +412,7 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
     on = f"P={compact_number(procs[0])} processor{'' if procs[0] == 1 else 's'}; " if len(procs) == 1 else ""
     fixed = fixed_parameters(df)
     on += f"fixed: {fixed}; " if fixed else ""
+    nf = f"{f} fork{'' if f == 1 else 's'}" if f_lo in (0, f) else f"{f_lo}–{f} forks"
     if bool((df["iteration"] > 0).any()):
         what = (f"{nf} per point × {i} timed iteration{'' if i == 1 else 's'}; "
                 "line: median of the timed iterations (warm)"
@@ -428,7 +429,6 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
                      f"({RESAMPLES} resamples)")
             if f_lo <= 1:
                 bands += f"; where a point had 1 fork, {ONE_FORK}"
-    nf = f"{f} fork{'' if f == 1 else 's'}" if f_lo in (0, f) else f"{f_lo}–{f} forks"
     noisy = df[df["noisy"]]["point"].nunique()
     tail = f"; {noisy} noisy point(s) (machine busy; marked in report.md)" if noisy else ""
     return on + what + bands + "; × marks a failed point" + tail

@@ -4,6 +4,10 @@
     the median of 11 distinct values, from the binomial law) and the coverage of the 95 %
     interval for a known distribution over many seeds;
   * ratio_ci and the U test on samples with a known answer;
+  * the fork as the unit: on synthetic forks whose effects are much larger than the
+    iteration noise, the pooled bootstrap's 95 % interval covers the true median far less
+    often than 95 %, the hierarchical one (forks, then iterations) near it; a point of one
+    fork never carries a 95 % label (figure caption, report table, formatted cells);
   * compare.py on two synthetic runs that differ (slower / faster, exit 3 with
     --fail-on-slower) and two that do not (no significant difference), and on two
     backends of one folder;
@@ -20,6 +24,7 @@ import io
 import json
 import math
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -31,6 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(SCRIPTS))
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 import coopbench as cr  # noqa: E402
 import synthetic  # noqa: E402
@@ -105,6 +111,71 @@ class MedianCiTest(unittest.TestCase):
         self.assertLess(w_large, w_small / 4)
 
 
+class ForkIsTheUnit(unittest.TestCase):
+    """Fork effects (a process's layout and warmed state) much larger than the iteration noise."""
+
+    @staticmethod
+    def forks(rng, k, n, fork_sd=1.0, iter_sd=0.05, centre=100.0):
+        v = (centre + rng.normal(0, fork_sd, k)[:, None] + rng.normal(0, iter_sd, (k, n))).ravel()
+        return pd.Series(v, index=pd.Index(np.repeat([f"f{i}" for i in range(k)], n), name=stats.FORK))
+
+    def test_pooled_coverage_is_far_below_95_and_hierarchical_near_it(self):
+        # 6 forks (stats.MIN_FORKS_ONE) x 20 iterations; the true median of the fork-level
+        # distribution is 100. 200 trials: the binomial sd of a rate near 0.93 is 1.8 %.
+        rng = np.random.default_rng(20240601)
+        trials, cover = 200, {"pooled": 0, "hierarchical": 0}
+        for t in range(trials):
+            s = self.forks(rng, 6, 20)
+            for method in cover:
+                _, lo, hi = stats.median_ci(s, resamples=500, seed=t, method=method)
+                cover[method] += lo <= 100.0 <= hi
+        pooled, hier = cover["pooled"] / trials, cover["hierarchical"] / trials
+        self.assertLess(pooled, 0.6, cover)  # 120 values taken as independent: far too narrow
+        self.assertGreaterEqual(hier, 0.88, cover)  # the percentile bootstrap of few forks is slightly liberal
+        self.assertLessEqual(hier, 0.995, cover)
+
+    def test_ratio_resamples_forks(self):
+        rng = np.random.default_rng(5)
+        a, b = self.forks(rng, 6, 20), self.forks(rng, 6, 20)
+        _, plo, phi = stats.ratio_ci(a, b, method="pooled")
+        _, hlo, hhi = stats.ratio_ci(a, b)
+        self.assertGreater(hhi - hlo, 2 * (phi - plo))
+
+    def test_forks_come_from_the_rows(self):
+        g = pd.DataFrame({"point": ["p"] * 6, "repetition": [0, 0, 0, 1, 1, 1], "iteration": [0, 1, 2] * 2,
+                          "phase": ["measure"] * 6, "status": ["ok"] * 6, "value": [1.0, 2, 3, 4, 5, 6]})
+        self.assertEqual(stats.n_forks(stats.warm_sample(g)), 2)
+        self.assertEqual(stats.n_forks(stats.cold_sample(g)), 2)
+        self.assertEqual(stats.n_forks([1.0, 2.0, 3.0]), 3)  # a plain list: each value its own fork
+        self.assertEqual(stats.fork_shortfall(4, stats.warm_sample(g)), "2 forks, need 4")
+        self.assertEqual(stats.fork_shortfall(2, stats.warm_sample(g)), "")
+
+    def test_one_fork_is_never_labelled_95(self):
+        self.assertIn("1 fork", stats.fmt_ci(10, 9, 11, forks=1))
+        self.assertNotIn("fork", stats.fmt_ci(10, 9, 11, forks=3))
+        self.assertIn("1 fork", stats.fmt_ratio(2.0, 1.9, 2.1, forks=1))
+        self.assertEqual(stats.interval_label(1), stats.ONE_FORK)
+        with tempfile.TemporaryDirectory() as tmp:
+            res = cr.load(synthetic.make_results(Path(tmp) / "one", backends=("native",), processors=(1,),
+                                                 workloads={"create"}, repetitions=1, warmup=1, iterations=5))
+            note = cr.figure_note(res.df, cold=True)
+            self.assertIn("1 fork per point", note)
+            self.assertIn(stats.ONE_FORK, note)
+            self.assertNotRegex(note, r"95 ?%")
+            sys.path.insert(0, str(SCRIPTS))
+            import plot
+            tables = plot.median_tables(res)
+            self.assertIn("Forks per point: 1.", tables)
+            rows = [ln for ln in tables.splitlines() if ln.startswith("| 1 |") and "(" in ln]  # cells with a range
+            self.assertTrue(rows and all("1 fork: within one process" in r for r in rows), rows)
+            # three forks: a 95 % band, no 1-fork mark
+            res3 = cr.load(synthetic.make_results(Path(tmp) / "three", backends=("native",), processors=(1,),
+                                                  workloads={"create"}, repetitions=3, warmup=1, iterations=5))
+            note3 = cr.figure_note(res3.df)
+            self.assertIn("95%", note3)
+            self.assertNotIn("1 fork", note3)
+
+
 class RatioAndUTest(unittest.TestCase):
     def test_ratio_known_answers(self):
         self.assertEqual(stats.ratio_ci([5.0] * 4, [10.0] * 4), (2.0, 2.0, 2.0))
@@ -128,8 +199,10 @@ class RatioAndUTest(unittest.TestCase):
 
 
 def synthetic_run(folder, **kw):
-    """A run of forks x (1 warm-up + 5 timed) iterations: 15 timed values per point."""
-    args = dict(backends=("native", "pthreads"), processors=(1,), workloads={"create"}, warmup=1, iterations=5)
+    """A run of 4 forks x (1 warm-up + 5 timed) iterations: 20 timed values per point (4 forks a side: the
+    fewest with which compare.py calls a difference, stats.MIN_FORKS_TWO)."""
+    args = dict(backends=("native", "pthreads"), processors=(1,), workloads={"create"}, warmup=1, iterations=5,
+                repetitions=4)
     args.update(kw)
     return synthetic.make_results(folder, **args)
 
@@ -165,8 +238,11 @@ class CompareUTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         r = got["native/create/N=10/P=1"]
         self.assertEqual(r["verdict"], "slower")
-        self.assertLess(float(r["p_value"]), 1e-4)
-        self.assertEqual((r["n_a"], r["n_b"]), ("15", "15"))  # 3 forks x 5 timed iterations, not the warm-up
+        # the U test runs on the forks' medians: 4 v 4 fully separated, p about 2/C(8,4) = 0.029
+        self.assertLess(float(r["p_value"]), 0.05)
+        self.assertGreater(float(r["p_value"]), 0.02)
+        self.assertEqual((r["n_a"], r["n_b"]), ("20", "20"))  # 4 forks x 5 timed iterations, not the warm-up
+        self.assertEqual((r["forks_a"], r["forks_b"]), ("4", "4"))
         self.assertAlmostEqual(float(r["ratio"]), 1.2, places=9)
         self.assertLess(float(r["ratio_lo"]), 1.2)
         self.assertGreater(float(r["ratio_hi"]), 1.2)
@@ -175,7 +251,7 @@ class CompareUTest(TempDirCase):
         self.assertEqual(back["native/create/N=10/P=1"]["verdict"], "faster")
         t = run("compare.py", a, b)
         self.assertRegex(t.stdout, r"native/create/N=10/P=1 +72 \([^)]+\) +86\.4 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
-                                   r"+15v15 +0\.0000 +slower\n")
+                                   r"+4v4 +0\.0[23]\d+ +slower\n")
         self.assertIn("Mann–Whitney U", t.stdout)
         self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 3)
         self.assertEqual(run("compare.py", b, a, "--fail-on-slower").returncode, 0)
@@ -206,10 +282,15 @@ class CompareUTest(TempDirCase):
         self.assertAlmostEqual(float(r["ratio"]), 60 / 9000, places=9)
         # --cold: the iteration-0 rows only (one per fork, 3 x the warm value in the synthetic data).
         p, cold = compare_csv(a, "--backends", "pthreads", "native", "--cold")
-        self.assertEqual((cold["create/N=10/P=1"]["n_a"], cold["create/N=10/P=1"]["n_b"]), ("3", "3"))
-        self.assertAlmostEqual(float(cold["create/N=10/P=1"]["median_b"]), 3 * 72.0, places=9)
-        # 3 vs 3 cannot reach p < 0.05 with the U test: said, not claimed.
-        self.assertEqual(cold["create/N=10/P=1"]["verdict"], "no significant difference")
+        self.assertEqual((cold["create/N=10/P=1"]["n_a"], cold["create/N=10/P=1"]["n_b"]), ("4", "4"))
+        self.assertAlmostEqual(float(cold["create/N=10/P=1"]["median_b"]), 3 * 72.0, delta=3 * 72.0 * 0.02)
+        self.assertEqual(cold["create/N=10/P=1"]["verdict"], "faster")
+        # 3 forks a side cannot reach p < 0.05 with a rank test (2/C(6,3) = 0.1), however many
+        # iterations each fork ran: said, not claimed.
+        three = synthetic_run(self.tmp / "three", repetitions=3, iterations=20)
+        p, got = compare_csv(three, "--backends", "pthreads", "native")
+        self.assertEqual(got["create/N=10/P=1"]["verdict"], "cannot be tested: 3 forks, need 4")
+        self.assertIn("3 forks, need 4", run("compare.py", three, "--backends", "pthreads", "native").stdout)
         p = run("compare.py", a, "--backends", "pthreads", "nosuch")
         self.assertEqual(p.returncode, 2)
         self.assertIn("nosuch", p.stderr)
@@ -316,7 +397,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(med.count("⚠ noisy"), 2)
         noisy = report[report.index("## Noisy points"):report.index("## Failed points")]
         self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
-        self.assertIn("percentile bootstrap", report)
+        self.assertIn("hierarchical bootstrap", report)
 
     def test_merged_hosts_are_not_pooled(self):
         """A merged sweep: the same point id from two hosts gets a cell per host, each from its own rows."""
@@ -366,7 +447,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(list(warm.get_xdata()), [1, 10, 100, 1000, 10000, 100000, 1000000])
         np.testing.assert_allclose(cold.get_ydata(), 3 * np.asarray(warm.get_ydata()))  # iteration 0: 3 x
         self.assertGreaterEqual(seen["bands"], 4)  # an interval band per line
-        self.assertIn("bootstrap interval of the median", seen["caption"])
+        self.assertIn("interval of the median, hierarchical bootstrap over forks", seen["caption"])
         self.assertIn("cold: iteration 0", seen["caption"])
         self.assertIn("1 noisy point", seen["caption"])
         # One run per fork (a version-1 folder): a single line per backend, not labelled cold/warm.

@@ -18,6 +18,8 @@ and count it covering when it contains the median of all timed iterations of the
 (the same point measured by independent processes). The target is itself measured, so even a
 perfect interval covers it somewhat less often than 95 %; the comparison between the methods is
 what counts. Prints per point and per k the share covered by each method, and overall rates.
+Forks the harness marked noisy are kept (counted in the `noisy` column; --drop-noisy leaves
+them out): on a shared machine they are part of the variation a reader's rerun meets.
 
 Run a sweep with many forks first, e.g. (at low priority on a shared machine):
   nice build/release/harness/coopbench run -w switch -b native-ws,go -p T=2,1000 -P 1,2 -r 20 --out DIR
@@ -38,10 +40,13 @@ import coopbench as cr  # noqa: E402
 from coopbench import stats  # noqa: E402
 
 
-def study(df: pd.DataFrame, ks=(3, 5), draws: int = 40, resamples: int = 1000, seed: int = 1) -> pd.DataFrame:
-    """study — one row per (point, k): forks, subsets tried, pooled and hierarchical coverage."""
+def study(df: pd.DataFrame, ks=(3, 5), draws: int = 40, resamples: int = 1000, seed: int = 1,
+          drop_noisy: bool = False) -> pd.DataFrame:
+    """study — one row per (point, k): forks, subsets tried, pooled and hierarchical coverage, noisy forks."""
     rows = []
-    ok = df[(df["status"] == "ok") & (df["phase"] == "measure") & df["value"].notna() & ~df["noisy"].astype(bool)]
+    ok = df[(df["status"] == "ok") & (df["phase"] == "measure") & df["value"].notna()]
+    if drop_noisy:
+        ok = ok[~ok["noisy"].astype(bool)]
     rng = np.random.default_rng(seed)
     for point, g in ok.groupby("point", sort=True):
         forks = [v.to_numpy(dtype=float) for _, v in g.groupby("repetition")["value"]]
@@ -62,9 +67,10 @@ def study(df: pd.DataFrame, ks=(3, 5), draws: int = 40, resamples: int = 1000, s
                         cov[method] += lo <= target <= hi
                     n += 1
             rows.append({"point": point, "workload": g["workload"].iloc[0], "forks": len(forks),
+                         "noisy": int(g[g["noisy"].astype(bool)]["repetition"].nunique()),
                          "iterations": int(np.median([len(f) for f in forks])), "k": k, "subsets": n,
                          "pooled": cov["pooled"] / n, "hierarchical": cov["hierarchical"] / n})
-    return pd.DataFrame(rows, columns=["point", "workload", "forks", "iterations", "k", "subsets", "pooled",
+    return pd.DataFrame(rows, columns=["point", "workload", "forks", "noisy", "iterations", "k", "subsets", "pooled",
                                        "hierarchical"])
 
 
@@ -75,6 +81,8 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=40, help="shuffles of the forks per point (default 40)")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per interval (default 1000)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--drop-noisy", action="store_true",
+                    help="leave out forks the harness marked noisy (default: keep them; the column counts them)")
     ap.add_argument("--format", choices=("text", "csv"), default="text")
     a = ap.parse_args(argv)
     try:
@@ -82,7 +90,7 @@ def main(argv=None) -> int:
         if not ks or min(ks) < 1 or a.draws < 1 or a.resamples < 10:
             raise ValueError
     except ValueError:
-        print(f"coverage_study.py: --k must be positive integers (comma-separated), --draws >= 1, --resamples >= 10",
+        print("coverage_study.py: --k must be positive integers (comma-separated), --draws >= 1, --resamples >= 10",
               file=sys.stderr)
         return 2
     try:
@@ -90,7 +98,7 @@ def main(argv=None) -> int:
     except cr.ResultsError as e:
         print(f"coverage_study.py: {e}", file=sys.stderr)
         return 2
-    t = study(res.df, ks, a.draws, a.resamples, a.seed)
+    t = study(res.df, ks, a.draws, a.resamples, a.seed, a.drop_noisy)
     if t.empty:
         print(f"coverage_study.py: no point of {a.folder} has {2 * min(ks)} or more forks", file=sys.stderr)
         return 1
@@ -99,15 +107,16 @@ def main(argv=None) -> int:
         return 0
     print(f"{a.folder}: share of 95 % intervals from k forks that contain the median of the other forks "
           f"({a.draws} shuffles per point, {a.resamples} resamples)\n")
-    print(f"{'point':<48} {'forks':>5} {'iters':>5} {'k':>2} {'subsets':>7} {'pooled':>7} {'hierarchical':>12}")
+    print(f"{'point':<48} {'forks':>5} {'noisy':>5} {'iters':>5} {'k':>2} {'subsets':>7} {'pooled':>7} "
+          f"{'hierarchical':>12}")
     for _, r in t.iterrows():
-        print(f"{r['point']:<48} {r['forks']:>5} {r['iterations']:>5} {r['k']:>2} {r['subsets']:>7} "
+        print(f"{r['point']:<48} {r['forks']:>5} {r['noisy']:>5} {r['iterations']:>5} {r['k']:>2} {r['subsets']:>7} "
               f"{r['pooled']:>7.1%} {r['hierarchical']:>12.1%}")
     print()
     for k, g in t.groupby("k"):
         w = g["subsets"]
         print(f"all points, k={k}: pooled {np.average(g['pooled'], weights=w):.1%}, hierarchical "
-              f"{np.average(g['hierarchical'], weights=w):.1%} ({len(g)} points, {int(w.sum())} intervals each)")
+              f"{np.average(g['hierarchical'], weights=w):.1%} ({len(g)} points, {int(w.sum())} intervals in all)")
     return 0
 
 

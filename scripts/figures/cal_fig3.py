@@ -92,7 +92,7 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
     handles, labels = cr.legend_entries(flat[:len(groups)])
     fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(len(labels), 4) or 1)
-    cr.add_caption(fig, res.context)
+    cr.add_caption(fig, res.context, df)  # with the forks and what the band is (1 fork: within one process)
     return [{"title": title, "files": cr.save_figure(fig, outdir, name)}]
 
 

@@ -408,24 +408,28 @@ def _two(ctx: Ctx, a, b, at=None):
     ga, gb = ga[ga["processors"] == p], gb[gb["processors"] == p]
     ma, mb = ctx.member(a), ctx.member(b)
     sa, sb = ctx.sample(ga, ma), ctx.sample(gb, mb)
-    ctx.enough_forks(MIN_FORKS_TWO, sa, sb)
     r, lo, hi = ratio_ci(sb, sa)  # median(a) / median(b)
     if r != r:
         raise CannotTest(f"the ratio is undefined (a median is 0: {ma} {fmt_value(sa.median())}, {mb} {fmt_value(sb.median())})")
-    return ma, mb, p, r, lo, hi
+    short = fork_shortfall(MIN_FORKS_TWO, sa, sb)
+    return ma, mb, p, r, lo, hi, (f"{short} ({forks_why(MIN_FORKS_TWO)})" if short else "")
 
 
 def rule_comparable(ctx: Ctx, a, b, tolerance=1.25, at=None):
-    ma, mb, p, r, lo, hi = _two(ctx, a, b, at)
+    ma, mb, p, r, lo, hi, short = _two(ctx, a, b, at)
     d = _inside(lo, hi, 1 / tolerance, tolerance)
     m = f"{ma} / {mb} at P={p}: {fmt_ratio(r, lo, hi)}"
+    if short:
+        return Verdict(ctx.claim["id"], CANNOT, m, short)
     return _combine([(d, f"{fmt_ratio(r, lo, hi)} vs [{1 / tolerance:.2f}, {tolerance:.2f}]")], m, ctx.claim["id"])
 
 
 def rule_ratio_within(ctx: Ctx, a, b, paper_ratio, factor=2.0, at=None):
-    ma, mb, p, r, lo, hi = _two(ctx, a, b, at)
+    ma, mb, p, r, lo, hi, short = _two(ctx, a, b, at)
     d = _inside(lo, hi, paper_ratio / factor, paper_ratio * factor)
     m = f"{ma} / {mb} at P={p}: {fmt_ratio(r, lo, hi)}; paper {paper_ratio:.3g}×"
+    if short:
+        return Verdict(ctx.claim["id"], CANNOT, m, short)
     why = f"ours {fmt_ratio(r, lo, hi)} is outside [{paper_ratio / factor:.3g}, {paper_ratio * factor:.3g}] (paper {paper_ratio:.3g}× ± {factor:g}×)"
     return _combine([(d, why)], m, ctx.claim["id"])
 

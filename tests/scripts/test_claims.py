@@ -322,6 +322,10 @@ class CannotTest(unittest.TestCase):
         self.assertIn("3.00×", v.measured)  # the ratio is still shown
         t = Table().add("w", "a", spread(10, n=4)).add("w", "b", spread(30, n=4))
         self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b"}), t.data()).status, C.HOLDS)
+        t = Table().add("w", "a", spread(10, n=3)).add("w", "b", spread(10, n=3))
+        v = verdict(claim("comparable", {"a": "a", "b": "b"}), t.data())
+        self.assertEqual((v.status, "1.00×" in v.measured), (C.CANNOT, True), v)
+        self.assertIn("3 forks, need 4", v.why)
         # one point's interval needs 6 forks ([min, max] of 5 covers the median 94 % of the time)
         t = Table().add("w", "a", spread(10, n=5))
         v = verdict(claim("value_within", {"a": "a", "low": 5, "high": 20}), t.data())

@@ -199,10 +199,8 @@ class RatioAndUTest(unittest.TestCase):
 
 
 def synthetic_run(folder, **kw):
-    """A run of 4 forks x (1 warm-up + 5 timed) iterations: 20 timed values per point (4 forks a side: the
-    fewest with which compare.py calls a difference, stats.MIN_FORKS_TWO)."""
-    args = dict(backends=("native", "pthreads"), processors=(1,), workloads={"create"}, warmup=1, iterations=5,
-                repetitions=4)
+    """A run of 3 forks x (1 warm-up + 5 timed) iterations: 15 timed values per point."""
+    args = dict(backends=("native", "pthreads"), processors=(1,), workloads={"create"}, warmup=1, iterations=5)
     args.update(kw)
     return synthetic.make_results(folder, **args)
 
@@ -230,9 +228,11 @@ class TempDirCase(synthetic.TempDirCase):
 
 
 class CompareUTest(TempDirCase):
+    """compare.py on runs of 4 forks a point (stats.MIN_FORKS_TWO: the fewest with which it calls a difference)."""
+
     def test_runs_that_differ_say_slower_and_faster(self):
-        a = synthetic_run(self.tmp / "a")
-        b = synthetic_run(self.tmp / "b")
+        a = synthetic_run(self.tmp / "a", repetitions=4)
+        b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.2)  # every timed iteration 20 % slower; the spread within a point is +-2 %
         p, got = compare_csv(a, b)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -250,15 +250,15 @@ class CompareUTest(TempDirCase):
         _, back = compare_csv(b, a)
         self.assertEqual(back["native/create/N=10/P=1"]["verdict"], "faster")
         t = run("compare.py", a, b)
-        self.assertRegex(t.stdout, r"native/create/N=10/P=1 +72 \([^)]+\) +86\.4 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
+        self.assertRegex(t.stdout, r"native/create/N=10/P=1 +71\.27 \([^)]+\) +85\.53 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
                                    r"+4v4 +0\.0[23]\d+ +slower\n")
         self.assertIn("Mann–Whitney U", t.stdout)
         self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 3)
         self.assertEqual(run("compare.py", b, a, "--fail-on-slower").returncode, 0)
 
     def test_runs_that_do_not_differ_say_no_significant_difference(self):
-        a = synthetic_run(self.tmp / "a")
-        b = synthetic_run(self.tmp / "b")
+        a = synthetic_run(self.tmp / "a", repetitions=4)
+        b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.001)  # well inside the +-2 % spread: not a real difference
         scale_values(b, 1.2 / 1.001, point="native/create/N=100/P=1")  # ... except this point
         p, got = compare_csv(a, b)
@@ -274,7 +274,7 @@ class CompareUTest(TempDirCase):
         self.assertEqual(run("compare.py", a, a, "--fail-on-slower").returncode, 0)
 
     def test_two_backends_in_one_folder_and_cold(self):
-        a = synthetic_run(self.tmp / "a")
+        a = synthetic_run(self.tmp / "a", repetitions=4)
         p, got = compare_csv(a, "--backends", "pthreads", "native")
         self.assertEqual(p.returncode, 0, p.stderr)
         r = got["create/N=10/P=1"]  # matched without the backend

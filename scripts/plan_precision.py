@@ -127,12 +127,14 @@ def plan(df: pd.DataFrame, precision: float, fork_overhead: float, max_iteration
     return pd.DataFrame(rows, columns=FIELDS)
 
 
-def run_forks(planned: pd.DataFrame, budget_min: float | None, share: float = 0.9) -> tuple:
+def run_forks(planned: pd.DataFrame, budget_min: float | None, share: float = 0.9,
+              round_seconds: float | None = None) -> tuple:
     """run_forks — (R, why): one -r for a whole run that keeps each point's own iterations per fork: the forks
     that `share` of the points need for the precision (n2), at least stats.MIN_FORKS_TWO, at most what the
-    budget pays for (a fork of every point costs c2 + iterations · c1, as in the pilot)."""
+    budget pays for (a fork of every point costs c2 + iterations · c1, as in the pilot, or round_seconds:
+    the wall time one fork of every point took, process starts and the driver's own work included)."""
     need = int(math.ceil(np.quantile(planned["n2"].astype(float), share)))
-    per_fork = float((planned["c2_s"] + planned["iterations"] * planned["c1_s"].fillna(0)).sum())
+    per_fork = round_seconds or float((planned["c2_s"] + planned["iterations"] * planned["c1_s"].fillna(0)).sum())
     r = max(need, stats.MIN_FORKS_TWO)
     why = f"{share:.0%} of the {len(planned)} points reach the precision with {need} forks"
     if budget_min is not None and per_fork > 0:
@@ -159,6 +161,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fork-overhead", type=float, default=0.05,
                     help="seconds a fresh process costs besides its iterations (default 0.05)")
     ap.add_argument("--max-iterations", type=int, default=100, help="cap on timed iterations per fork (default 100)")
+    ap.add_argument("--round-seconds", type=float,
+                    help="--format r: wall seconds one fork of every point takes (default: from the pilot's "
+                         "iteration times and --fork-overhead, which leave out the driver's own work)")
     ap.add_argument("--workload", action="append", default=[], help="only this workload (repeatable)")
     ap.add_argument("--format", choices=("text", "csv", "r"), default="text")
     a = ap.parse_args(argv)
@@ -198,7 +203,7 @@ def main(argv=None) -> int:
         planned = p[p["n2"].notna()]
         total = float(planned["seconds"].sum())
     if a.format == "r":
-        r, why = run_forks(planned, a.budget)
+        r, why = run_forks(planned, a.budget, round_seconds=a.round_seconds)
         print(r)
         print(f"plan_precision.py: -r {r}: {why}", file=sys.stderr)
         return 0

@@ -25,7 +25,8 @@
 # writes, default results/reference/reproduce-PAPER), the forks 90 % of the run's points need
 # for that relative half-width of the 95 % interval (Kalibera and Jones's optimal repetition
 # counts), at least 4 and at most what COOPBENCH_BUDGET_MIN minutes per run pay for (default:
-# the run's planned minutes, `--list`).
+# the run's planned minutes, `--list`, which pay for the 4; a round of forks is costed as a
+# quarter of them).
 #
 # Planned duration of `all` on a 2-core machine: about 73 minutes (negele 34, marathe 19,
 # quirk 13, parasail 7), estimated from the reference runs' durations (scripts/reference.sh
@@ -95,8 +96,11 @@ forks_for() {  # forks_for PAPER RUN MINUTES ARGS — ARGS with the -r that COOP
     echo "reproduce.sh: no pilot $pilot/results.csv for COOPBENCH_PRECISION: keeping $(echo "$args" | grep -o -- '-r [0-9]*')" >&2
     echo "$args"; return
   fi
+  # One round (a fork of every point) takes the planned minutes over the planned 4 forks: the
+  # wall time, process starts and the driver's work included, which iteration times leave out.
   r=$("$PY" scripts/plan_precision.py "$pilot" --precision "$COOPBENCH_PRECISION" \
-        --budget "${COOPBENCH_BUDGET_MIN:-$minutes}" --format r) || { echo "$args"; return; }
+        --budget "${COOPBENCH_BUDGET_MIN:-$minutes}" --round-seconds $((minutes * 60 / 4)) --format r) \
+    || { echo "$args"; return; }
   echo "$args" | sed "s/-r [0-9]*/-r $r/"
 }
 

@@ -227,6 +227,58 @@ class TempDirCase(synthetic.TempDirCase):
     prefix = "coopbench-stats-test-"
 
 
+class PlanPrecisionTest(TempDirCase):
+    """scripts/plan_precision.py: the variance components and Kalibera and Jones's optimal counts."""
+
+    def test_levels_and_optimal_counts(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("plan_precision", SCRIPTS / "plan_precision.py")
+        pp = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pp)
+        rng = np.random.default_rng(9)
+        k, n = 40, 10
+        fork = rng.normal(0, 2.0, k)  # T2 = 4
+        rows = []
+        for j in range(k):
+            rows.append({"point": "p", "workload": "w", "repetition": j, "iteration": 0, "phase": "warmup",
+                         "status": "ok", "value": 150.0, "seconds": 0.5})
+            for i in range(n):  # T1 = 1
+                rows.append({"point": "p", "workload": "w", "repetition": j, "iteration": i + 1, "phase": "measure",
+                             "status": "ok", "value": 100 + fork[j] + rng.normal(0, 1.0), "seconds": 0.01})
+        lv = pp.levels(pd.DataFrame(rows), fork_overhead=0.05)
+        self.assertAlmostEqual(lv["t1"], 1.0, delta=0.2)
+        self.assertAlmostEqual(lv["t2"], 4.0, delta=2.0)
+        self.assertAlmostEqual(lv["c1"], 0.01)
+        self.assertAlmostEqual(lv["c2"], 0.55)  # the warm-up's seconds + the process start
+        n1, n2, secs = pp.plan_point(dict(lv, t1=1.0, t2=4.0), precision=0.01)
+        self.assertEqual(n1, math.ceil(math.sqrt((0.55 / 0.01) * (1.0 / 4.0))))  # ceil(sqrt(13.75)) = 4
+        # n2: the least with t(.975, n2-1) * sqrt(4/n2 + 1/(4 n2)) <= 1 % of 100
+        def half(m):
+            return pp._t(m - 1) * math.sqrt(4.0 / m + 1.0 / (n1 * m))
+        self.assertLessEqual(half(n2), 1.0)
+        self.assertGreater(half(n2 - 1), 1.0)
+        self.assertAlmostEqual(secs, n2 * (0.55 + n1 * 0.01))
+        # no variance between forks: iterations are the cheaper repetition, capped; forks at the verdict minimum
+        n1, n2, _ = pp.plan_point(dict(lv, t1=1.0, t2=0.0), precision=0.5, max_iterations=50)
+        self.assertEqual((n1, n2), (50, stats.MIN_FORKS_TWO))
+
+    def test_cli(self):
+        d = synthetic_run(self.tmp / "run")
+        p = run("plan_precision.py", d, "--precision", "5%")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Plan for a 5.0% relative half-width", p.stdout)
+        self.assertIn("native/create/N=10/P=1", p.stdout)
+        p = run("plan_precision.py", d, "--precision", "5%", "--format", "r", "--budget", "60", "--round-seconds", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreaterEqual(int(p.stdout.strip()), stats.MIN_FORKS_TWO)
+        self.assertEqual(run("plan_precision.py", d, "--precision", "lots").returncode, 2)
+        self.assertEqual(run("plan_precision.py", self.tmp / "nosuch").returncode, 2)
+        p = run("coverage_study.py", synthetic_run(self.tmp / "many", repetitions=6), "--k", "3", "--draws", "2",
+                "--resamples", "50")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("all points, k=3: pooled", p.stdout)
+
+
 class CompareUTest(TempDirCase):
     """compare.py on runs of 4 forks a point (stats.MIN_FORKS_TWO: the fewest with which it calls a difference)."""
 

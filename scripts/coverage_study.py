@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """coverage_study.py — how often does a 95 % interval from k forks contain the point's value measured by the others?
 
-Usage: coverage_study.py FOLDER [--k 3,5] [--draws 40] [--resamples 1000] [--seed S] [--format text|csv]
+Usage: coverage_study.py FOLDER [FOLDER...] [--k 3,5] [--draws 40] [--resamples 1000] [--seed S] [--format text|csv]
 
 A benchmark of the statistics (not a test): for each point of FOLDER with at least 2k forks
 (fresh processes) of timed iterations, `--draws` times: shuffle the forks, cut them into
@@ -76,7 +76,7 @@ def study(df: pd.DataFrame, ks=(3, 5), draws: int = 40, resamples: int = 1000, s
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("folder", type=Path, help="a results folder with many forks per point")
+    ap.add_argument("folders", type=Path, nargs="+", help="results folders with many forks per point")
     ap.add_argument("--k", default="3,5", help="subset sizes in forks (default 3,5)")
     ap.add_argument("--draws", type=int, default=40, help="shuffles of the forks per point (default 40)")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per interval (default 1000)")
@@ -93,19 +93,21 @@ def main(argv=None) -> int:
         print("coverage_study.py: --k must be positive integers (comma-separated), --draws >= 1, --resamples >= 10",
               file=sys.stderr)
         return 2
-    try:
-        res = cr.load(a.folder)
-    except cr.ResultsError as e:
-        print(f"coverage_study.py: {e}", file=sys.stderr)
-        return 2
-    t = study(res.df, ks, a.draws, a.resamples, a.seed, a.drop_noisy)
+    frames = []
+    for d in a.folders:
+        try:
+            frames.append(cr.load(d).df)
+        except cr.ResultsError as e:
+            print(f"coverage_study.py: {e}", file=sys.stderr)
+            return 2
+    t = study(pd.concat(frames, ignore_index=True), ks, a.draws, a.resamples, a.seed, a.drop_noisy)
     if t.empty:
-        print(f"coverage_study.py: no point of {a.folder} has {2 * min(ks)} or more forks", file=sys.stderr)
+        print(f"coverage_study.py: no point has {2 * min(ks)} or more forks", file=sys.stderr)
         return 1
     if a.format == "csv":
         t.to_csv(sys.stdout, index=False)
         return 0
-    print(f"{a.folder}: share of 95 % intervals from k forks that contain the median of the other forks "
+    print(f"{' '.join(map(str, a.folders))}: share of 95 % intervals from k forks that contain the median of the other forks "
           f"({a.draws} shuffles per point, {a.resamples} resamples)\n")
     print(f"{'point':<48} {'forks':>5} {'noisy':>5} {'iters':>5} {'k':>2} {'subsets':>7} {'pooled':>7} "
           f"{'hierarchical':>12}")

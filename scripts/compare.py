@@ -11,23 +11,28 @@ id without the backend; in a merged folder of several hosts, by id and host: "id
             fork; --cold: iteration 0 of each fork (the first run in a fresh process).
             A folder written before per-iteration rows (schema version 1) has one cold
             run per fork, which is its sample either way.
-  A, B      median (95 % percentile-bootstrap interval of the median, fixed seed)
-  B/A       ratio of the medians and its bootstrap interval (both samples resampled):
-            "2.50× (2.45–2.55)"; for times > 1 means B is slower
-  p         two-sided Mann–Whitney U test (scipy.stats.mannwhitneyu), as Google
-            Benchmark's tools/compare.py does: its "U Test" rows print this p-value
+  A, B      median and its 95 % interval: a hierarchical bootstrap that resamples the
+            forks, then the iterations of each drawn fork (coopbench.stats, METHOD);
+            a side with 1 fork says "1 fork: within one process" (no interval across
+            processes exists then)
+  B/A       ratio of the medians and its bootstrap interval (both sides resampled so,
+            independently): "2.50× (2.45–2.55)"; for times > 1 means B is slower
+  forks     the forks (fresh processes) of each side, "3v3": the unit of replication
+  p         two-sided Mann–Whitney U test (scipy.stats.mannwhitneyu) on the forks'
+            medians (one value per process), as Google Benchmark's tools/compare.py
+            tests its repetitions
   verdict   p < --alpha (default 0.05): "faster"/"slower" (for times: B's median
             below/above A's; for --column peak_rss_kib or counters "less"/"more"),
-            else "no significant difference"; "too few runs" when a side has fewer
-            than 2 values; "(noisy)" when a fork of either side ran on a busy machine.
-            Google's tool warns below 9 repetitions; here a sample of fewer than 4
-            values cannot reach p < 0.05 (3 vs 3 fully separated gives p = 0.1).
+            else "no significant difference"; "cannot be tested: N forks, need 4" when a
+            side has fewer than 4 forks: a rank test on k forks a side cannot reach a
+            two-sided p below 2/C(2k, k) (0.10 at 3 forks, 0.029 at 4), whatever the
+            data; "(noisy)" when a fork of either side ran on a busy machine.
 
 Points measured on one side only, or with no ok run on a side, are listed with their
 state ("only in A", "failed in B", ...) and left out. Per workload and overall: the
 geometric mean of the ratios and the count of faster / slower / no-difference points.
-Note: the U test pools iterations across forks as if independent; differences between
-forks (a fork's page layout) make it somewhat optimistic — use several forks.
+Iterations of one fork are not independent (they share its page layout, code placement
+and warmed state): the fork is what is counted, so run -r 4 or more to get verdicts.
 
 Exit status: 0 compared (some point matched); 1 no point measured in both; 2 bad input
 (A or B not a results folder, unknown --column, a --backends name not in the folder);
@@ -50,8 +55,8 @@ import pandas as pd  # noqa: E402
 import coopbench as cr  # noqa: E402
 
 TIME_COLUMNS = ("value", "seconds", "cpu_seconds")
-FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "median_b", "lo_b", "hi_b", "n_b",
-          "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "state", "noisy"]
+FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "forks_a", "median_b", "lo_b", "hi_b", "n_b",
+          "forks_b", "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "state", "noisy"]
 
 
 def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False) -> dict:
@@ -68,8 +73,11 @@ def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = Fal
     return out
 
 
-def verdict(p: float, ma: float, mb: float, alpha: float, time: bool) -> str:
-    """verdict — "faster"/"slower" (times) or "less"/"more" when p < alpha, else "no significant difference"."""
+def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int = cr.MIN_FORKS_TWO) -> str:
+    """verdict — "faster"/"slower" (times) or "less"/"more" when p < alpha, else "no significant difference";
+    "cannot be tested: N forks, need M" when the side with fewer forks has fewer than MIN_FORKS_TWO."""
+    if forks < cr.MIN_FORKS_TWO:
+        return f"cannot be tested: {forks} fork{'' if forks == 1 else 's'}, need {cr.MIN_FORKS_TWO}"
     if p != p:
         return "too few runs"
     if p >= alpha:
@@ -91,6 +99,7 @@ def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True) -> pd.Data
             if s is not None:
                 r[f"median_{side}"], r[f"lo_{side}"], r[f"hi_{side}"] = cr.median_ci(s[2])
                 r[f"n_{side}"] = len(s[2])
+                r[f"forks_{side}"] = cr.n_forks(s[2])
         if sa is None:
             r["state"] = "only in B"
         elif sb is None:
@@ -107,7 +116,8 @@ def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True) -> pd.Data
             r["state"] = "ok"
             r["ratio"], r["ratio_lo"], r["ratio_hi"] = cr.ratio_ci(sa[2], sb[2])
             r["p_value"] = cr.u_test(sa[2], sb[2])
-            r["verdict"] = verdict(r["p_value"], r["median_a"], r["median_b"], alpha, time)
+            r["verdict"] = verdict(r["p_value"], r["median_a"], r["median_b"], alpha, time,
+                                   min(r["forks_a"], r["forks_b"]))
         rows.append(r)
     m = pd.DataFrame(rows, columns=FIELDS)
     return m.sort_values(["workload", "point"]).reset_index(drop=True)
@@ -123,6 +133,9 @@ def _tally(g: pd.DataFrame) -> str:
     v = g[g["state"] == "ok"]["verdict"]
     parts = [f"{int((v == w).sum())} {w}" for w in ("faster", "slower", "less", "more", "no significant difference",
                                                      "too few runs") if (v == w).any()]
+    few = v.astype(str).str.startswith("cannot be tested")
+    if few.any():
+        parts.append(f"{int(few.sum())} cannot be tested (too few forks)")
     return ", ".join(parts) if parts else "none compared"
 
 
@@ -133,7 +146,8 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
     print(f"A = {a_name}\nB = {b_name}\n" + (f"{note}\n" if note else "") +
           f"sample: {'cold (iteration 0 of each fork)' if which == 'cold' else 'warm (timed iterations of all forks)'}"
           f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval"
-          f"\np: two-sided Mann–Whitney U test; verdict at alpha = {alpha:g}", file=out)
+          f"\np: two-sided Mann–Whitney U test on the forks' medians; verdict at alpha = {alpha:g}, given at least "
+          f"{cr.MIN_FORKS_TWO} forks a side\nn: forks A v B (the unit of replication: each a fresh process)", file=out)
     width = max([len(p) for p in m["point"]] + [5])
     cols = [("A", 24), ("B", 24), ("B/A", 22), ("n", 9), ("p", 7)]
     for w, g in m.groupby("workload", sort=True):
@@ -141,11 +155,13 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
         print(f"\n== {w}" + (f" ({units[0]})" if units else ""), file=out)
         print(f"{'point':<{width}}  " + "  ".join(f"{h:>{n}}" for h, n in cols) + "  verdict", file=out)
         for _, r in g.iterrows():
-            a = cr.fmt_ci(r["median_a"], r["lo_a"], r["hi_a"])
-            b = cr.fmt_ci(r["median_b"], r["lo_b"], r["hi_b"])
+            fa = int(r["forks_a"]) if r["forks_a"] == r["forks_a"] else 0
+            fb = int(r["forks_b"]) if r["forks_b"] == r["forks_b"] else 0
+            a = cr.fmt_ci(r["median_a"], r["lo_a"], r["hi_a"], fa)
+            b = cr.fmt_ci(r["median_b"], r["lo_b"], r["hi_b"], fb)
             ok = r["state"] == "ok"
-            ratio = cr.fmt_ratio(r["ratio"], r["ratio_lo"], r["ratio_hi"]) if ok else "-"
-            n = f"{int(r['n_a']) if r['n_a'] == r['n_a'] else 0}v{int(r['n_b']) if r['n_b'] == r['n_b'] else 0}"
+            ratio = cr.fmt_ratio(r["ratio"], r["ratio_lo"], r["ratio_hi"], min(fa, fb)) if ok else "-"
+            n = f"{fa}v{fb}"
             p = f"{r['p_value']:.4f}" if r["p_value"] == r["p_value"] else "-"
             v = (r["verdict"] if ok else r["state"]) + (" (noisy)" if r["noisy"] else "")
             print(f"{r['point']:<{width}}  {a:>24}  {b:>24}  {ratio:>22}  {n:>9}  {p:>7}  {v}", file=out)
@@ -161,8 +177,9 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        description="Per point: B faster, slower or not significantly different from A (Mann–Whitney U test), "
-                    "with the ratio B/A of the medians and its bootstrap 95%% interval.",
+        description="Per point: B faster, slower or not significantly different from A (Mann–Whitney U test on "
+                    "the forks' medians; 4 or more forks a side), with the ratio B/A of the medians and its "
+                    "hierarchical-bootstrap 95%% interval.",
         epilog="Exit status: 0 compared; 1 no point measured in both; 2 bad input (not a results folder, unknown "
                "--column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
     ap.add_argument("a", type=Path, help="results folder A (the baseline)")

@@ -10,7 +10,7 @@ with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each re
 an item may add "text", a paragraph shown under its title (what is measured, how to read it).
 Then writes RESULTS_DIR/report.md: the run's context, every figure (relative links),
 every table, a generic figure for each workload no module knows (value against its first
-swept parameter, a line per backend), tables of every workload's medians with their bootstrap 95 % intervals
+swept parameter, a line per backend), tables of every workload's medians with their 95 % intervals over forks
 (backends as columns; warm = timed iterations and cold = iteration 0 of each fork; so
 workloads without a figure module are still shown), the noisy points (measured on a busy
 machine, also marked in the tables) and the failed points with their reasons.
@@ -134,7 +134,8 @@ def _cell(st, which: str) -> str:
     if n == 0:
         text = "failed" if st["n_failed"] else "–"
     else:
-        text = cr.fmt_ci(st[f"{which}_median"], st[f"{which}_lo"], st[f"{which}_hi"])
+        forks = st["warm_forks"] if which == "warm" else n  # a cold sample has one value per fork
+        text = cr.fmt_ci(st[f"{which}_median"], st[f"{which}_lo"], st[f"{which}_hi"], forks=forks)
     return text + (f" {NOISY_MARK}" if st["noisy"] else "")
 
 
@@ -160,10 +161,22 @@ def _workload_table(d, keys, col_order, which: str) -> list:
     return out + [""]
 
 
+def _forks_line(df) -> str:
+    """_forks_line — how many forks (fresh processes) the points had: the unit every interval counts."""
+    f = df.groupby("point")["repetition"].nunique()
+    lo, hi = (int(f.min()), int(f.max())) if len(f) else (0, 0)
+    txt = f"Forks per point: {lo}" + (f"–{hi}" if hi != lo else "") + "."
+    if lo <= 1:
+        txt += (f" A point with 1 fork has no interval across processes: its range is the {cr.ONE_FORK.split(': ')[1]} "
+                "(its iterations resampled), marked \"1 fork\" in its cell, never a 95 % interval.")
+    return txt
+
+
 def median_tables(res) -> str:
     """median_tables — per workload: rows = parameter values, columns = backend (× P when several).
 
-    Each cell is the median with its bootstrap 95 % interval, "median (lo–hi)"; a workload
+    Each cell is the median with its 95 % interval over forks, "median (lo–hi)" (a point of 1
+    fork: "median (lo–hi; 1 fork: within one process)", no 95 % interval); a workload
     whose forks ran more than one iteration gets a warm table (timed iterations) and a cold
     table (iteration 0 of each fork); one whose forks ran once gets the cold table alone.
     A noisy point (any fork measured on a busy machine) is marked "⚠ noisy".
@@ -174,7 +187,7 @@ def median_tables(res) -> str:
            "iteration of every fork of the point. **Cold**: iteration 0 of each fork, the first run of the "
            "workload in a fresh process (median and interval over the forks). `failed`: no ok run (reasons "
            f"below); –: not measured; `{NOISY_MARK}`: a fork of the point ran while the machine was busy "
-           "(see *Noisy points*).", ""]
+           "(see *Noisy points*).", "", _forks_line(df), ""]
     for w in sorted(df["workload"].unique()):
         d = df[df["workload"] == w].copy()
         params = _param_cols(d)

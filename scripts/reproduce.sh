@@ -16,10 +16,22 @@
 #       FILE defaults to the first DIR's REPRODUCTION.md.
 #   scripts/reproduce.sh --list      the runs, their commands and planned durations
 #
-# Planned duration of `all` on a 2-core machine: about 55 minutes (negele 25, marathe 14,
-# quirk 10, parasail 5), estimated from the reference runs' durations (scripts/reference.sh
-# --list) scaled by their number of points. Sizes: the paper's where they fit (Table 1's
-# parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
+# Forks: 4 per point (-r 4), the fewest with which a comparison can be called at all: a rank
+# test on k forks a side cannot reach a two-sided p below 2/C(2k, k), 0.10 at 3 forks and
+# 0.029 at 4 (coopbench.stats.MIN_FORKS_TWO; with the former 3, every comparison would read
+# "cannot be tested: 3 forks, need 4"). That costs a third more time than 3 did.
+# COOPBENCH_PRECISION=5% chooses the forks of each run instead, with scripts/plan_precision.py:
+# from a pilot folder (COOPBENCH_PILOT, a folder holding one sub-folder per run as this script
+# writes, default results/reference/reproduce-PAPER), the forks 90 % of the run's points need
+# for that relative half-width of the 95 % interval (Kalibera and Jones's optimal repetition
+# counts), at least 4 and at most what COOPBENCH_BUDGET_MIN minutes per run pay for (default:
+# the run's planned minutes, `--list`, which pay for the 4; a round of forks is costed as a
+# quarter of them).
+#
+# Planned duration of `all` on a 2-core machine: about 73 minutes (negele 34, marathe 19,
+# quirk 13, parasail 7), estimated from the reference runs' durations (scripts/reference.sh
+# --list) scaled by their number of points and from 3 forks to 4. Sizes: the paper's where
+# they fit (Table 1's parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
 # the cores here), the quick plan for Figs. 8-9, a 600x600 matrix for Fig. 10 (the paper
 # gives no size), fib k=18 and ddb 300 rounds for Quirk. The processors are this machine's
 # (nproc): the paper's 30-64-core claims are reported as "cannot be tested here".
@@ -29,7 +41,7 @@ cd "$root"
 PY=/usr/bin/python3  # Debian's python3 with pandas and matplotlib (scripts/install-deps.sh)
 bin=build/release/harness/coopbench
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 papers=(negele marathe quirk parasail)
 is_paper() { local p; for p in "${papers[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
@@ -43,25 +55,25 @@ runs_of() {
   case "$1" in
     negele)
       local b="native,pthreads,$peers"
-      echo "create|6|-w create -b $b -p N=1,100,1000,10000,100000,1000000,10000000 -P $c -r 3 --timeout 90"
-      echo "micro|5|-w switch,lock-local,lock-global -b $b --plan quick -P $c -r 3 --timeout 60"
+      echo "create|8|-w create -b $b -p N=1,100,1000,10000,100000,1000000,10000000 -P $c -r 4 --timeout 90"
+      echo "micro|7|-w switch,lock-local,lock-global -b $b --plan quick -P $c -r 4 --timeout 60"
       # The paper's program (via=monitor: monitors and mailboxes); the apps' channel variant
       # is the project's own comparison with Go (table_channels), not a claim of the paper.
-      echo "apps|8|-w city,eratosthenes,mandelbrot,news,producer,tokenring -b $b --plan paper -p via=monitor -P $c -r 3 --timeout 120"
-      echo "matrix|3|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 3 --timeout 60"
+      echo "apps|11|-w city,eratosthenes,mandelbrot,news,producer,tokenring -b $b --plan paper -p via=monitor -P $c -r 4 --timeout 120"
+      echo "matrix|4|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 4 --timeout 60"
       # the conclusion's quantum-check overhead: the plugin's checks against the same compiler without them
-      echo "implicit|3|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 3 --timeout 120"
+      echo "implicit|4|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 4 --timeout 120"
       ;;
     marathe)
-      echo "fig3|2|-w abortable-lock --plan fig3_scalability -r 3"
-      echo "fig4|9|-w abortable-lock --plan fig4_preemption -p T=$c,$((2 * c)),$((4 * c)),$((8 * c)) -r 3"
-      echo "fig5|3|-w abortable-lock --plan fig5_degradation -r 3"
+      echo "fig3|3|-w abortable-lock --plan fig3_scalability -r 4"
+      echo "fig4|12|-w abortable-lock --plan fig4_preemption -p T=$c,$((2 * c)),$((4 * c)),$((8 * c)) -r 4"
+      echo "fig5|4|-w abortable-lock --plan fig5_degradation -r 4"
       ;;
     quirk)
-      echo "units|10|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads,native-ws -p k=18 -p rounds=300 -p work=0,1000 -P $(seq -s, 1 "$c") -r 3 --timeout 120"
+      echo "units|13|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads,native-ws -p k=18 -p rounds=300 -p work=0,1000 -P $(seq -s, 1 "$c") -r 4 --timeout 120"
       ;;
     parasail)
-      echo "owner|5|-w owner-access --plan owner_access -p share_permille=990,1000 -r 3"
+      echo "owner|7|-w owner-access --plan owner_access -p share_permille=990,1000 -r 4"
       ;;
   esac
 }
@@ -74,6 +86,22 @@ with_tokio() {
 tiny() {
   # the smoke-test form of a run: the tiny plan, one repetition, no sweeps of our own (-p dropped)
   sed -e 's/--plan [^ ]*//' -e 's/-p [^ ]*//g' -e 's/-r [0-9]*//' -e 's/$/ --plan tiny -r 1/'
+}
+
+forks_for() {  # forks_for PAPER RUN MINUTES ARGS — ARGS with the -r that COOPBENCH_PRECISION asks for
+  local paper=$1 name=$2 minutes=$3 args=$4 r
+  local pilot="${COOPBENCH_PILOT:-results/reference/reproduce-$paper}/$name"
+  if [ -z "${COOPBENCH_PRECISION:-}" ]; then echo "$args"; return; fi
+  if [ ! -f "$pilot/results.csv" ]; then
+    echo "reproduce.sh: no pilot $pilot/results.csv for COOPBENCH_PRECISION: keeping $(echo "$args" | grep -o -- '-r [0-9]*')" >&2
+    echo "$args"; return
+  fi
+  # One round (a fork of every point) takes the planned minutes over the planned 4 forks: the
+  # wall time, process starts and the driver's work included, which iteration times leave out.
+  r=$("$PY" scripts/plan_precision.py "$pilot" --precision "$COOPBENCH_PRECISION" \
+        --budget "${COOPBENCH_BUDGET_MIN:-$minutes}" --round-seconds $((minutes * 60 / 4)) --format r) \
+    || { echo "$args"; return; }
+  echo "$args" | sed "s/-r [0-9]*/-r $r/"
 }
 
 report() {  # report PAPER OUTFILE DIR...
@@ -144,6 +172,7 @@ for paper in "${todo[@]}"; do
   dirs=()
   while IFS='|' read -r name dur args; do
     [ "$size" = tiny ] && args=$(echo "$args" | tiny)
+    [ "$size" = tiny ] || args=$(forks_for "$paper" "$name" "$dur" "$args")
     args=$(echo "$args" | with_tokio)
     sub="$dir/$name"
     echo "=== $paper/$name (planned $dur min on 2 cores): coopbench run $args" >&2

@@ -10,11 +10,16 @@ arguments. `evaluate(claim, data)` computes, from the results only, a Verdict:
                            missing or failed, only noisy forks measured them, or the
                            interval straddles the threshold (more repetitions would decide)
 
-Statistics are the package's (coopbench.stats): medians with 95 % percentile-bootstrap
-intervals (median_ci), ratios of medians with their bootstrap interval (ratio_ci). A
-difference of two medians gets the conservative interval [lo2 - hi1, hi2 - lo1]. Forks
-marked noisy by the harness (the machine was busy) are left out; a point with only noisy
-forks cannot be tested.
+Statistics are the package's (coopbench.stats): medians with the 95 % interval of a
+hierarchical bootstrap over forks, then iterations (median_ci), ratios and differences of
+medians with theirs, each side resampled independently (ratio_ci, diff_ci). The fork (a
+fresh process) is the unit of replication, so a verdict needs enough of them: a comparison
+of two points MIN_FORKS_TWO (4) forks a side, a single point's interval, a correlation or a
+share MIN_FORKS_ONE (6); fewer gives "cannot be tested here: N forks, need M" (why:
+stats.FORKS_RULE). `anticorrelated` and `shares_match` get the same bootstrap (of ρ, of the
+largest share difference) and `anticorrelated` also a permutation test; both are "cannot be
+tested" when the interval reaches across the threshold. Forks marked noisy by the harness
+(the machine was busy) are left out; a point with only noisy forks cannot be tested.
 
 The rules (RULES; each is tested on hand-made tables where it holds and where it does not,
 tests/scripts/test_claims.py):
@@ -40,7 +45,8 @@ tests/scripts/test_claims.py):
                                                sorted shares of work per processor vs per
                                                unit (counter columns prefix0, prefix1, ...)
     anticorrelated(a, load, stolen)            Spearman correlation of per-unit load and
-                                               per-unit steals below 0
+                                               per-unit steals below 0 (its bootstrap interval
+                                               over forks below 0, permutation p < 0.05)
 
 Argument values "cores" (the run's core count), "max" and "min" (the largest/smallest
 value measured) are resolved against the data.
@@ -55,9 +61,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from .stats import fmt_ratio, fmt_value, median_ci, ratio_ci
+from .stats import (MIN_FORKS_ONE, MIN_FORKS_TWO, diff_ci, fmt_ci, fmt_ratio, fmt_value, fork_labels, fork_shortfall,
+                    forks_why, median_ci, n_forks, rank_corr_ci, rank_corr_perm_p, ratio_ci, with_forks)
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_DIR = ROOT / "results" / "paper"
@@ -150,7 +158,10 @@ class Data:
 def data_from(results_list) -> Data:
     """data_from — concatenate coopbench.load Results (one or more) into a Data."""
     results_list = list(results_list)
-    df = pd.concat([r.df for r in results_list], ignore_index=True) if results_list else pd.DataFrame()
+    # "folder": which results folder a row came from, so that two folders' forks of one point
+    # stay two forks (coopbench.stats.fork_labels).
+    df = (pd.concat([r.df.assign(folder=str(getattr(r, "dir", i))) for i, r in enumerate(results_list)],
+                    ignore_index=True) if results_list else pd.DataFrame())
     ctx = results_list[0].context if results_list else {}
     # The processors the runs used (not the machine's cores: a 64-core host running -P 2 tests
     # nothing that needs 64); the context's core count only when there are no rows.
@@ -278,7 +289,13 @@ class Ctx:
             bad = g[g["status"] != "ok"]
             reason = str(bad["reason"].iloc[0]) if len(bad) else "no rows"
             raise CannotTest(f"missing data: {what} has no ok run ({reason})")
-        return clean[self.metric]
+        return with_forks(clean[self.metric], clean)
+
+    def enough_forks(self, need: int, *samples) -> None:
+        """enough_forks — raise CannotTest("N forks, need M") unless every sample has `need` forks (FORKS_RULE)."""
+        short = fork_shortfall(need, *samples)
+        if short:
+            raise CannotTest(f"{short} ({forks_why(need)})")
 
     def failed(self, g: pd.DataFrame) -> bool:
         return len(g) > 0 and (g["status"] != "ok").all()
@@ -370,8 +387,13 @@ def rule_faster(ctx: Ctx, a, b, over=None, at=None, factor=1.0):
                                   f"{mb} {fmt_value(sb.median())})"))
             shown.append(f"{lab}{ma} {fmt_value(sa.median())}, {mb} {fmt_value(sb.median())}")
             continue
+        k = min(n_forks(sa), n_forks(sb))
+        shown.append(f"{lab}{fmt_ratio(r, lo, hi, k)}" + (f" ({k} forks)" if 1 < k < MIN_FORKS_TWO else ""))
+        short = fork_shortfall(MIN_FORKS_TWO, sa, sb)
+        if short:  # shown, but too few processes to call it
+            parts.append((CANNOT, f"{lab}{short} ({forks_why(MIN_FORKS_TWO)})"))
+            continue
         d = _side(lo, hi, factor, above=True)
-        shown.append(f"{lab}{fmt_ratio(r, lo, hi)}")
         parts.append((d, f"{lab}{ma} is {fmt_ratio(r, lo, hi)} as good as {mb}, needs > {factor:g}×"))
     if not parts:
         raise CannotTest(f"missing data: no point that both {ma} and {mb} ran")
@@ -389,20 +411,25 @@ def _two(ctx: Ctx, a, b, at=None):
     r, lo, hi = ratio_ci(sb, sa)  # median(a) / median(b)
     if r != r:
         raise CannotTest(f"the ratio is undefined (a median is 0: {ma} {fmt_value(sa.median())}, {mb} {fmt_value(sb.median())})")
-    return ma, mb, p, r, lo, hi
+    short = fork_shortfall(MIN_FORKS_TWO, sa, sb)
+    return ma, mb, p, r, lo, hi, (f"{short} ({forks_why(MIN_FORKS_TWO)})" if short else "")
 
 
 def rule_comparable(ctx: Ctx, a, b, tolerance=1.25, at=None):
-    ma, mb, p, r, lo, hi = _two(ctx, a, b, at)
+    ma, mb, p, r, lo, hi, short = _two(ctx, a, b, at)
     d = _inside(lo, hi, 1 / tolerance, tolerance)
     m = f"{ma} / {mb} at P={p}: {fmt_ratio(r, lo, hi)}"
+    if short:
+        return Verdict(ctx.claim["id"], CANNOT, m, short)
     return _combine([(d, f"{fmt_ratio(r, lo, hi)} vs [{1 / tolerance:.2f}, {tolerance:.2f}]")], m, ctx.claim["id"])
 
 
 def rule_ratio_within(ctx: Ctx, a, b, paper_ratio, factor=2.0, at=None):
-    ma, mb, p, r, lo, hi = _two(ctx, a, b, at)
+    ma, mb, p, r, lo, hi, short = _two(ctx, a, b, at)
     d = _inside(lo, hi, paper_ratio / factor, paper_ratio * factor)
     m = f"{ma} / {mb} at P={p}: {fmt_ratio(r, lo, hi)}; paper {paper_ratio:.3g}×"
+    if short:
+        return Verdict(ctx.claim["id"], CANNOT, m, short)
     why = f"ours {fmt_ratio(r, lo, hi)} is outside [{paper_ratio / factor:.3g}, {paper_ratio * factor:.3g}] (paper {paper_ratio:.3g}× ± {factor:g}×)"
     return _combine([(d, why)], m, ctx.claim["id"])
 
@@ -430,6 +457,7 @@ def rule_no_degradation(ctx: Ctx, a, x, to, factor=2.0, **kw):
     if ctx.failed(g1):
         return Verdict(ctx.claim["id"], NOT, f"{ma} failed at {_xlabel(x, to)}", f"{ma} failed at {_xlabel(x, to)}: {g1['reason'].iloc[0]}")
     s0, s1 = ctx.sample(g0, f"{ma} {_xlabel(x, lo_x)}"), ctx.sample(g1, f"{ma} {_xlabel(x, to)}")
+    ctx.enough_forks(MIN_FORKS_TWO, s0, s1)
     r, lo, hi = ratio_ci(s0, s1)
     d = _side(lo, hi, factor, above=False)
     m = f"{ma}: value at {_xlabel(x, to)} / at {_xlabel(x, lo_x)} = {fmt_ratio(r, lo, hi)}"
@@ -444,7 +472,8 @@ def rule_fails_at(ctx: Ctx, a, x, at):
     if ctx.failed(g):
         return Verdict(ctx.claim["id"], HOLDS, f"{ma} at {_xlabel(x, at)}: failed ({g['reason'].iloc[0]})")
     ok = g[g["status"] == "ok"]
-    m, lo, hi = median_ci(ok[ok["phase"] == "measure"][ctx.metric])
+    meas = ok[ok["phase"] == "measure"]
+    m, lo, hi = median_ci(with_forks(meas[ctx.metric], meas))
     ps = sorted(set(ok["processors"].astype(int)))
     return Verdict(ctx.claim["id"], NOT, f"{ma} at {_xlabel(x, at)}: completed, {_fmt_ci(m, lo, hi)} {ok['unit'].iloc[0]}",
                    f"{ma} completed {_xlabel(x, at)} (P={','.join(map(str, ps))}): the limit the paper hit is not here")
@@ -461,6 +490,7 @@ def rule_constant_beyond(ctx: Ctx, a, x, tolerance=1.5, **kw):
     parts, shown = [], []
     for v in xs[1:]:
         s = ctx.sample(_at_x(ctx, g, x, v), f"{ma} {_xlabel(x, v)}")
+        ctx.enough_forks(MIN_FORKS_TWO, s0, s)
         r, lo, hi = ratio_ci(s0, s)
         shown.append(f"{_xlabel(x, v)}: {fmt_ratio(r, lo, hi)}")
         parts.append((_inside(lo, hi, 1 / tolerance, tolerance), f"{_xlabel(x, v)}: {fmt_ratio(r, lo, hi)} of the {_xlabel(x, start)} value, outside ±{tolerance:g}×"))
@@ -475,6 +505,7 @@ def rule_trend(ctx: Ctx, a, x, direction="up", at=None):
         raise CannotTest(f"missing data: {ma} measured at one {x} only")
     s0 = ctx.sample(_at_x(ctx, g, x, xs[0]), f"{ma} {_xlabel(x, xs[0])}")
     s1 = ctx.sample(_at_x(ctx, g, x, xs[-1]), f"{ma} {_xlabel(x, xs[-1])}")
+    ctx.enough_forks(MIN_FORKS_TWO, s0, s1)
     r, lo, hi = ratio_ci(s0, s1)
     d = _side(lo, hi, 1.0, above=(direction == "up"))
     m = f"{ma}: {_xlabel(x, xs[-1])} / {_xlabel(x, xs[0])} = {fmt_ratio(r, lo, hi)}"
@@ -493,6 +524,7 @@ def rule_scales_linearly(ctx: Ctx, a, x="processors", up_to="cores", efficiency=
     parts, shown = [], []
     for v in xs[1:]:
         s = ctx.sample(_at_x(ctx, g, x, v), f"{ma} {_xlabel(x, v)}")
+        ctx.enough_forks(MIN_FORKS_TWO, s, s1)
         r, lo, hi = ratio_ci(s, s1)  # t(1) / t(v)
         target = efficiency * (v if x == "processors" else min(v, p))
         shown.append(f"{_xlabel(x, v)}: speed-up {fmt_ratio(r, lo, hi)}")
@@ -510,6 +542,7 @@ def rule_scales_as(ctx: Ctx, a, b, x, tolerance=1.25, at=None):
             raise CannotTest(f"missing data: {ctx.member(name)} measured at one {x} only")
         s0 = ctx.sample(_at_x(ctx, g, x, xs[0]), f"{ctx.member(name)} {_xlabel(x, xs[0])}")
         s1 = ctx.sample(_at_x(ctx, g, x, xs[-1]), f"{ctx.member(name)} {_xlabel(x, xs[-1])}")
+        ctx.enough_forks(MIN_FORKS_TWO, s0, s1)
         out[name] = (ratio_ci(s0, s1) if ctx.higher else ratio_ci(s1, s0)), xs
     (ra, la, ha), xa = out[a]
     (rb, lb, hb), _ = out[b]
@@ -526,6 +559,7 @@ def rule_value_within(ctx: Ctx, a, at=None, low=-math.inf, high=math.inf):
         g = g[g["processors"] == ctx.top_p(g)]
     ma = ctx.member(a)
     s = ctx.sample(g, ma)
+    ctx.enough_forks(MIN_FORKS_ONE, s)
     m, lo, hi = median_ci(s)
     where = ", ".join(_xlabel(k, ctx.resolve(ctx.of(a), k, v)) for k, v in (at or {}).items())
     d = _inside(lo, hi, low, high)
@@ -533,10 +567,10 @@ def rule_value_within(ctx: Ctx, a, at=None, low=-math.inf, high=math.inf):
     return _combine([(d, f"{_fmt_ci(m, lo, hi)} outside [{fmt_value(low)}, {fmt_value(high)}]")], mm, ctx.claim["id"])
 
 
-def _diff(s0, s1):
-    m0, l0, h0 = median_ci(s0)
-    m1, l1, h1 = median_ci(s1)
-    return m1 - m0, l1 - h0, h1 - l0
+def _diff(ctx: Ctx, s0, s1):
+    """_diff — median(s1) - median(s0) and its interval (each side resampled over forks, independently)."""
+    ctx.enough_forks(MIN_FORKS_TWO, s0, s1)
+    return diff_ci(s0, s1)
 
 
 def rule_change(ctx: Ctx, a, x, to="max", at_least=None, at_most=None, **kw):
@@ -545,7 +579,7 @@ def rule_change(ctx: Ctx, a, x, to="max", at_least=None, at_most=None, **kw):
     v0, v1 = ctx.resolve(g, x, kw["from"]), ctx.resolve(g, x, to)
     if float(v0) not in ctx.xs(g, x) or float(v1) not in ctx.xs(g, x) or float(v0) == float(v1):
         raise CannotTest(f"missing data: needs {ma} at {_xlabel(x, v0)} and at a larger {x}")
-    d, lo, hi = _diff(ctx.sample(_at_x(ctx, g, x, v0), f"{ma} {_xlabel(x, v0)}"),
+    d, lo, hi = _diff(ctx, ctx.sample(_at_x(ctx, g, x, v0), f"{ma} {_xlabel(x, v0)}"),
                       ctx.sample(_at_x(ctx, g, x, v1), f"{ma} {_xlabel(x, v1)}"))
     m = f"{ma}: change from {_xlabel(x, v0)} to {_xlabel(x, v1)}: {_fmt_ci(d, lo, hi)}"
     if at_most is not None:
@@ -564,7 +598,7 @@ def _steps(ctx: Ctx, a, x, at=None):
     if len(xs) < 2:
         raise CannotTest(f"missing data: {ma} measured at one {x} only")
     samples = [ctx.sample(_at_x(ctx, g, x, v), f"{ma} {_xlabel(x, v)}") for v in xs]
-    steps = [(xs[i], xs[i + 1]) + _diff(samples[i], samples[i + 1]) for i in range(len(xs) - 1)]
+    steps = [(xs[i], xs[i + 1]) + _diff(ctx, samples[i], samples[i + 1]) for i in range(len(xs) - 1)]
     return ma, steps
 
 
@@ -590,50 +624,111 @@ def rule_degrades_gracefully(ctx: Ctx, a, x, max_step, at=None):
     return Verdict(ctx.claim["id"], CANNOT, m, f"interval straddles the threshold {max_step:g}: more repetitions needed")
 
 
-def _counter_medians(ctx: Ctx, g: pd.DataFrame, prefix: str) -> list:
-    cols = sorted((c for c in g.columns if re.fullmatch(re.escape(prefix) + r"[0-9]+", c)),
-                  key=lambda c: int(c[len(prefix):]))
+def _counter_cols(g: pd.DataFrame, prefix: str) -> list:
+    return sorted((c for c in g.columns if re.fullmatch(re.escape(prefix) + r"[0-9]+", c)), key=lambda c: int(c[len(prefix):]))
+
+
+def _counter_rows(ctx: Ctx, g: pd.DataFrame, prefix: str):
+    """_counter_rows — (rows, forks): the counters prefix0, prefix1, ... of each timed, non-noisy iteration of g
+    (a missing counter counts 0) as a matrix, one row per iteration, and each row's fork label."""
+    cols = _counter_cols(g, prefix)
     ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~_noisy(g)]
     if not cols or ok.empty:
         raise CannotTest(f"missing data: no {prefix}N counters")
-    return [float(ok[c].median()) if ok[c].notna().any() else 0.0 for c in cols]
+    m = ok[cols].apply(pd.to_numeric, errors="coerce")
+    present = [c for c in cols if m[c].notna().any()]
+    m = m.fillna(0.0)
+    for c in cols:
+        if c not in present:
+            m[c] = 0.0
+    return m.to_numpy(dtype=float), fork_labels(ok)
+
+
+def _counter_medians(ctx: Ctx, g: pd.DataFrame, prefix: str) -> list:
+    rows, _ = _counter_rows(ctx, g, prefix)
+    return [float(v) for v in np.median(rows, axis=0)]
+
+
+def _shares(pp: np.ndarray, pu: np.ndarray, p: int) -> np.ndarray:
+    """_shares — per row (a resample), the largest difference between the sorted shares of work per processor
+    (the first p columns of pp) and per unit (pu), padded with zeros to the same length; NaN where none counted."""
+    pp = pp[:, :p]
+    n = max(pp.shape[1], pu.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sp = pp / pp.sum(axis=1, keepdims=True)
+        su = pu / pu.sum(axis=1, keepdims=True)
+    sp = np.pad(sp, ((0, 0), (0, n - sp.shape[1])))
+    su = np.pad(su, ((0, 0), (0, n - su.shape[1])))
+    return np.abs(np.sort(sp, axis=1) - np.sort(su, axis=1)).max(axis=1)  # sorted alike: rank i against rank i
 
 
 def rule_shares_match(ctx: Ctx, a, per_processor, per_unit, tolerance=0.1, at=None):
+    from .stats import LEVEL, hierarchical_rows
     g = _series_at_p(ctx, a, at, None)
-    pp, pu = _counter_medians(ctx, g, per_processor), _counter_medians(ctx, g, per_unit)
+    rp, forks = _counter_rows(ctx, g, per_processor)
+    ru, _ = _counter_rows(ctx, g, per_unit)
     p = int(g["processors"].max())
-    pp = pp[:p]
-    if sum(pp) <= 0 or sum(pu) <= 0:
+    pp, pu = np.median(rp, axis=0)[:p], np.median(ru, axis=0)
+    if pp.sum() <= 0 or pu.sum() <= 0:
         raise CannotTest("missing data: no work counted")
     n = max(len(pp), len(pu))
-    sp = sorted([v / sum(pp) for v in pp] + [0.0] * (n - len(pp)), reverse=True)
-    su = sorted([v / sum(pu) for v in pu] + [0.0] * (n - len(pu)), reverse=True)
+    sp = sorted([v / pp.sum() for v in pp] + [0.0] * (n - len(pp)), reverse=True)
+    su = sorted([v / pu.sum() for v in pu] + [0.0] * (n - len(pu)), reverse=True)
     dev = max(abs(x - y) for x, y in zip(sp, su))
+    # Its uncertainty: the same largest difference on hierarchical resamples (forks, then
+    # iterations; the per-processor and per-unit counters of an iteration drawn together).
+    both = hierarchical_rows(np.hstack([rp, ru]), forks)
+    devs = _shares(both[:, :rp.shape[1]], both[:, rp.shape[1]:], p)
+    devs = devs[np.isfinite(devs)]
+    lo, hi = (np.quantile(devs, [(1 - LEVEL) / 2, (1 + LEVEL) / 2]) if len(devs) else (math.nan, math.nan))
+    k = n_forks(pd.Series(np.zeros(len(forks)), index=forks))
     m = (f"{ctx.member(a)} at P={p}: per-processor shares {', '.join(f'{v:.2f}' for v in sp[:8])}; per-unit "
-         f"{', '.join(f'{v:.2f}' for v in su[:8])}; largest difference {dev:.3f}")
-    if dev <= tolerance:
+         f"{', '.join(f'{v:.2f}' for v in su[:8])}; largest difference {dev:.3f} "
+         f"({LEVEL:.0%} interval {lo:.3f}–{hi:.3f} over {k} fork{'' if k == 1 else 's'})")
+    if k < MIN_FORKS_ONE:
+        return Verdict(ctx.claim["id"], CANNOT, m, f"{k} fork{'' if k == 1 else 's'}, need {MIN_FORKS_ONE} ({forks_why(MIN_FORKS_ONE)})")
+    if hi <= tolerance:
         return Verdict(ctx.claim["id"], HOLDS, m)
-    return Verdict(ctx.claim["id"], NOT, m, f"shares differ by {dev:.2f} (> {tolerance:g})")
+    if lo > tolerance:
+        return Verdict(ctx.claim["id"], NOT, m, f"shares differ by {dev:.2f} (> {tolerance:g}; interval {lo:.2f}–{hi:.2f})")
+    return Verdict(ctx.claim["id"], CANNOT, m, f"interval of the largest share difference ({lo:.2f}–{hi:.2f}) "
+                                                f"straddles the tolerance {tolerance:g}: too wide to decide")
 
 
 def rule_anticorrelated(ctx: Ctx, a, load, stolen, at=None):
     g = _series_at_p(ctx, a, at, None)
     p = int(g["processors"].max())
-    ld, st = _counter_medians(ctx, g, load), _counter_medians(ctx, g, stolen)
-    n = min(len(ld), len(st))
+    rl, forks = _counter_rows(ctx, g, load)
+    rs, _ = _counter_rows(ctx, g, stolen)
+    n = min(rl.shape[1], rs.shape[1])
     if n < 3:
         raise CannotTest(f"missing data: {n} units (needs 3 or more)")
-    if p < 2 or sum(st[:n]) == 0:
+    rl, rs = rl[:, :n], rs[:, :n]
+    ld, st = np.median(rl, axis=0), np.median(rs, axis=0)
+    if p < 2 or st.sum() == 0:
         raise CannotTest(f"missing data: no steals at P={p}")
-    rho = float(pd.Series(ld[:n]).rank().corr(pd.Series(st[:n]).rank()))
-    m = (f"{ctx.member(a)} at P={p}, per unit (load, steals): "
-         + ", ".join(f"({fmt_value(x)}, {fmt_value(y)})" for x, y in zip(ld[:n], st[:n])) + f"; Spearman ρ = {rho:.2f}")
+    rho = float(pd.Series(ld).rank().corr(pd.Series(st).rank()))
     if rho != rho:
         raise CannotTest("the correlation is undefined (constant load or steals)")
-    if rho < 0:
+    # Its uncertainty: a hierarchical bootstrap of ρ (forks, then iterations; an iteration's
+    # load and steal counters drawn together) and a one-sided permutation test over the units
+    # (with n units no p below 1/n! is possible: 1/24 for 4).
+    _, lo, hi = rank_corr_ci(rl, rs, forks)
+    pv = rank_corr_perm_p(ld, st)
+    k = n_forks(pd.Series(np.zeros(len(forks)), index=forks))
+    m = (f"{ctx.member(a)} at P={p}, per unit (load, steals): "
+         + ", ".join(f"({fmt_value(x)}, {fmt_value(y)})" for x, y in zip(ld, st))
+         + f"; Spearman ρ = {rho:.2f} (95 % interval {lo:.2f}–{hi:.2f} over {k} fork{'' if k == 1 else 's'}; "
+           f"permutation p = {pv:.2g})")
+    if k < MIN_FORKS_ONE:
+        return Verdict(ctx.claim["id"], CANNOT, m, f"{k} fork{'' if k == 1 else 's'}, need {MIN_FORKS_ONE} ({forks_why(MIN_FORKS_ONE)})")
+    if hi < 0 and pv < 0.05:
         return Verdict(ctx.claim["id"], HOLDS, m)
-    return Verdict(ctx.claim["id"], NOT, m, f"units with more load were not stolen less (ρ = {rho:.2f} ≥ 0)")
+    if lo >= 0:
+        return Verdict(ctx.claim["id"], NOT, m, f"units with more load were not stolen less (ρ = {rho:.2f}, interval "
+                                                f"{lo:.2f}–{hi:.2f} ≥ 0)")
+    return Verdict(ctx.claim["id"], CANNOT, m, f"ρ = {rho:.2f} is not shown below 0 (interval {lo:.2f}–{hi:.2f}, "
+                                                f"permutation p = {pv:.2g}): too wide to decide")
 
 
 RULES = {
@@ -775,6 +870,7 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
     if not members:
         return "_none of the paper's systems or the peers in these results_\n"
     lines, header = [], None
+    forks_seen = []
     ok = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~_noisy(g)]
     metric = q["metric"]
     unit = (ok["unit"].iloc[0] if len(ok) and metric == "value" else metric.replace("counter.", ""))
@@ -807,9 +903,23 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
             if sok.empty or k not in sok.columns or sok[k].isna().all():
                 cells.append("failed" if len(sel) and (sel["status"] != "ok").all() else "–")
             else:
-                cells.append(_fmt_ci(*median_ci(sok[k])))
+                sk = with_forks(sok[k].dropna(), sok)
+                forks_seen.append(n_forks(sk))
+                cells.append(fmt_ci(*median_ci(sk), forks=forks_seen[-1]))
         lines.append(f"| {fmt_value(v) if v is not None else ''} | " + " | ".join(cells) + " |")
-    return f"Ours ({unit}, median (95 % interval), {where}; failed: every run failed; –: not run):\n\n" + "\n".join(lines) + "\n"
+    return (f"Ours ({unit}, median (95 % interval), {where}; {_forks_note(forks_seen)}; failed: every run failed; "
+            "–: not run):\n\n" + "\n".join(lines) + "\n")
+
+
+def _forks_note(forks: list) -> str:
+    """_forks_note — how many forks the shown points had, and what a 1-fork range is."""
+    if not forks:
+        return "no forks"
+    lo, hi = min(forks), max(forks)
+    txt = f"{lo} fork{'' if lo == 1 else 's'} per point" if lo == hi else f"{lo}–{hi} forks per point"
+    if lo <= 1:
+        txt += " (1 fork: variation within one process only, no interval across processes)"
+    return txt
 
 
 def table1_section(doc: dict, data: Data) -> str:
@@ -822,6 +932,7 @@ def table1_section(doc: dict, data: Data) -> str:
     out.append("| row | benchmark | paper Native | paper Linux | paper Windows | " + " | ".join(f"ours {c}" for c in cols)
                + " | ours native / pthreads | paper Native / Linux |")
     out.append("|---|---|---:|---:|---:|" + "---:|" * len(cols) + "---:|---:|")
+    forks_seen = []
     for row in rows:
         params = parse_params(row["params"])
         cells = []
@@ -840,12 +951,16 @@ def table1_section(doc: dict, data: Data) -> str:
                 cells.append(fmt_value(float(s.median())) + (f" (P={p})" if c in ("native", "pthreads") else ""))
             except CannotTest:
                 cells.append("–")
-        r = fmt_ratio(*ratio_ci(meds["pthreads"], meds["native"])) if "native" in meds and "pthreads" in meds else "–"
+        for v in meds.values():
+            forks_seen.append(n_forks(v))
+        r = (fmt_ratio(*ratio_ci(meds["pthreads"], meds["native"]), forks=min(n_forks(meds["pthreads"]), n_forks(meds["native"])))
+             if "native" in meds and "pthreads" in meds else "–")
         out.append(f"| {row['row']} | {row['benchmark']} ({row['params'].replace(';', ', ')}) | {float(row['native_ms']):,.0f} | "
                    f"{float(row['linux_ms']):,.0f} | {float(row['windows_ms']):,.0f} | " + " | ".join(cells)
                    + f" | {r} | {float(row['native_ms']) / float(row['linux_ms']):.2f}× |")
     return ("The paper's ms (64 cores) beside our medians in ms at the largest P each system ran; the ratio with "
-            "its 95 % bootstrap interval. Our parameters are the paper's where the run used the paper plan.\n\n"
+            f"its 95 % interval (hierarchical bootstrap over forks; {_forks_note(forks_seen)}). Our parameters are the "
+            "paper's where the run used the paper plan.\n\n"
             + "\n".join(out) + "\n")
 
 
@@ -882,7 +997,9 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
     L += ["", "Runs (sizes: the paper's where the plan is `paper` or the parameters are given, the quick plan's otherwise):", ""]
     for r in results:
         cmd = r.context.get("coopbench_command") or "coopbench run (command not recorded)"
-        L.append(f"- `{Path(r.dir).name}`: {len(r.df['point'].unique())} points, {len(r.df)} rows; `{_md(cmd)}`")
+        fk = r.df.groupby("point")["repetition"].nunique()
+        L.append(f"- `{Path(r.dir).name}`: {len(r.df['point'].unique())} points, {len(r.df)} rows, "
+                 f"{_forks_note(sorted(set(fk.astype(int))))}; `{_md(cmd)}`")
     counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     L += ["", f"**Summary:** {len(verdicts)} claims: {counts[HOLDS]} hold, {counts[NOT]} do not hold, "
               f"{counts[CANNOT]} cannot be tested here.", ""]

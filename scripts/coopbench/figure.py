@@ -2,7 +2,8 @@
 
 save_figure writes PNG and SVG reproducibly; plot_lines draws a workload's points in the
 paper's style (Fig. 7-9): one line per series (series_labels), the median of the timed
-iterations with its bootstrap 95 % interval as a band (coopbench.stats), optionally a
+iterations with its interval as a band (coopbench.stats: a hierarchical bootstrap over forks,
+then iterations; with 1 fork the band is the variation within one process only), optionally a
 cold line (iteration 0 of each fork) beside the warm one, failed points as ×;
 figure_note and add_caption put the method and the machine under a figure.
 """
@@ -17,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after selecting the Agg backend)
 import pandas as pd  # noqa: E402
 
-from .stats import LEVEL, RESAMPLES, summarize  # noqa: E402
+from .stats import LEVEL, ONE_FORK, RESAMPLES, summarize  # noqa: E402
 from .style import backend_style, caption, compact_number  # noqa: E402
 
 
@@ -83,7 +84,8 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     """plot_lines — draw one workload's points on ax: one line per series (see series_labels).
 
     Each line is the median of the timed iterations of all forks (which="warm", coopbench.stats),
-    or of the forks' iteration 0 (which="cold"), with its bootstrap 95 % interval as a band.
+    or of the forks' iteration 0 (which="cold"), with its interval as a band (95 % over forks;
+    a point of 1 fork: the variation within its one process, figure_note says which).
     Every backend has its own colour (style.backend_colors over the backends of df and of the
     run). cold=True (kept for callers drawing one panel) also draws, when the folder has warm
     iterations, a cold line per series beside the warm one (hollow markers, dotted); figures
@@ -402,19 +404,31 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
     """
     forks = df.groupby("point")["repetition"].nunique()
     f = int(forks.max()) if len(forks) else 0
+    okf = df[df["status"] == "ok"].groupby("point")["repetition"].nunique()
+    f_lo = int(okf.min()) if len(okf) else 0
     timed = df[df["phase"] == "measure"].groupby(["point", "repetition"]).size()
     i = int(timed.max()) if len(timed) else 0
     procs = sorted(df["processors"].dropna().unique())
     on = f"P={compact_number(procs[0])} processor{'' if procs[0] == 1 else 's'}; " if len(procs) == 1 else ""
     fixed = fixed_parameters(df)
     on += f"fixed: {fixed}; " if fixed else ""
+    nf = f"{f} fork{'' if f == 1 else 's'}" if f_lo in (0, f) else f"{f_lo}–{f} forks"
     if bool((df["iteration"] > 0).any()):
-        what = (f"up to {f} fork{'' if f == 1 else 's'} × {i} timed iteration{'' if i == 1 else 's'}; "
+        what = (f"{nf} per point × {i} timed iteration{'' if i == 1 else 's'}; "
                 "line: median of the timed iterations (warm)"
                 + ("; cold: iteration 0 of each fork (a fresh process)" if cold else ""))
     else:
-        what = f"up to {f} fork{'' if f == 1 else 's'}, one cold run each (iteration 0); line: median over the forks"
-    bands = f"; band: {LEVEL:.0%} bootstrap interval of the median ({RESAMPLES} resamples)" if band else ""
+        what = f"{nf} per point, one cold run each (iteration 0); line: median over the forks"
+    bands = ""
+    if band:
+        # A band is a 95 % interval only across processes: with 1 fork it is that process's own spread.
+        if f <= 1:
+            bands = f"; band: {ONE_FORK} (its iterations resampled), no interval across processes"
+        else:
+            bands = (f"; band: {LEVEL:.0%} interval of the median, hierarchical bootstrap over forks then iterations "
+                     f"({RESAMPLES} resamples)")
+            if f_lo <= 1:
+                bands += f"; where a point had 1 fork, {ONE_FORK}"
     noisy = df[df["noisy"]]["point"].nunique()
     tail = f"; {noisy} noisy point(s) (machine busy; marked in report.md)" if noisy else ""
     return on + what + bands + "; × marks a failed point" + tail

@@ -1,16 +1,35 @@
-"""coopbench.stats — medians with bootstrap confidence intervals, cold/warm per point, the U test.
+"""coopbench.stats — medians with hierarchical-bootstrap intervals over forks, cold/warm per point, the U test.
 
 The method (said in every figure and report that uses it, see METHOD):
+  * the unit of replication is the fork (a fresh process), not the iteration: iterations
+    of one process share its heap layout, code placement, page mapping and warmed
+    scheduler state, and on this machine forks differ more than iterations do (Georges,
+    Buytaert and Eeckhout, "Statistically Rigorous Java Performance Evaluation",
+    OOPSLA 2007, section 4: the VM invocation is the unit; Kalibera and Jones, "Rigorous
+    Benchmarking in Reasonable Time", ISMM 2013, section 3: one random effect per level);
   * warm value of a point: the median of every timed iteration (phase = measure, status
-    ok) of every fork of the point, with a 95 % percentile-bootstrap confidence interval
-    of that median (B = 2000 resamples of the pooled iterations, fixed seed);
+    ok) of every fork; its interval: the 95 % percentile interval of a hierarchical
+    bootstrap (Kalibera and Jones, section 4): each of B = 2000 resamples draws the forks
+    with replacement, then the iterations of each drawn fork with replacement, and takes
+    the median of what it drew (fixed seed);
   * cold value of a point: the iteration-0 row of each fork (the first run in a fresh
-    process), median and the same interval over the forks;
-  * the ratio of two samples: median(B) / median(A), its interval by resampling both
-    samples independently (B = 2000, fixed seed);
-  * compare.py's verdict: the two-sided Mann–Whitney U test (scipy), as Google
-    Benchmark's tools/compare.py does.
+    process), median and the same interval (one value per fork: a bootstrap over forks);
+  * the ratio (or the difference) of two points: median(b) / median(a), each side
+    resampled hierarchically and independently of the other (the two runs are independent);
+  * one fork: there is no interval across processes. The bootstrap then resamples the one
+    process's iterations: that band shows the variation within one process only, and is
+    labelled so ("1 fork: variation within one process only"), never "95 %";
+  * verdicts and faster/slower calls need enough forks (MIN_FORKS_ONE, MIN_FORKS_TWO, why
+    in FORKS_RULE); fewer gives "cannot be tested: N forks, need M";
+  * compare.py's p-value: the two-sided Mann–Whitney U test on the forks' medians (one
+    value per fork, so forks are what it counts).
+The pooled bootstrap (every iteration of every fork as if independent: method="pooled")
+is kept only for scripts/coverage_study.py and the tests that show why it is wrong.
 A point is noisy when any of its forks is (the harness's `noisy` column).
+
+Samples carry their forks: warm_sample / cold_sample return a Series whose index (named
+"fork") labels each value's fork. A sample without that index (a plain list or array)
+counts each value as a fork of its own (independent values).
 
 numpy (Debian's python3-numpy) does the resampling; scipy (python3-scipy) is imported
 only by u_test.
@@ -18,6 +37,7 @@ only by u_test.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -26,7 +46,53 @@ import pandas as pd
 LEVEL = 0.95
 RESAMPLES = 2000
 SEED = 20170101  # fixed: the same data give the same intervals, so re-plots diff clean
-METHOD = (f"median; interval: {LEVEL:.0%} percentile bootstrap of the median ({RESAMPLES} resamples, fixed seed)")
+FORK = "fork"  # the index name of a sample's fork labels
+FORK_COLUMNS = ("folder", "host", "point", "repetition")  # what tells one fork from another
+METHOD = (f"median; interval: {LEVEL:.0%} hierarchical bootstrap of the median over forks, then the iterations "
+          f"of each fork ({RESAMPLES} resamples, fixed seed; Kalibera and Jones, ISMM 2013, section 4); "
+          "with 1 fork: variation within one process only, not a 95 % interval")
+ONE_FORK = "1 fork: variation within one process only"
+
+# How many forks a verdict needs. Both numbers are the fewest forks at which a
+# distribution-free statement at the 95 % level is possible at all, whatever the data:
+#  * one point's interval (value_within, a rank correlation or share over forks): the best a
+#    distribution-free interval of a median from k forks can be is [smallest, largest fork],
+#    which covers the median with probability 1 - 2 * 0.5^k: 0.75 at k = 3, 0.94 at k = 5,
+#    0.97 at k = 6; a percentile bootstrap of k <= 5 forks reaches that [min, max] (its 2.5 %
+#    tail is a resample made of the extreme fork) and so covers less than 95 % too;
+#  * two points compared (a ratio or a difference, faster/slower): the smallest two-sided
+#    p-value a rank test on k forks a side can reach is 2 / C(2k, k): 0.10 at k = 3, 0.029 at
+#    k = 4; with 3 forks a side no data can show a difference at the 5 % level.
+MIN_FORKS_ONE = 6
+MIN_FORKS_TWO = 4
+WHY_ONE = ("the best distribution-free 95 % interval of a median from k forks, [min, max], covers it with "
+           "probability 1 − 2·0.5^k: 0.94 at 5 forks, 0.97 at 6")
+WHY_TWO = "a rank test on k forks a side cannot reach a two-sided p below 2/C(2k, k): 0.10 at 3 forks, 0.029 at 4"
+FORKS_RULE = (f"a point's interval needs {MIN_FORKS_ONE} forks ({WHY_ONE}); a comparison needs {MIN_FORKS_TWO} "
+              f"forks a side ({WHY_TWO})")
+
+
+def forks_why(need: int) -> str:
+    """forks_why — why a rule needs `need` forks (WHY_ONE or WHY_TWO)."""
+    return WHY_ONE if need >= MIN_FORKS_ONE else WHY_TWO
+
+
+# ----------------------------------------------------------------------------- samples and their forks
+
+def fork_labels(g: pd.DataFrame) -> pd.Index:
+    """fork_labels — per row of g, the label of its fork: folder, host, point and repetition (those g has)."""
+    cols = [c for c in FORK_COLUMNS if c in g.columns]
+    if not cols:
+        return pd.Index(range(len(g)), name=FORK)
+    lab = g[cols[0]].astype(str)
+    for c in cols[1:]:
+        lab = lab + "#" + g[c].astype(str)
+    return pd.Index(lab.to_numpy(), name=FORK)
+
+
+def with_forks(s: pd.Series, g: pd.DataFrame) -> pd.Series:
+    """with_forks — the values s (rows of g) indexed by their forks' labels (index name "fork")."""
+    return pd.Series(s.to_numpy(dtype=float), index=fork_labels(g.loc[s.index]), name=s.name)
 
 
 def _clean(x) -> np.ndarray:
@@ -34,60 +100,251 @@ def _clean(x) -> np.ndarray:
     return a[~np.isnan(a)]
 
 
-def _boot_medians(a: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    idx = rng.integers(0, len(a), size=(resamples, len(a)))
-    return np.median(a[idx], axis=1)
+def _groups(x, forks=None) -> list:
+    """_groups — the values of x grouped by fork (a list of arrays, NaNs dropped, in order of first sight).
+
+    forks: labels, one per value; else the index of x when it is named "fork"; else every
+    value is its own fork."""
+    if forks is None and isinstance(x, pd.Series) and x.index.name == FORK:
+        forks = x.index
+    v = np.asarray(x.to_numpy() if isinstance(x, pd.Series) else (list(x) if not isinstance(x, np.ndarray) else x),
+                   dtype=float)
+    if forks is None:
+        v = v[~np.isnan(v)]
+        return [v[i:i + 1] for i in range(len(v))]
+    codes, _ = pd.factorize(np.asarray(forks))
+    keep = ~np.isnan(v)
+    v, codes = v[keep], codes[keep]
+    out = []
+    for c in dict.fromkeys(codes.tolist()):
+        out.append(v[codes == c])
+    return out
 
 
-def median_ci(x, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED):
-    """median_ci — (median, lo, hi) of the sample x: its median and a percentile-bootstrap interval of the median.
+def n_forks(x, forks=None) -> int:
+    """n_forks — how many forks the sample x has values from (see _groups)."""
+    return len(_groups(x, forks))
 
-    NaNs are ignored. One value gives (v, v, v); no value gives three NaNs.
-    """
-    a = _clean(x)
-    if len(a) == 0:
+
+def hierarchical_index(sizes, resamples: int, rng: np.random.Generator):
+    """hierarchical_index — (fork, iteration, mask), each shaped (resamples, k, nmax): resample k forks of the
+    given sizes with replacement, then each drawn fork's own number of iterations with replacement.
+
+    fork[b, j] is the j-th drawn fork of resample b; iteration[b, j, i] an index into that fork's
+    values; mask[b, j, i] is False where i is beyond the drawn fork's size (ragged forks)."""
+    ns = np.asarray(sizes, dtype=np.int64)
+    k, nmax = len(ns), int(ns.max())
+    f = rng.integers(0, k, size=(resamples, k))
+    nf = ns[f]
+    if (ns == nmax).all():
+        it = rng.integers(0, nmax, size=(resamples, k, nmax))
+        return f, it, None
+    it = (rng.random((resamples, k, nmax)) * nf[:, :, None]).astype(np.int64)
+    mask = np.arange(nmax)[None, None, :] < nf[:, :, None]
+    return f, it, mask
+
+
+def _padded(groups) -> np.ndarray:
+    nmax = max(len(g) for g in groups)
+    m = np.full((len(groups), nmax), np.nan)
+    for i, g in enumerate(groups):
+        m[i, :len(g)] = g
+    return m
+
+
+def _boot_medians(groups, rng: np.random.Generator, resamples: int, method: str = "hierarchical") -> np.ndarray:
+    """_boot_medians — the medians of `resamples` bootstrap resamples of the forks' values (see METHOD).
+
+    method "hierarchical": forks, then iterations within each drawn fork (Kalibera and Jones,
+    section 4); "pooled": all values as one independent sample (what coopbench did before:
+    too narrow when forks differ). Vectorised in chunks of about 2 million drawn values."""
+    if method == "pooled":
+        a = np.concatenate(groups)
+        out = np.empty(resamples)
+        chunk = max(1, 2_000_000 // len(a))
+        for s in range(0, resamples, chunk):
+            b = min(chunk, resamples - s)
+            out[s:s + b] = np.median(a[rng.integers(0, len(a), size=(b, len(a)))], axis=1)
+        return out
+    if method != "hierarchical":
+        raise ValueError(f"method must be 'hierarchical' or 'pooled', not {method!r}")
+    V = _padded(groups)
+    k, nmax = V.shape
+    out = np.empty(resamples)
+    chunk = max(1, 2_000_000 // (k * nmax))
+    for s in range(0, resamples, chunk):
+        b = min(chunk, resamples - s)
+        f, it, mask = hierarchical_index([len(g) for g in groups], b, rng)
+        vals = V[f[:, :, None], it]
+        if mask is None:
+            out[s:s + b] = np.median(vals.reshape(b, -1), axis=1)
+        else:
+            vals[~mask] = np.nan
+            out[s:s + b] = np.nanmedian(vals.reshape(b, -1), axis=1)
+    return out
+
+
+def _percentiles(v: np.ndarray, level: float):
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(v, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def median_ci(x, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, forks=None,
+              method: str = "hierarchical"):
+    """median_ci — (median, lo, hi) of the sample x: the median of all its values and the bootstrap interval
+    of that median, resampling forks and then iterations within them (see METHOD; forks as in _groups).
+
+    NaNs are ignored. One value gives (v, v, v); no value gives three NaNs. One fork: the interval
+    of its iterations alone (variation within one process, ONE_FORK; n_forks tells)."""
+    groups = _groups(x, forks)
+    if not groups:
         return (math.nan, math.nan, math.nan)
+    a = np.concatenate(groups)
     med = float(np.median(a))
     if len(a) == 1:
         return (med, med, med)
-    meds = _boot_medians(a, np.random.default_rng(seed), resamples)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(meds, [alpha, 1 - alpha])
-    return (med, float(lo), float(hi))
+    lo, hi = _percentiles(_boot_medians(groups, np.random.default_rng(seed), resamples, method), level)
+    return (med, lo, hi)
 
 
-def ratio_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED):
-    """ratio_ci — (ratio, lo, hi): median(b) / median(a) and its percentile-bootstrap interval.
+def _two_sides(a, b, resamples, seed, method, forks_a=None, forks_b=None):
+    ga, gb = _groups(a, forks_a), _groups(b, forks_b)
+    if not ga or not gb:
+        return None
+    ma, mb = float(np.median(np.concatenate(ga))), float(np.median(np.concatenate(gb)))
+    rng = np.random.default_rng(seed)
+    ra = _boot_medians(ga, rng, resamples, method) if sum(map(len, ga)) > 1 else np.full(resamples, ma)
+    rb = _boot_medians(gb, rng, resamples, method) if sum(map(len, gb)) > 1 else np.full(resamples, mb)
+    return ma, mb, ra, rb
 
-    Both samples are resampled independently (the two runs are independent). NaN when a
-    sample is empty or a median is not positive.
-    """
-    xa, xb = _clean(a), _clean(b)
-    if len(xa) == 0 or len(xb) == 0:
+
+def ratio_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, method: str = "hierarchical"):
+    """ratio_ci — (ratio, lo, hi): median(b) / median(a) and its bootstrap interval.
+
+    Each side is resampled hierarchically (forks, then iterations) and independently of the
+    other (the two runs are independent). NaN when a sample is empty or a median is not positive."""
+    t = _two_sides(a, b, resamples, seed, method)
+    if t is None:
         return (math.nan, math.nan, math.nan)
-    ma, mb = float(np.median(xa)), float(np.median(xb))
+    ma, mb, ra, rb = t
     if ma <= 0 or mb <= 0:
         return (math.nan, math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    ra = _boot_medians(xa, rng, resamples) if len(xa) > 1 else np.full(resamples, ma)
-    rb = _boot_medians(xb, rng, resamples) if len(xb) > 1 else np.full(resamples, mb)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = rb / ra
     ratios = ratios[np.isfinite(ratios)]
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
-    return (mb / ma, float(lo), float(hi))
+    lo, hi = _percentiles(ratios, level)
+    return (mb / ma, lo, hi)
+
+
+def diff_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, method: str = "hierarchical"):
+    """diff_ci — (difference, lo, hi): median(b) - median(a) and its bootstrap interval (each side resampled
+    hierarchically and independently, as ratio_ci). NaN when a sample is empty."""
+    t = _two_sides(a, b, resamples, seed, method)
+    if t is None:
+        return (math.nan, math.nan, math.nan)
+    ma, mb, ra, rb = t
+    lo, hi = _percentiles(rb - ra, level)
+    return (mb - ma, lo, hi)
+
+
+def fork_shortfall(need: int, *samples) -> str:
+    """fork_shortfall — "" when every sample has at least `need` forks, else "N forks, need M" (N the fewest)."""
+    have = min(n_forks(s) for s in samples) if samples else 0
+    if have >= need:
+        return ""
+    return f"{have} fork{'' if have == 1 else 's'}, need {need}"
+
+
+def interval_label(forks: int, level: float = LEVEL) -> str:
+    """interval_label — what an interval from `forks` forks is: "95 % interval" or ONE_FORK (never 95 % for one)."""
+    return ONE_FORK if forks <= 1 else f"{level:.0%} interval over {forks} forks"
+
+
+def fork_medians(x, forks=None) -> np.ndarray:
+    """fork_medians — the median of each fork's values (one value per process)."""
+    return np.array([float(np.median(g)) for g in _groups(x, forks)])
 
 
 def u_test(a, b):
-    """u_test — the two-sided Mann–Whitney U test's p-value for samples a and b (NaN when either has < 2 values)."""
+    """u_test — the two-sided Mann–Whitney U test's p-value on the forks' medians of samples a and b (one value
+    per fork: the fork is the unit of replication); NaN when either side has fewer than 2 forks."""
     from scipy.stats import mannwhitneyu  # Debian's python3-scipy (scripts/install-deps.sh)
 
-    xa, xb = _clean(a), _clean(b)
+    xa, xb = fork_medians(a), fork_medians(b)
     if len(xa) < 2 or len(xb) < 2:
         return math.nan
     return float(mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
 
+
+def rank_corr_perm_p(x, y, resamples: int = 20000, seed: int = SEED) -> float:
+    """rank_corr_perm_p — one-sided permutation p-value that Spearman's ρ of (x, y) is this low by chance:
+    the share of the orderings of y (all n! for n <= 8, else `resamples` random ones) whose ρ is <= the
+    observed one. With n units it can be no smaller than 1/n! (1/24 for 4)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n = len(x)
+    rx, ry = _ranks(x[None, :])[0], _ranks(y[None, :])[0]
+    obs = _spearman(rx[None, :], ry[None, :])[0]
+    if n <= 8:
+        perms = np.array(list(itertools.permutations(range(n))))
+    else:
+        rng = np.random.default_rng(seed)
+        perms = np.argsort(rng.random((resamples, n)), axis=1)
+    rho = _spearman(np.broadcast_to(rx, perms.shape), ry[perms])
+    return float(np.mean(rho <= obs + 1e-12))
+
+
+def _ranks(m: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata  # Debian's python3-scipy
+    return rankdata(m, axis=1)
+
+
+def _spearman(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
+    """Row-wise Pearson correlation of two rank matrices (Spearman's ρ); NaN where a row is constant."""
+    dx = rx - rx.mean(axis=1, keepdims=True)
+    dy = ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+
+
+def hierarchical_rows(rows: np.ndarray, forks, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """hierarchical_rows — per resample, the column-wise median of rows drawn hierarchically (forks, then each
+    drawn fork's rows): shape (resamples, columns). rows: (n, columns), forks: n labels. For statistics of
+    several columns of the same iterations (per-unit counters of one run), resampled together."""
+    rows = np.asarray(rows, dtype=float)
+    codes, _ = pd.factorize(np.asarray(forks))
+    order = [np.flatnonzero(codes == c) for c in dict.fromkeys(codes.tolist())]
+    sizes = [len(o) for o in order]
+    nmax = max(sizes)
+    pos = np.zeros((len(order), nmax), dtype=np.int64)
+    for i, o in enumerate(order):
+        pos[i, :len(o)] = o
+    rng = np.random.default_rng(seed)
+    f, it, mask = hierarchical_index(sizes, resamples, rng)
+    picked = rows[pos[f[:, :, None], it]]  # (B, k, nmax, columns)
+    if mask is not None:
+        picked[~mask] = np.nan
+    return np.nanmedian(picked.reshape(resamples, -1, rows.shape[1]), axis=1)
+
+
+def rank_corr_ci(x_rows, y_rows, forks, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED):
+    """rank_corr_ci — (ρ, lo, hi): Spearman's ρ between the per-column medians of x_rows and of y_rows (e.g.
+    per-unit load and per-unit steals), and its hierarchical-bootstrap interval (forks, then iterations,
+    the two matrices' rows drawn together). Resamples where either side is constant are left out."""
+    x_rows, y_rows = np.asarray(x_rows, float), np.asarray(y_rows, float)
+    mx, my = np.nanmedian(x_rows, axis=0), np.nanmedian(y_rows, axis=0)
+    rho = float(_spearman(_ranks(mx[None, :]), _ranks(my[None, :]))[0])
+    both = hierarchical_rows(np.hstack([x_rows, y_rows]), forks, resamples, seed)
+    u = x_rows.shape[1]
+    r = _spearman(_ranks(both[:, :u]), _ranks(both[:, u:]))
+    r = r[np.isfinite(r)]
+    if len(r) == 0:
+        return (rho, math.nan, math.nan)
+    lo, hi = _percentiles(r, level)
+    return (rho, lo, hi)
+
+
+# ----------------------------------------------------------------------------- rows, samples, summaries
 
 def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
     """ok_rows — the rows with status ok and a value that count for the warm statistics (phase measure)."""
@@ -100,13 +357,13 @@ def failed_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def warm_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
-    """warm_sample — the timed iterations of rows g: phase measure, status ok, `column` present."""
-    return g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()][column]
+    """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork."""
+    return with_forks(g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()][column], g)
 
 
 def cold_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
-    """cold_sample — the cold runs of rows g: iteration 0 of each fork, status ok, `column` present."""
-    return g[(g["status"] == "ok") & (g["iteration"] == 0) & g[column].notna()][column]
+    """cold_sample — the cold runs of rows g (iteration 0 of each fork, status ok, `column` present), indexed by fork."""
+    return with_forks(g[(g["status"] == "ok") & (g["iteration"] == 0) & g[column].notna()][column], g)
 
 
 def sample(g: pd.DataFrame, which: str = "warm", column: str = "value") -> pd.Series:
@@ -119,15 +376,16 @@ def sample(g: pd.DataFrame, which: str = "warm", column: str = "value") -> pd.Se
 
 
 def summarize(df: pd.DataFrame, x: str, which: str = "warm") -> pd.DataFrame:
-    """summarize — per (backend, processors, x): median, its interval (lo, hi), min, max, counts, noisy.
+    """summarize — per (backend, processors, x): median, its interval (lo, hi), min, max, counts, forks, noisy.
 
     which: "warm" (timed iterations of all forks, the default) or "cold" (iteration 0 of
-    each fork). Columns: backend, processors, <x>, median, lo, hi, min, max, n_ok,
+    each fork). Columns: backend, processors, <x>, median, lo, hi, min, max, n_ok, forks
+    (forks with an ok value: 1 means lo–hi is the variation within one process only),
     n_failed (failed rows), reason (first failure reason), noisy (any fork noisy).
     A point is 'failed' for plotting when n_ok is 0.
     """
     keys = ["backend", "processors", x]
-    cols = keys + ["median", "lo", "hi", "min", "max", "n_ok", "n_failed", "reason", "noisy"]
+    cols = keys + ["median", "lo", "hi", "min", "max", "n_ok", "forks", "n_failed", "reason", "noisy"]
     d = df.dropna(subset=[x]) if x in df.columns else df.iloc[0:0]
     if d.empty:
         return pd.DataFrame(columns=cols)
@@ -140,8 +398,8 @@ def summarize(df: pd.DataFrame, x: str, which: str = "warm") -> pd.DataFrame:
         rows.append(dict(zip(keys, k)) | {
             "median": med, "lo": lo, "hi": hi,
             "min": ok.min() if len(ok) else math.nan, "max": ok.max() if len(ok) else math.nan,
-            "n_ok": int(len(ok)), "n_failed": int(len(bad)), "reason": reasons[0] if reasons else "",
-            "noisy": bool(g["noisy"].any()),
+            "n_ok": int(len(ok)), "forks": n_forks(ok), "n_failed": int(len(bad)),
+            "reason": reasons[0] if reasons else "", "noisy": bool(g["noisy"].any()),
         })
     return pd.DataFrame(rows, columns=cols)
 
@@ -150,8 +408,9 @@ def point_stats(df: pd.DataFrame, column: str = "value") -> pd.DataFrame:
     """point_stats — one row per point: cold and warm median with intervals, counts, noisy, failure.
 
     Columns: point, backend, workload, processors, unit, forks, warm_median, warm_lo,
-    warm_hi, n_warm, cold_median, cold_lo, cold_hi, n_cold, n_failed, reason, noisy,
-    has_warm (some fork ran more than one iteration: warm is more than the cold shots).
+    warm_hi, n_warm, warm_forks, cold_median, cold_lo, cold_hi, n_cold, n_failed, reason,
+    noisy, has_warm (some fork ran more than one iteration: warm is more than the cold shots).
+    forks counts every fork of the point, warm_forks those with an ok timed value.
     """
     rows = []
     for point, g in df.groupby("point", sort=True):
@@ -165,7 +424,7 @@ def point_stats(df: pd.DataFrame, column: str = "value") -> pd.DataFrame:
             "point": point, "backend": g["backend"].iloc[0], "workload": g["workload"].iloc[0],
             "processors": g["processors"].iloc[0], "unit": units[0] if units else "",
             "forks": int(g["repetition"].nunique()),
-            "warm_median": wm, "warm_lo": wl, "warm_hi": wh, "n_warm": int(len(w)),
+            "warm_median": wm, "warm_lo": wl, "warm_hi": wh, "n_warm": int(len(w)), "warm_forks": n_forks(w),
             "cold_median": cm, "cold_lo": cl, "cold_hi": ch, "n_cold": int(len(c)),
             "n_failed": int(len(bad)), "reason": reasons[0] if reasons else "",
             "noisy": bool(g["noisy"].any()), "has_warm": bool((g["iteration"] > 0).any()),
@@ -182,18 +441,24 @@ def fmt_value(v) -> str:
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
-def fmt_ci(med, lo, hi) -> str:
-    """fmt_ci — "66 (60–70)"; the median alone when the interval is a single value; – for NaN."""
+def _one_fork(forks) -> str:
+    return "; 1 fork: within one process" if forks is not None and forks <= 1 else ""
+
+
+def fmt_ci(med, lo, hi, forks: int | None = None) -> str:
+    """fmt_ci — "66 (60–70)"; the median alone when the interval is a single value; – for NaN.
+    forks=1 adds "; 1 fork: within one process" inside the brackets (that range is no 95 % interval)."""
     if med != med:
         return "–"
     if lo != lo or hi != hi or lo == hi:
         return fmt_value(med)
-    return f"{fmt_value(med)} ({fmt_value(lo)}–{fmt_value(hi)})"
+    return f"{fmt_value(med)} ({fmt_value(lo)}–{fmt_value(hi)}{_one_fork(forks)})"
 
 
-def fmt_ratio(r, lo, hi) -> str:
+def fmt_ratio(r, lo, hi, forks: int | None = None) -> str:
     """fmt_ratio — "2.10× (1.90–2.40)": a ratio with its interval (2 significant digits below 0.1); the ratio
-    alone when the interval is a single value (one run a side); – for NaN."""
+    alone when the interval is a single value (one run a side); – for NaN. forks: the fewer forks of the two
+    sides; 1 adds "; 1 fork: within one process"."""
     if r != r:
         return "–"
 
@@ -202,4 +467,4 @@ def fmt_ratio(r, lo, hi) -> str:
 
     if lo != lo or hi != hi or lo == hi:
         return f"{f(r)}×"
-    return f"{f(r)}× ({f(lo)}–{f(hi)})"
+    return f"{f(r)}× ({f(lo)}–{f(hi)}{_one_fork(forks)})"

@@ -3,7 +3,7 @@
 Workload `abortable-lock` (plan fig3_scalability): very large patience (patience_us 0 =
 infinite, or >= 100000), T = 1..P threads. Throughput (successful acquisitions per
 second) against T, one line per lock, one panel per backend and processor count; median
-over repetitions with its bootstrap 95 % interval as a band. Also a table of fairness (stddev of per-thread
+over repetitions with its interval over forks as a band. Also a table of fairness (stddev of per-thread
 acquisition counts). This module also holds `lock_panels`, which cal_fig4 and cal_fig5
 use (loaded by path, since scripts/figures is not a package).
 """
@@ -53,7 +53,7 @@ def timeout_rows(res) -> pd.DataFrame:
 
 def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=("backend", "processors"),
                 xlog=False, ylog=False, invert_x=False, ylim=None):
-    """lock_panels — one panel per `panel_by` group, one line per lock (median, bootstrap 95 % interval band)."""
+    """lock_panels — one panel per `panel_by` group, one line per lock (median, interval over forks (hierarchical bootstrap) band)."""
     if df.empty:
         return []
     groups = list(df.groupby(list(panel_by), sort=True))
@@ -68,11 +68,12 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
     for ax, (key, g) in zip(flat, groups):
         key = key if isinstance(key, tuple) else (key,)
         for lock in [l for l in LOCK_ORDER if l in set(g["param.lock"])] + sorted(set(g["param.lock"]) - set(LOCK_ORDER)):
-            s = pd.DataFrame([(xv, *cr.median_ci(gx[y])) for xv, gx in g[g["param.lock"] == lock].groupby(x)],
+            s = pd.DataFrame([(xv, *cr.median_ci(cr.with_forks(gx[y].dropna(), gx))) for xv, gx in g[g["param.lock"] == lock].groupby(x)],
                              columns=[x, "median", "lo", "hi"]).sort_values(x)
             st = LOCK_STYLE.get(lock, {})
             ax.plot(s[x], s["median"], label=lock, **st)
-            # The median's bootstrap 95 % interval (coopbench.stats.median_ci).
+            # The median's interval (coopbench.stats.median_ci: over forks, then iterations; with one
+            # fork the spread within one process, which add_caption's note then says).
             ax.fill_between(s[x], s["lo"], s["hi"], color=st.get("color"), alpha=0.15, linewidth=0)
         ax.set_title(" ".join(f"{k.replace('param.', '')}={v}" for k, v in zip(panel_by, key)), fontsize=9)
         ax.set_xlabel(xlabel)
@@ -91,7 +92,7 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
     handles, labels = cr.legend_entries(flat[:len(groups)])
     fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(len(labels), 4) or 1)
-    cr.add_caption(fig, res.context)
+    cr.add_caption(fig, res.context, df)  # with the forks and what the band is (1 fork: within one process)
     return [{"title": title, "files": cr.save_figure(fig, outdir, name)}]
 
 

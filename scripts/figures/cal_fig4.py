@@ -2,7 +2,7 @@
 
 Workload `abortable-lock` (plan fig4_preemption): patience 512 us, T from P to well past
 P. Percentage of attempts that timed out against T, one line per lock, one panel per
-backend and processor count (median over repetitions, bootstrap 95 % interval band).
+backend and processor count (median over repetitions, interval over forks (hierarchical bootstrap) band).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Workload `create` (param N = threads created). Log–log axes as in the paper: t
 vs. wall ns per thread; per backend (and per P when several are present) a warm line
 (median of the timed iterations of all forks) and, in a panel of its own beside it, a cold
 line (iteration 0 of each fork: the first creation in a fresh process, page faults
-included), each with its bootstrap 95 % interval as a band; a folder with one run per fork
+included), each with its interval over forks (hierarchical bootstrap) as a band; a folder with one run per fork
 has the cold panel alone. More than 8 lines: a panel per P, then per backend group. Failed
 points (e.g. a backend that cannot create 100k threads) marked with ×. Writes
 figures/fig7_thread_creation.{png,svg}.

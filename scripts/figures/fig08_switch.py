@@ -3,7 +3,7 @@
 Workload `switch` (params T threads, K yields each). Threads (log) vs. wall ns per
 switch; the y axis is logarithmic when the medians span a factor of 10 or more (a
 kernel thread's yield and a user-level switch often do), else linear. One line per
-backend (per P when several; per K when several), median with its bootstrap 95 % interval as a band, failed
+backend (per P when several; per K when several), median with its interval over forks (hierarchical bootstrap) as a band, failed
 points marked with ×; more than 8 lines: a panel per P, then per backend group. Writes figures/fig8_context_switch.{png,svg}.
 """
 

@@ -5,7 +5,7 @@ One file, fig9_locking.{png,svg}, with two panels side by side — local (left),
 (right) — as the paper's Fig. 9 shows both; a panel is left out when its workload has
 no rows. Threads (log) vs. wall ns per lock+unlock; y logarithmic when the medians of a
 panel span a factor of 10 or more. One line per backend (per P / per K when several),
-median with its bootstrap 95 % interval as a band, failed points marked with ×; more
+median with its interval over forks (hierarchical bootstrap) as a band, failed points marked with ×; more
 than 8 lines: a panel pair per P, then per backend group.
 """
 

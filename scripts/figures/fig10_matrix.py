@@ -5,7 +5,7 @@ Workload `matrix` (params N matrix size, M threads). Two panels against the numb
 threads M (linear axis, as in the paper, 1 .. beyond the cores):
   (a) speedup over one thread: a backend's median time at M = 1 divided by its median
       at M (each backend against itself), with the ideal min(M, P) dashed;
-  (b) absolute run time: the median in seconds, with its bootstrap 95 % interval as a band.
+  (b) absolute run time: the median in seconds, with its interval over forks (hierarchical bootstrap) as a band.
 One line per backend (per N and per P when a run has several). Failed points are marked
 with x at the bottom of the panel. Writes figures/fig10_matrix.{png,svg}.
 
@@ -81,7 +81,7 @@ def make(res, outdir):
         if len(ok) and float(base[X].iloc[0]) == 1.0:
             ax_a.plot(ok[X], float(base["median"].iloc[0]) / ok["median"], label=label, markersize=5, **style)
         ax_b.plot(ok[X], ok["median"] * scale, label=label, markersize=5, **style)
-        if (ok["hi"] > ok["lo"]).any():  # the median's bootstrap 95 % interval (coopbench.stats)
+        if (ok["hi"] > ok["lo"]).any():  # the median's interval over forks (hierarchical bootstrap) (coopbench.stats)
             ax_b.fill_between(ok[X], ok["lo"] * scale, ok["hi"] * scale, color=style["color"], alpha=0.18, linewidth=0)
         for ax in (ax_a, ax_b):
             if not bad.empty:

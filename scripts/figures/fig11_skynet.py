@@ -2,7 +2,7 @@
 
 Workload `skynet` (params L = levels, B = fan-out; B^L leaves). Two panels against the
 leaves (log x): the time for the whole tree (ms, median of the timed iterations with its
-bootstrap 95 % interval) and the fork's peak RSS (MiB; peak_rss_kib, the same on every row of
+interval over forks (hierarchical bootstrap)) and the fork's peak RSS (MiB; peak_rss_kib, the same on every row of
 a fork; absent with --isolation none), per backend (and per P when several are present).
 Failed points (a capacity check that refused, a stack that could not be had) marked with ×.
 Writes figures/fig11_skynet.{png,svg}.

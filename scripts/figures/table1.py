@@ -5,7 +5,7 @@ Rows: the paper's benchmarks (city, eratosthenes, mandelbrot, news, producer, to
 the paper's order), one row per parameter set measured (and per processor count when a run
 has several); columns: the measured backends, each the median value in ms over the
 timed iterations of all forks ("failed" when no run succeeded), then each backend's ratio
-to pthreads (median / pthreads' median; > 1 is slower) with its bootstrap 95 % interval
+to pthreads (median / pthreads' median; > 1 is slower) with its 95 % interval (hierarchical bootstrap over forks)
 (columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), each coop backend / go (native,
 native-ws, native-parasail and the other native-* builds) when both ran
 (in table1.md as "0.85× (0.80–0.91)"), when the folder has tokio results `best coop` (the coop
@@ -190,10 +190,14 @@ def _median(rows: pd.DataFrame):
 
 
 def _ratio(row: dict, name: str, num: pd.DataFrame, den: pd.DataFrame, mn, md) -> None:
-    """row[name] = mn / md, and row[name + " lo"/" hi"] its bootstrap 95 % interval (both samples resampled)."""
+    """row[name] = mn / md, row[name + " lo"/" hi"] its 95 % interval (hierarchical bootstrap over forks, both
+    sides resampled independently), row["forks"] the fewest forks of a side compared in the row."""
     both = isinstance(md, float) and isinstance(mn, float) and not math.isnan(md + mn) and md > 0
-    r, lo, hi = cr.ratio_ci(cr.warm_sample(den), cr.warm_sample(num)) if both else (math.nan,) * 3
+    sd, sn = cr.warm_sample(den), cr.warm_sample(num)
+    r, lo, hi = cr.ratio_ci(sd, sn) if both else (math.nan,) * 3
     row[name], row[name + " lo"], row[name + " hi"] = r, lo, hi
+    if both:  # the row's fewest forks of any compared side: 1 means no interval across processes
+        row["forks"] = min(row.get("forks", math.inf), cr.n_forks(sd), cr.n_forks(sn))
 
 
 def workload_groups(df: pd.DataFrame, order):
@@ -315,7 +319,7 @@ MD_COLUMNS_BEFORE = ("benchmark", "params", "P", "size")
 MD_COLUMNS_AFTER = ("paper Native / Linux", "notes")
 # Columns that are neither a backend's time nor shown as their own column in table1.md (best coop is shown
 # inside its ratio's cell; noisy as the marks).
-NOT_TIMES = ("workload", BEST_COOP, "noisy")
+NOT_TIMES = ("workload", BEST_COOP, "noisy", "forks")
 
 
 def go_ratio_columns(table: pd.DataFrame) -> list:
@@ -345,6 +349,22 @@ def markdown_lines(table: pd.DataFrame, cols, left, cell) -> list:
     return lines
 
 
+def _forks(r):
+    """The fewest forks of a side compared in row r (None when the row has no ratio)."""
+    f = r.get("forks", math.nan) if hasattr(r, "get") else math.nan
+    return int(f) if f == f and f is not None else None
+
+
+def _forks_text(table: pd.DataFrame) -> str:
+    """How many forks the ratios rest on; "1 fork" means variation within one process only."""
+    f = table["forks"].dropna() if "forks" in table.columns else pd.Series(dtype=float)
+    if f.empty:
+        return "no ratio"
+    lo, hi = int(f.min()), int(f.max())
+    txt = f"{lo}" + (f"–{hi}" if hi != lo else "") + f" fork{'' if hi == 1 else 's'} a side"
+    return txt + (f"; marked \"1 fork\": {cr.ONE_FORK}, no 95 % interval" if lo <= 1 else "")
+
+
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
     """to_markdown — the compact table as GitHub Markdown (times per backend, each coop policy / go, the paper's
     Native/Linux ratio), with a note on units, ratios and the source."""
@@ -355,9 +375,9 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
         [c for c in MD_COLUMNS_AFTER if c in table.columns and not (c == "notes" and not table[c].astype(bool).any())]
     def cell(r, c, v) -> str:
         if c == BEST_COOP_TOKIO:  # "native-ws: 0.50× (0.41–0.61)": which coop policy, its ratio
-            return f"{r[BEST_COOP]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'])}" if v == v else ""
+            return f"{r[BEST_COOP]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'], _forks(r))}" if v == v else ""
         if " / " in c and f"{c} lo" in r:  # "2.10× (1.90–2.40)": the ratio and its interval
-            return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else ""
+            return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"], _forks(r)) if v == v else ""
         if " / " in c:
             return _fmt_ratio(v)
         if c == "P":
@@ -371,7 +391,8 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
               f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
               f"spawn to after the last join); `native / go` (and `native-ws / go`, `native-parasail / go` "
               f"for coop's other scheduling policies): the policy's median divided by go's (< 1: coop is "
-              f"faster), with its bootstrap 95 % interval (both samples resampled); "
+              f"faster), with its 95 % interval (hierarchical bootstrap: forks, then iterations; both sides resampled; "
+              f"{_forks_text(table)}); "
               + (f"`{BEST_COOP_TOKIO}`: the coop policy with the lowest median in that row (named) divided by "
                  f"{TOKIO}'s median, with its interval; " if tokio_ratio_columns(table) else "")
               + f"`paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "

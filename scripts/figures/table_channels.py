@@ -10,7 +10,7 @@ condition variables; Go's `chan`; tokio's mpsc).
 Rows: one per app and parameter set (the `via` column aside), split by processor count P when
 the folder has several. Columns: every backend's median in ms over the timed iterations of
 all forks ("failed" when no run succeeded), then each backend / go (its median divided by Go's;
-< 1: faster than Go) with its bootstrap 95 % interval (coopbench.stats.ratio_ci; in the CSV as
+< 1: faster than Go) with its 95 % interval over forks (coopbench.stats.ratio_ci; in the CSV as
 "X / go", "X / go lo", "X / go hi"; in the Markdown as "0.85× (0.80–0.91)"). `noisy` names the
 backends whose cell was measured while the machine was busy; the Markdown marks those cells,
 and every ratio with a noisy side, with table1's dagger (table1.NOISY_MARK) and a footnote.
@@ -90,14 +90,14 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
     """to_markdown — the table as GitHub Markdown: each backend's ms, each backend / go with its interval, noisy
     cells marked, and a note on what the numbers are."""
     before = ["benchmark", "params", "P"]
-    times = [c for c in table.columns if c not in before + ["workload", "noisy"] and " / " not in c
+    times = [c for c in table.columns if c not in before + ["workload", "noisy", "forks"] and " / " not in c
              and not c.endswith(" lo") and not c.endswith(" hi")]
     cols = before + times + ratio_columns(table)
     def cell(r, c, v) -> str:
         if c == "P":
             return str(int(v))
         if " / " in c:
-            return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"]) if v == v else ""
+            return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"], table1._forks(r)) if v == v else ""
         return table1._fmt_ms(v)
 
     lines = table1.markdown_lines(table, cols, ("benchmark", "params"), cell)
@@ -106,8 +106,9 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
               "own channel where the paper's program has a bounded buffer (capacity C) or a one-slot mailbox "
               "(capacity 1); Table 1 has the paper's monitor program. Values: median run time in ms over the timed "
               f"iterations of all forks (whole program: from before the first spawn to after the last join); "
-              f"`X / {GO}`: X's median divided by {GO}'s (< 1: faster than Go's channels), with its bootstrap "
-              "95 % interval (both samples resampled). P: the processors the row ran on."]
+              f"`X / {GO}`: X's median divided by {GO}'s (< 1: faster than Go's channels), with its 95 % interval "
+              f"(hierarchical bootstrap: forks, then iterations; both sides resampled; {table1._forks_text(table)}). "
+              "P: the processors the row ran on."]
     if any(str(r.get("noisy", "")) for _, r in table.iterrows()):
         lines += ["", f"{NOISY_MARK}: {NOISY_NOTE} (the harness's noise guard marked a fork of that backend's point "
                       "noisy); a ratio is marked when either side is. table_channels.csv's `noisy` column names the "

@@ -264,22 +264,43 @@ class Rules(unittest.TestCase):
         self.check(claim("degrades_gracefully", {"a": "scott", "x": "patience_us", "max_step": 30}, **q), t.data(), C.NOT)
 
     def test_shares_match(self):
-        t = Table().counters("ddb", "even", 4, 3, ops_p0=25, ops_p1=25, ops_p2=25, ops_p3=25,
+        t = Table().counters("ddb", "even", 4, 6, ops_p0=25, ops_p1=25, ops_p2=25, ops_p3=25,
                              ops_s0=24, ops_s1=26, ops_s2=25, ops_s3=25)
-        t.counters("ddb", "skew", 4, 3, ops_p0=97, ops_p1=1, ops_p2=1, ops_p3=1, ops_s0=25, ops_s1=25, ops_s2=25, ops_s3=25)
+        t.counters("ddb", "skew", 4, 6, ops_p0=97, ops_p1=1, ops_p2=1, ops_p3=1, ops_s0=25, ops_s1=25, ops_s2=25, ops_s3=25)
+        # A noisy case: the shares of single iterations swing between all work on one processor and
+        # even, so the interval of the largest difference reaches across the tolerance.
+        t.counters("ddb", "noisy", 4, 6, ops_p0=[100, 25, 100, 25, 25, 100], ops_p1=[0, 25, 0, 25, 25, 0],
+                   ops_p2=[0, 25, 0, 25, 25, 0], ops_p3=[0, 25, 0, 25, 25, 0], ops_s0=25, ops_s1=25, ops_s2=25, ops_s3=25)
+        t.counters("ddb", "few", 4, 3, ops_p0=25, ops_p1=25, ops_p2=25, ops_p3=25, ops_s0=25, ops_s1=25, ops_s2=25, ops_s3=25)
         args = {"per_processor": "counter.ops_p", "per_unit": "counter.ops_s", "tolerance": 0.1}
         self.check(claim("shares_match", dict(args, a="even"), workload="ddb"), t.data(cores=4), C.HOLDS)
         self.check(claim("shares_match", dict(args, a="skew"), workload="ddb"), t.data(cores=4), C.NOT)
+        v = self.check(claim("shares_match", dict(args, a="noisy"), workload="ddb"), t.data(cores=4), C.CANNOT)
+        self.assertIn("too wide", v.why)
+        v = self.check(claim("shares_match", dict(args, a="few"), workload="ddb"), t.data(cores=4), C.CANNOT)
+        self.assertIn("3 forks, need 6", v.why)
 
     def test_anticorrelated(self):
-        t = Table().counters("ddb", "good", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
+        t = Table().counters("ddb", "good", 2, 6, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
                              migrations_s0=50, migrations_s1=40, migrations_s2=30, migrations_s3=5)
-        t.counters("ddb", "bad", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
+        t.counters("ddb", "bad", 2, 6, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
                    migrations_s0=5, migrations_s1=10, migrations_s2=30, migrations_s3=50)
+        # The audited case: per-unit medians anticorrelated (ρ < 0 on 4 units) but single runs all
+        # over the place (0 steals in some, every unit stolen alike in others): not shown below 0.
+        t.counters("ddb", "noisy", 2, 6, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
+                   migrations_s0=[156, 0, 189, 10, 160, 150], migrations_s1=[162, 0, 20, 180, 170, 150],
+                   migrations_s2=[162, 0, 150, 170, 100, 165], migrations_s3=[151, 0, 140, 189, 120, 155])
+        t.counters("ddb", "few", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, ops_s3=900,
+                   migrations_s0=50, migrations_s1=40, migrations_s2=30, migrations_s3=5)
         t.counters("ddb", "none", 2, 3, ops_s0=100, ops_s1=200, ops_s2=300, migrations_s0=0, migrations_s1=0, migrations_s2=0)
         args = {"load": "counter.ops_s", "stolen": "counter.migrations_s"}
         self.check(claim("anticorrelated", dict(args, a="good"), workload="ddb"), t.data(), C.HOLDS)
         self.check(claim("anticorrelated", dict(args, a="bad"), workload="ddb"), t.data(), C.NOT)
+        v = self.check(claim("anticorrelated", dict(args, a="noisy"), workload="ddb"), t.data(), C.CANNOT)
+        self.assertIn("too wide", v.why)
+        self.assertIn("permutation p", v.measured)
+        v = self.check(claim("anticorrelated", dict(args, a="few"), workload="ddb"), t.data(), C.CANNOT)
+        self.assertIn("3 forks, need 6", v.why)
         v = self.check(claim("anticorrelated", dict(args, a="none"), workload="ddb"), t.data(), C.CANNOT)
         self.assertIn("no steals", v.why)
 
@@ -290,6 +311,32 @@ class Rules(unittest.TestCase):
 
 class CannotTest(unittest.TestCase):
     """The cases every claim shares: too few cores, no data, only noisy forks, no counterpart, ranges."""
+
+    def test_too_few_forks(self):
+        # 3 forks a side: no rank test can reach p < 0.05 (2/C(6,3) = 0.1), so even a 3x difference
+        # measured in 3 processes each is not called; 4 a side is.
+        t = Table().add("w", "a", spread(10, n=3)).add("w", "b", spread(30, n=3))
+        v = verdict(claim("faster", {"a": "a", "b": "b"}), t.data())
+        self.assertEqual(v.status, C.CANNOT)
+        self.assertIn("3 forks, need 4", v.why)
+        self.assertIn("3.00×", v.measured)  # the ratio is still shown
+        t = Table().add("w", "a", spread(10, n=4)).add("w", "b", spread(30, n=4))
+        self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b"}), t.data()).status, C.HOLDS)
+        t = Table().add("w", "a", spread(10, n=3)).add("w", "b", spread(10, n=3))
+        v = verdict(claim("comparable", {"a": "a", "b": "b"}), t.data())
+        self.assertEqual((v.status, "1.00×" in v.measured), (C.CANNOT, True), v)
+        self.assertIn("3 forks, need 4", v.why)
+        # one point's interval needs 6 forks ([min, max] of 5 covers the median 94 % of the time)
+        t = Table().add("w", "a", spread(10, n=5))
+        v = verdict(claim("value_within", {"a": "a", "low": 5, "high": 20}), t.data())
+        self.assertEqual(v.status, C.CANNOT)
+        self.assertIn("5 forks, need 6", v.why)
+        # many iterations of one fork are still one fork
+        t = Table().add("w", "a", spread(10, n=3)).add("w", "b", spread(30, n=3))
+        for r in t.rows:
+            r["repetition"] = 0
+        v = verdict(claim("faster", {"a": "a", "b": "b"}), t.data())
+        self.assertIn("1 fork, need 4", v.why)
 
     def test_not_enough_cores(self):
         t = Table().add("w", "a", spread(10)).add("w", "b", spread(30))
@@ -438,7 +485,9 @@ class Report(unittest.TestCase):
         import synthetic
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp) / "run"
-            synthetic.make_results(d, backends=("pthreads", "native"), workloads=["create", "switch", "lock-local"])
+            # 4 forks a point: the fewest with which a comparison can be called (stats.MIN_FORKS_TWO)
+            synthetic.make_results(d, backends=("pthreads", "native"), workloads=["create", "switch", "lock-local"],
+                                   repetitions=4)
             text = C.render_report("negele", [d], d / "REPRODUCTION.md")
             self.assertTrue((d / "REPRODUCTION.md").is_file())
             for section in ("## Figures and tables", "## Claims", "## Errata", "## Predictions", "(predicted)",

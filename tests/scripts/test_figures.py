@@ -320,11 +320,13 @@ class GenericFigureTest(TempDirCase):
     def test_one_fork_is_not_forks(self):
         d = synthetic.make_results(self.tmp / "run", workloads=("switch",), repetitions=1, warmup=1, iterations=3)
         note = coopbench.figure_note(coopbench.load(d).df)
-        self.assertIn("up to 1 fork × 3 timed iterations", note)
+        self.assertIn("1 fork per point × 3 timed iterations", note)
+        self.assertIn("band: 1 fork: variation within one process only", note)  # never a 95 % band
+        self.assertNotRegex(note, r"95 ?%")
         cold = synthetic.make_results(self.tmp / "cold", workloads=("switch",), repetitions=1, processors=(1,))
         note = coopbench.figure_note(coopbench.load(cold).df)
         self.assertIn("P=1 processor; ", note)
-        self.assertIn("up to 1 fork, one cold run", note)
+        self.assertIn("1 fork per point, one cold run", note)
 
 
 class CompareOptionsTest(TempDirCase):

@@ -4,6 +4,10 @@
     the median of 11 distinct values, from the binomial law) and the coverage of the 95 %
     interval for a known distribution over many seeds;
   * ratio_ci and the U test on samples with a known answer;
+  * the fork as the unit: on synthetic forks whose effects are much larger than the
+    iteration noise, the pooled bootstrap's 95 % interval covers the true median far less
+    often than 95 %, the hierarchical one (forks, then iterations) near it; a point of one
+    fork never carries a 95 % label (figure caption, report table, formatted cells);
   * compare.py on two synthetic runs that differ (slower / faster, exit 3 with
     --fail-on-slower) and two that do not (no significant difference), and on two
     backends of one folder;
@@ -20,6 +24,7 @@ import io
 import json
 import math
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -31,6 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(SCRIPTS))
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 import coopbench as cr  # noqa: E402
 import synthetic  # noqa: E402
@@ -105,6 +111,71 @@ class MedianCiTest(unittest.TestCase):
         self.assertLess(w_large, w_small / 4)
 
 
+class ForkIsTheUnit(unittest.TestCase):
+    """Fork effects (a process's layout and warmed state) much larger than the iteration noise."""
+
+    @staticmethod
+    def forks(rng, k, n, fork_sd=1.0, iter_sd=0.05, centre=100.0):
+        v = (centre + rng.normal(0, fork_sd, k)[:, None] + rng.normal(0, iter_sd, (k, n))).ravel()
+        return pd.Series(v, index=pd.Index(np.repeat([f"f{i}" for i in range(k)], n), name=stats.FORK))
+
+    def test_pooled_coverage_is_far_below_95_and_hierarchical_near_it(self):
+        # 6 forks (stats.MIN_FORKS_ONE) x 20 iterations; the true median of the fork-level
+        # distribution is 100. 200 trials: the binomial sd of a rate near 0.93 is 1.8 %.
+        rng = np.random.default_rng(20240601)
+        trials, cover = 200, {"pooled": 0, "hierarchical": 0}
+        for t in range(trials):
+            s = self.forks(rng, 6, 20)
+            for method in cover:
+                _, lo, hi = stats.median_ci(s, resamples=500, seed=t, method=method)
+                cover[method] += lo <= 100.0 <= hi
+        pooled, hier = cover["pooled"] / trials, cover["hierarchical"] / trials
+        self.assertLess(pooled, 0.6, cover)  # 120 values taken as independent: far too narrow
+        self.assertGreaterEqual(hier, 0.88, cover)  # the percentile bootstrap of few forks is slightly liberal
+        self.assertLessEqual(hier, 0.995, cover)
+
+    def test_ratio_resamples_forks(self):
+        rng = np.random.default_rng(5)
+        a, b = self.forks(rng, 6, 20), self.forks(rng, 6, 20)
+        _, plo, phi = stats.ratio_ci(a, b, method="pooled")
+        _, hlo, hhi = stats.ratio_ci(a, b)
+        self.assertGreater(hhi - hlo, 2 * (phi - plo))
+
+    def test_forks_come_from_the_rows(self):
+        g = pd.DataFrame({"point": ["p"] * 6, "repetition": [0, 0, 0, 1, 1, 1], "iteration": [0, 1, 2] * 2,
+                          "phase": ["measure"] * 6, "status": ["ok"] * 6, "value": [1.0, 2, 3, 4, 5, 6]})
+        self.assertEqual(stats.n_forks(stats.warm_sample(g)), 2)
+        self.assertEqual(stats.n_forks(stats.cold_sample(g)), 2)
+        self.assertEqual(stats.n_forks([1.0, 2.0, 3.0]), 3)  # a plain list: each value its own fork
+        self.assertEqual(stats.fork_shortfall(4, stats.warm_sample(g)), "2 forks, need 4")
+        self.assertEqual(stats.fork_shortfall(2, stats.warm_sample(g)), "")
+
+    def test_one_fork_is_never_labelled_95(self):
+        self.assertIn("1 fork", stats.fmt_ci(10, 9, 11, forks=1))
+        self.assertNotIn("fork", stats.fmt_ci(10, 9, 11, forks=3))
+        self.assertIn("1 fork", stats.fmt_ratio(2.0, 1.9, 2.1, forks=1))
+        self.assertEqual(stats.interval_label(1), stats.ONE_FORK)
+        with tempfile.TemporaryDirectory() as tmp:
+            res = cr.load(synthetic.make_results(Path(tmp) / "one", backends=("native",), processors=(1,),
+                                                 workloads={"create"}, repetitions=1, warmup=1, iterations=5))
+            note = cr.figure_note(res.df, cold=True)
+            self.assertIn("1 fork per point", note)
+            self.assertIn(stats.ONE_FORK, note)
+            self.assertNotRegex(note, r"95 ?%")
+            sys.path.insert(0, str(SCRIPTS))
+            import plot
+            tables = plot.median_tables(res)
+            self.assertIn("Forks per point: 1.", tables)
+            rows = [ln for ln in tables.splitlines() if ln.startswith("| 1 |") and "(" in ln]  # cells with a range
+            self.assertTrue(rows and all("1 fork: within one process" in r for r in rows), rows)
+            # three forks: a 95 % band, no 1-fork mark
+            res3 = cr.load(synthetic.make_results(Path(tmp) / "three", backends=("native",), processors=(1,),
+                                                  workloads={"create"}, repetitions=3, warmup=1, iterations=5))
+            note3 = cr.figure_note(res3.df)
+            self.assertIn("95%", note3)
+            self.assertNotIn("1 fork", note3)
+
+
 class RatioAndUTest(unittest.TestCase):
     def test_ratio_known_answers(self):
         self.assertEqual(stats.ratio_ci([5.0] * 4, [10.0] * 4), (2.0, 2.0, 2.0))
@@ -128,7 +199,7 @@ class RatioAndUTest(unittest.TestCase):
 
 
 def synthetic_run(folder, **kw):
-    """A run of forks x (1 warm-up + 5 timed) iterations: 15 timed values per point."""
+    """A run of 3 forks x (1 warm-up + 5 timed) iterations: 15 timed values per point."""
     args = dict(backends=("native", "pthreads"), processors=(1,), workloads={"create"}, warmup=1, iterations=5)
     args.update(kw)
     return synthetic.make_results(folder, **args)
@@ -156,17 +227,74 @@ class TempDirCase(synthetic.TempDirCase):
     prefix = "coopbench-stats-test-"
 
 
+class PlanPrecisionTest(TempDirCase):
+    """scripts/plan_precision.py: the variance components and Kalibera and Jones's optimal counts."""
+
+    def test_levels_and_optimal_counts(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("plan_precision", SCRIPTS / "plan_precision.py")
+        pp = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pp)
+        rng = np.random.default_rng(9)
+        k, n = 40, 10
+        fork = rng.normal(0, 2.0, k)  # T2 = 4
+        rows = []
+        for j in range(k):
+            rows.append({"point": "p", "workload": "w", "repetition": j, "iteration": 0, "phase": "warmup",
+                         "status": "ok", "value": 150.0, "seconds": 0.5})
+            for i in range(n):  # T1 = 1
+                rows.append({"point": "p", "workload": "w", "repetition": j, "iteration": i + 1, "phase": "measure",
+                             "status": "ok", "value": 100 + fork[j] + rng.normal(0, 1.0), "seconds": 0.01})
+        lv = pp.levels(pd.DataFrame(rows), fork_overhead=0.05)
+        self.assertAlmostEqual(lv["t1"], 1.0, delta=0.2)
+        self.assertAlmostEqual(lv["t2"], 4.0, delta=2.0)
+        self.assertAlmostEqual(lv["c1"], 0.01)
+        self.assertAlmostEqual(lv["c2"], 0.55)  # the warm-up's seconds + the process start
+        n1, n2, secs = pp.plan_point(dict(lv, t1=1.0, t2=4.0), precision=0.01)
+        self.assertEqual(n1, math.ceil(math.sqrt((0.55 / 0.01) * (1.0 / 4.0))))  # ceil(sqrt(13.75)) = 4
+        # n2: the least with t(.975, n2-1) * sqrt(4/n2 + 1/(4 n2)) <= 1 % of 100
+        def half(m):
+            return pp._t(m - 1) * math.sqrt(4.0 / m + 1.0 / (n1 * m))
+        self.assertLessEqual(half(n2), 1.0)
+        self.assertGreater(half(n2 - 1), 1.0)
+        self.assertAlmostEqual(secs, n2 * (0.55 + n1 * 0.01))
+        # no variance between forks: iterations are the cheaper repetition, capped; forks at the verdict minimum
+        n1, n2, _ = pp.plan_point(dict(lv, t1=1.0, t2=0.0), precision=0.5, max_iterations=50)
+        self.assertEqual((n1, n2), (50, stats.MIN_FORKS_TWO))
+
+    def test_cli(self):
+        d = synthetic_run(self.tmp / "run")
+        p = run("plan_precision.py", d, "--precision", "5%")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Plan for a 5.0% relative half-width", p.stdout)
+        self.assertIn("native/create/N=10/P=1", p.stdout)
+        p = run("plan_precision.py", d, "--precision", "5%", "--format", "r", "--budget", "60", "--round-seconds", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreaterEqual(int(p.stdout.strip()), stats.MIN_FORKS_TWO)
+        self.assertEqual(run("plan_precision.py", d, "--precision", "lots").returncode, 2)
+        self.assertEqual(run("plan_precision.py", self.tmp / "nosuch").returncode, 2)
+        p = run("coverage_study.py", synthetic_run(self.tmp / "many", repetitions=6), "--k", "3", "--draws", "2",
+                "--resamples", "50")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("all points, k=3: pooled", p.stdout)
+
+
 class CompareUTest(TempDirCase):
+    """compare.py on runs of 4 forks a point (stats.MIN_FORKS_TWO: the fewest with which it calls a difference)."""
+
     def test_runs_that_differ_say_slower_and_faster(self):
-        a = synthetic_run(self.tmp / "a")
-        b = synthetic_run(self.tmp / "b")
+        a = synthetic_run(self.tmp / "a", repetitions=4)
+        b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.2)  # every timed iteration 20 % slower; the spread within a point is +-2 %
         p, got = compare_csv(a, b)
         self.assertEqual(p.returncode, 0, p.stderr)
         r = got["native/create/N=10/P=1"]
         self.assertEqual(r["verdict"], "slower")
-        self.assertLess(float(r["p_value"]), 1e-4)
-        self.assertEqual((r["n_a"], r["n_b"]), ("15", "15"))  # 3 forks x 5 timed iterations, not the warm-up
+        # the U test runs on the forks' medians: 4 v 4 fully separated, p about 2/C(8,4) = 0.029
+        self.assertLess(float(r["p_value"]), 0.05)
+        self.assertGreater(float(r["p_value"]), 0.02)
+        self.assertEqual((r["n_a"], r["n_b"]), ("20", "20"))  # 4 forks x 5 timed iterations, not the warm-up
+        self.assertEqual((r["forks_a"], r["forks_b"]), ("4", "4"))
         self.assertAlmostEqual(float(r["ratio"]), 1.2, places=9)
         self.assertLess(float(r["ratio_lo"]), 1.2)
         self.assertGreater(float(r["ratio_hi"]), 1.2)
@@ -174,15 +302,15 @@ class CompareUTest(TempDirCase):
         _, back = compare_csv(b, a)
         self.assertEqual(back["native/create/N=10/P=1"]["verdict"], "faster")
         t = run("compare.py", a, b)
-        self.assertRegex(t.stdout, r"native/create/N=10/P=1 +72 \([^)]+\) +86\.4 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
-                                   r"+15v15 +0\.0000 +slower\n")
+        self.assertRegex(t.stdout, r"native/create/N=10/P=1 +71\.27 \([^)]+\) +85\.53 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
+                                   r"+4v4 +0\.0[23]\d+ +slower\n")
         self.assertIn("Mann–Whitney U", t.stdout)
         self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 3)
         self.assertEqual(run("compare.py", b, a, "--fail-on-slower").returncode, 0)
 
     def test_runs_that_do_not_differ_say_no_significant_difference(self):
-        a = synthetic_run(self.tmp / "a")
-        b = synthetic_run(self.tmp / "b")
+        a = synthetic_run(self.tmp / "a", repetitions=4)
+        b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.001)  # well inside the +-2 % spread: not a real difference
         scale_values(b, 1.2 / 1.001, point="native/create/N=100/P=1")  # ... except this point
         p, got = compare_csv(a, b)
@@ -198,7 +326,7 @@ class CompareUTest(TempDirCase):
         self.assertEqual(run("compare.py", a, a, "--fail-on-slower").returncode, 0)
 
     def test_two_backends_in_one_folder_and_cold(self):
-        a = synthetic_run(self.tmp / "a")
+        a = synthetic_run(self.tmp / "a", repetitions=4)
         p, got = compare_csv(a, "--backends", "pthreads", "native")
         self.assertEqual(p.returncode, 0, p.stderr)
         r = got["create/N=10/P=1"]  # matched without the backend
@@ -206,10 +334,15 @@ class CompareUTest(TempDirCase):
         self.assertAlmostEqual(float(r["ratio"]), 60 / 9000, places=9)
         # --cold: the iteration-0 rows only (one per fork, 3 x the warm value in the synthetic data).
         p, cold = compare_csv(a, "--backends", "pthreads", "native", "--cold")
-        self.assertEqual((cold["create/N=10/P=1"]["n_a"], cold["create/N=10/P=1"]["n_b"]), ("3", "3"))
-        self.assertAlmostEqual(float(cold["create/N=10/P=1"]["median_b"]), 3 * 72.0, places=9)
-        # 3 vs 3 cannot reach p < 0.05 with the U test: said, not claimed.
-        self.assertEqual(cold["create/N=10/P=1"]["verdict"], "no significant difference")
+        self.assertEqual((cold["create/N=10/P=1"]["n_a"], cold["create/N=10/P=1"]["n_b"]), ("4", "4"))
+        self.assertAlmostEqual(float(cold["create/N=10/P=1"]["median_b"]), 3 * 72.0, delta=3 * 72.0 * 0.02)
+        self.assertEqual(cold["create/N=10/P=1"]["verdict"], "faster")
+        # 3 forks a side cannot reach p < 0.05 with a rank test (2/C(6,3) = 0.1), however many
+        # iterations each fork ran: said, not claimed.
+        three = synthetic_run(self.tmp / "three", repetitions=3, iterations=20)
+        p, got = compare_csv(three, "--backends", "pthreads", "native")
+        self.assertEqual(got["create/N=10/P=1"]["verdict"], "cannot be tested: 3 forks, need 4")
+        self.assertIn("3 forks, need 4", run("compare.py", three, "--backends", "pthreads", "native").stdout)
         p = run("compare.py", a, "--backends", "pthreads", "nosuch")
         self.assertEqual(p.returncode, 2)
         self.assertIn("nosuch", p.stderr)
@@ -316,7 +449,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(med.count("⚠ noisy"), 2)
         noisy = report[report.index("## Noisy points"):report.index("## Failed points")]
         self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
-        self.assertIn("percentile bootstrap", report)
+        self.assertIn("hierarchical bootstrap", report)
 
     def test_merged_hosts_are_not_pooled(self):
         """A merged sweep: the same point id from two hosts gets a cell per host, each from its own rows."""
@@ -366,7 +499,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(list(warm.get_xdata()), [1, 10, 100, 1000, 10000, 100000, 1000000])
         np.testing.assert_allclose(cold.get_ydata(), 3 * np.asarray(warm.get_ydata()))  # iteration 0: 3 x
         self.assertGreaterEqual(seen["bands"], 4)  # an interval band per line
-        self.assertIn("bootstrap interval of the median", seen["caption"])
+        self.assertIn("interval of the median, hierarchical bootstrap over forks", seen["caption"])
         self.assertIn("cold: iteration 0", seen["caption"])
         self.assertIn("1 noisy point", seen["caption"])
         # One run per fork (a version-1 folder): a single line per backend, not labelled cold/warm.

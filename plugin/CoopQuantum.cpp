@@ -71,6 +71,7 @@
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/UnrollLoop.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <cstdint>
 #include <map>
@@ -811,55 +812,129 @@ bool is_vtable(const GlobalVariable& V) {
     return n.startswith("_ZTV") || n.startswith("_ZTT") || n.startswith("_ZTC");
 }
 
-// keep_copies_apart — the linker keeps one definition of each shared (linkonce/weak) symbol
-// from whichever object comes first: an instrumented copy must never stand in for a plain
-// one nor the other way round. Checked linkonce functions become internal (every object
-// that uses one has its own copy); checked weak_odr ones were split above into an exported
-// plain copy and an internal checked one. Then, to a fixed point, what refers to a local
-// checked definition becomes local too: linkonce aliases (C1 constructors aliasing C2),
-// linkonce vtables (an inline virtual function: otherwise the vtable the linker keeps
-// decides whether objects built here run the checked or the plain copy), and linkonce
-// functions that store such a vtable (constructors). weak_odr aliases of a split function
-// point to its plain copy (their in-module uses to the checked one). Type information and
-// static locals stay shared (nothing checked is reachable through them that way).
-unsigned keep_copies_apart(Module& M, const std::map<Function*, std::vector<Site>>& sites,
-                           const std::map<Function*, Function*>& plain_of) {
-    std::set<const GlobalValue*> local;
-    unsigned n = 0;
-    for (auto& [F, list] : sites) {
-        if (list.empty()) continue;
-        if (F->hasLinkOnceLinkage()) {
-            localise(*F);
-            ++n;
-        }
-        if (F->hasLocalLinkage()) local.insert(F);
+// split_shared — one definition per function (docs/implicit.md, "Shared definitions"). The
+// linker keeps one copy of each shared (linkonce/weak) symbol, from whichever object comes
+// first, and C++ requires an inline function to have one address in the program; so every
+// symbol this object exports must be what a translation unit compiled without the plugin
+// exports, and checked code stays internal:
+// - a shared function that gets checks is split: its symbol (same name, linkage, comdat)
+//   is a plain copy (no check, and what it calls in this module does not switch either),
+//   and an internal `<name>.coop.checked` copy gets the checks;
+// - in this module, direct calls go to the checked copy (also through an alias: C1
+//   constructors alias C2); every other use (the function's address, an alias, a slot of a
+//   vtable the linker may choose) is the plain symbol: `&f` is the same in every object;
+// - a vtable (any linkage: a strong one, emitted with its class's key function, too) with
+//   a slot for a split function keeps its plain slots and gets an internal checked clone
+//   `<name>.coop.checked`, which the checked code of this module stores into the objects it
+//   builds (a shared constructor that stores a vtable is split for that, even without
+//   checks of its own; VTTs follow their vtables). Objects built by checked code run the
+//   checked copies of their class's inline virtual functions; objects built elsewhere (a
+//   plain object, another checked object, the runtime) run their own or the plain ones.
+// - type information (_ZTI, _ZTS) and static locals are not copied: they stay shared.
+// Returns the plain copies (checked copy -> plain copy); `n_split` counts the functions
+// split and the vtables cloned.
+template <class Checked>
+std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*, std::vector<Site>>& sites,
+                                            Checked checked_world, unsigned& n_split) {
+    // ODR linkages only: a plain `weak` or `linkonce` definition may be replaced by another
+    // object's at link time, which this module's calls must then reach: not split.
+    auto shared = [](const GlobalValue& G) { return G.hasLinkOnceODRLinkage() || G.hasWeakODRLinkage(); };
+    std::set<Function*> S;
+    for (auto& [F, list] : sites)
+        if (!list.empty() && shared(*F)) S.insert(F);
+    std::map<GlobalVariable*, GlobalVariable*> vt;  // vtable -> its checked clone
+    for (bool grew = true; grew;) {
+        grew = false;
+        std::set<const GlobalValue*> refs(S.begin(), S.end());
+        for (auto& [V, c] : vt) refs.insert(V);
+        std::set<const Constant*> seen;
+        for (GlobalVariable& V : M.globals())
+            if (is_vtable(V) && V.hasInitializer() && vt.count(&V) == 0 && refers(V.getInitializer(), refs, seen)) {
+                vt[&V] = nullptr;
+                grew = true;
+            }
+        std::set<const GlobalValue*> vts;
+        for (auto& [V, c] : vt) vts.insert(V);
+        for (auto& [F, list] : sites)
+            if (shared(*F) && S.count(F) == 0 && body_refers(*F, vts)) {
+                S.insert(F);
+                grew = true;
+            }
     }
+    std::map<Function*, Function*> plain_of;
+    ValueToValueMapTy to_plain;  // checked copy -> plain symbol (every use in plain code, addresses)
+    for (Function* F : S) {
+        ValueToValueMapTy VM;
+        Function* plain = CloneFunction(F, VM);
+        const std::string name = F->getName().str();
+        F->setName(name + ".coop.checked");
+        plain->setName(name);
+        plain->setLinkage(F->getLinkage());
+        plain->setVisibility(F->getVisibility());
+        plain->setUnnamedAddr(F->getUnnamedAddr());
+        plain->setComdat(F->getComdat());
+        plain->addFnAttr(kNeverSwitch);
+        localise(*F);
+        plain_of[F] = plain;
+        to_plain[F] = plain;
+        ++n_split;
+    }
+    ValueToValueMapTy to_checked_vt;  // vtable -> checked clone (checked code)
+    for (auto& [V, c] : vt) {
+        c = new GlobalVariable(M, V->getValueType(), V->isConstant(), GlobalValue::InternalLinkage, nullptr,
+                               V->getName() + ".coop.checked", V, V->getThreadLocalMode());
+        c->setAlignment(V->getAlign());
+        c->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+        to_checked_vt[V] = c;
+        ++n_split;
+    }
+    // Initialisers: the clone's slots are the checked copies (and nested vtables' clones);
+    // the original's the plain symbols.
+    for (auto& [V, c] : vt) {
+        Constant* init = V->getInitializer();
+        c->setInitializer(MapValue(init, to_checked_vt, RF_IgnoreMissingLocals));
+        V->setInitializer(MapValue(init, to_plain, RF_IgnoreMissingLocals));
+    }
+    // Aliases of a split function (C1 -> C2): the alias is the plain symbol; direct calls
+    // through it in checked code go to the checked copy.
+    ValueToValueMapTy callee_map;  // alias -> checked copy
     for (GlobalAlias& A : M.aliases()) {
         auto* target = dyn_cast<Function>(A.getAliasee()->stripPointerCasts());
         auto it = target != nullptr ? plain_of.find(target) : plain_of.end();
-        if (it == plain_of.end() || !A.hasWeakODRLinkage()) continue;
-        A.replaceUsesWithIf(ConstantExpr::getBitCast(target, A.getType()),
-                            [](Use& U) { return isa<Instruction>(U.getUser()); });
+        if (it == plain_of.end()) continue;
+        callee_map[&A] = ConstantExpr::getBitCast(target, A.getType());
         A.setAliasee(ConstantExpr::getBitCast(it->second, A.getType()));
     }
-    for (bool grew = true; grew;) {
-        grew = false;
-        auto add = [&](GlobalValue& G) {
-            localise(G);
-            local.insert(&G);
-            ++n;
-            grew = true;
-        };
-        std::set<const Constant*> seen;
-        for (GlobalAlias& A : M.aliases())
-            if (A.hasLinkOnceLinkage() && refers(A.getAliasee(), local, seen)) add(A);
-        for (GlobalVariable& V : M.globals())
-            if (V.hasLinkOnceLinkage() && V.hasInitializer() && is_vtable(V) && refers(V.getInitializer(), local, seen))
-                add(V);
-        for (Function& F : M)
-            if (F.hasLinkOnceLinkage() && !F.isDeclaration() && body_refers(F, local)) add(F);
+    for (auto& [V, c] : vt) callee_map[V] = c;
+    ValueToValueMapTy addr_map;  // other operands of checked code: vtable clones, plain addresses
+    for (auto& [V, c] : vt) addr_map[V] = c;
+    for (auto& [F, plain] : plain_of) addr_map[F] = plain;
+    // Everything outside checked code is the plain world: the plain copies (cloned from the
+    // checked copies' bodies, which name split functions by their checked copy), the code
+    // that must not switch (static initialisers storing `&f`, the runtime), and the
+    // initialisers of other globals (`Fn g = &f;`).
+    for (Function& G : M)
+        if (!G.isDeclaration() && !checked_world(G))
+            for (BasicBlock& BB : G)
+                for (Instruction& I : BB) RemapInstruction(&I, to_plain, RF_IgnoreMissingLocals);
+    for (GlobalVariable& V : M.globals())
+        if (V.hasInitializer() && vt.count(&V) == 0 && V.getName() != "llvm.global.annotations" &&
+            !V.getName().endswith(".coop.checked"))
+            V.setInitializer(MapValue(V.getInitializer(), to_plain, RF_IgnoreMissingLocals));
+    for (Function& G : M) {
+        if (G.isDeclaration() || !checked_world(G)) continue;
+        for (BasicBlock& BB : G)
+            for (Instruction& I : BB)
+                for (Use& U : I.operands()) {
+                    auto* Cst = dyn_cast<Constant>(U.get());
+                    if (Cst == nullptr) continue;
+                    auto* CB = dyn_cast<CallBase>(&I);
+                    const bool callee = CB != nullptr && CB->isCallee(&U);
+                    Value* mapped = MapValue(Cst, callee ? callee_map : addr_map, RF_IgnoreMissingLocals);
+                    if (mapped != nullptr && mapped != Cst) U.set(mapped);
+                }
     }
-    return n;
+    return plain_of;
 }
 
 
@@ -1051,25 +1126,15 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             }
         }
 
-        // Phase 3a: a weak_odr function (an explicit template instantiation) that gets
-        // checks keeps its exported symbol as a plain copy (other objects may link to it,
-        // and the runtime must not run checked code); this module's own uses get the
-        // checked copy, internal and renamed.
-        std::map<Function*, Function*> plain_of;
-        for (auto& [F, list] : sites) {
-            if (list.empty() || !F->hasWeakODRLinkage()) continue;
-            ValueToValueMapTy VM;
-            Function* plain = CloneFunction(F, VM);
-            const std::string name = F->getName().str();
-            F->setName(name + ".coop.checked");
-            plain->setName(name);
-            plain->setLinkage(F->getLinkage());
-            plain->setVisibility(F->getVisibility());
-            plain->setComdat(F->getComdat());
-            plain->addFnAttr(kNeverSwitch);
-            localise(*F);
-            plain_of[F] = plain;
-        }
+        // Phase 3a: one definition per function (split_shared): what this object exports is
+        // plain, the checked copies are internal.
+        unsigned n_local = 0;
+        const std::map<Function*, Function*> plain_of = split_shared(
+            M, sites,
+            [&](Function& G) {
+                return sites.count(&G) != 0 && !G.hasFnAttribute(kNeverSwitch);
+            },
+            n_local);
         std::vector<Function*> plains;
         for (auto& [F, plain] : plain_of) plains.push_back(plain);
         const unsigned n_plain_late = plain_callees(plains, clones, [&](Function& G) {
@@ -1142,7 +1207,6 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
             }
         }
-        const unsigned n_local = keep_copies_apart(M, sites, plain_of);
         if (Stats)
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
                    << " latch, " << n_chunked << " chunked-loop, " << n_bulk << " bulk-memory, " << n_irreducible

@@ -68,26 +68,26 @@ std::uint64_t g_once_value = 0;
 
 }  // namespace
 
-// coop_pattern_static_guard — two activities reach a function-local static whose constructor
+// implicit_pattern_static_guard — two activities reach a function-local static whose constructor
 // runs long checked code: both see the one value (OS threads: the second waits for the first).
-extern "C" long coop_pattern_static_guard(unsigned processors) {
+extern "C" long implicit_pattern_static_guard(unsigned processors) {
     std::uint64_t a = 0, b = 1;
     two(processors, [&] { a = lookup(); }, [&] { b = lookup(); });
     return a == b && a == crunch(kWork) ? 0 : 1;
 }
 
-// coop_pattern_call_once — the same with std::call_once and a long callable.
-extern "C" long coop_pattern_call_once(unsigned processors) {
+// implicit_pattern_call_once — the same with std::call_once and a long callable.
+extern "C" long implicit_pattern_call_once(unsigned processors) {
     std::uint64_t a = 0, b = 1;
     two(processors, [&] { a = once_value(); }, [&] { b = once_value(); });
     return a == b && a == crunch(kWork) ? 0 : 1;
 }
 
-// coop_pattern_flockfile — activity A holds a stream's lock (flockfile) across checked work
+// implicit_pattern_flockfile — activity A holds a stream's lock (flockfile) across checked work
 // and writes "<A1" ... "A2>"; activity B writes "B" with fputs (which takes the lock). Under
 // OS threads B's text never lands inside A's locked section. Returns 0 if the stream is
 // "<A1A2>B", 1 otherwise.
-extern "C" long coop_pattern_flockfile(unsigned processors) {
+extern "C" long implicit_pattern_flockfile(unsigned processors) {
     char* buf = nullptr;
     size_t len = 0;
     FILE* fp = open_memstream(&buf, &len);
@@ -107,11 +107,11 @@ extern "C" long coop_pattern_flockfile(unsigned processors) {
     return wrong;
 }
 
-// coop_pattern_lock — a lock held by A across checked work, then taken by B (the patterns
+// implicit_pattern_lock — a lock held by A across checked work, then taken by B (the patterns
 // that already worked: they must stay working). `kind`: recursive, shared_w, shared_r,
 // timed, scoped, spin (std::atomic_flag), rwlock, trylock, timedlock, pthread_spin.
 // Returns 0 when both finished and B did not get in while A held the lock.
-extern "C" long coop_pattern_lock(unsigned processors, const char* kind) {
+extern "C" long implicit_pattern_lock(unsigned processors, const char* kind) {
     static std::recursive_mutex rm;
     static std::shared_mutex sm;
     static std::timed_mutex tm;
@@ -223,11 +223,11 @@ namespace {
 [[gnu::noinline]] std::uint64_t work_between(std::uint64_t n) { return crunch(n); }
 }  // namespace
 
-// coop_pattern_errno — 8 activities: half parse an overflowing number (ERANGE), half a valid
+// implicit_pattern_errno — 8 activities: half parse an overflowing number (ERANGE), half a valid
 // one (errno stays 0), then run checked work that switches (implicit: `explicit_yield` false)
 // or call coop::yield() (explicit), then read errno. Returns the wrong readings (0 under OS
 // threads: errno is the thread's).
-extern "C" long coop_pattern_errno(unsigned processors, bool explicit_yield) {
+extern "C" long implicit_pattern_errno(unsigned processors, bool explicit_yield) {
     std::atomic<long> wrong{0};
     coop::Runtime rt({.processors = processors});
     rt.run([&] {
@@ -276,11 +276,11 @@ thread_local Acc t_acc;
 }
 }  // namespace
 
-// coop_pattern_thread_local — 8 activities add to a thread_local through `mode`: "member" (a
+// implicit_pattern_thread_local — 8 activities add to a thread_local through `mode`: "member" (a
 // member function of a thread_local object), "inline" (the same, inlined), "reference" (a
 // function taking the variable by reference), "pointer" (`long* p = &t` before the loop).
 // Returns the updates lost (0 under OS threads).
-extern "C" long coop_pattern_thread_local(unsigned processors, const char* mode) {
+extern "C" long implicit_pattern_thread_local(unsigned processors, const char* mode) {
     constexpr int kN = 20000, kR = 40, kT = 8;
     static int data[kN];
     long expect = 0;

@@ -7,12 +7,12 @@
 
 #include "tests/support/child.hpp"
 
-extern "C" long coop_pattern_static_guard(unsigned processors);
-extern "C" long coop_pattern_call_once(unsigned processors);
-extern "C" long coop_pattern_flockfile(unsigned processors);
-extern "C" long coop_pattern_lock(unsigned processors, const char* kind);
-extern "C" long coop_pattern_errno(unsigned processors, bool explicit_yield);
-extern "C" long coop_pattern_thread_local(unsigned processors, const char* mode);
+extern "C" long implicit_pattern_static_guard(unsigned processors);
+extern "C" long implicit_pattern_call_once(unsigned processors);
+extern "C" long implicit_pattern_flockfile(unsigned processors);
+extern "C" long implicit_pattern_lock(unsigned processors, const char* kind);
+extern "C" long implicit_pattern_errno(unsigned processors, bool explicit_yield);
+extern "C" long implicit_pattern_thread_local(unsigned processors, const char* mode);
 
 namespace {
 
@@ -31,42 +31,42 @@ class Patterns : public testing::TestWithParam<unsigned> {};
 // wait for it in the OS. Seen hanging at P=1 with the plugin before the guard was a no-switch
 // region.
 TEST_P(Patterns, FunctionLocalStaticWithALongConstructor) {
-    EXPECT_EQ(run([] { return coop_pattern_static_guard(GetParam()); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_static_guard(GetParam()); }), "0");
 }
 
 // std::call_once with a long callable (it runs inside pthread_once). Seen hanging at P=1 before.
 TEST_P(Patterns, CallOnceWithALongCallable) {
-    EXPECT_EQ(run([] { return coop_pattern_call_once(GetParam()); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_call_once(GetParam()); }), "0");
 }
 
 // flockfile held across checked work: another activity on the same worker entered the stream's
 // lock (recursive per OS thread) and wrote inside the locked section. Seen failing before ("1").
 TEST_P(Patterns, StreamLockedWithFlockfile) {
-    EXPECT_EQ(run([] { return coop_pattern_flockfile(GetParam()); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_flockfile(GetParam()); }), "0");
 }
 
 // errno's value across an implicit switch (checked work between strtol and the test of errno)
 // and an explicit one (coop::yield()). Seen failing before at both (thousands wrong).
 TEST_P(Patterns, ErrnoSurvivesAnImplicitSwitch) {
-    EXPECT_EQ(run([] { return coop_pattern_errno(GetParam(), false); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_errno(GetParam(), false); }), "0");
 }
 TEST_P(Patterns, ErrnoSurvivesAnExplicitSwitch) {
-    EXPECT_EQ(run([] { return coop_pattern_errno(GetParam(), true); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_errno(GetParam(), true); }), "0");
 }
 
 // A thread_local object used through `this` (a member function, called or inlined), a
 // reference or a pointer: no update lost. Seen failing before (most updates lost).
 TEST_P(Patterns, ThreadLocalThroughAMemberFunction) {
-    EXPECT_EQ(run([] { return coop_pattern_thread_local(GetParam(), "member"); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "member"); }), "0");
 }
 TEST_P(Patterns, ThreadLocalThroughAnInlinedMemberFunction) {
-    EXPECT_EQ(run([] { return coop_pattern_thread_local(GetParam(), "inline"); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "inline"); }), "0");
 }
 TEST_P(Patterns, ThreadLocalThroughAReference) {
-    EXPECT_EQ(run([] { return coop_pattern_thread_local(GetParam(), "reference"); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "reference"); }), "0");
 }
 TEST_P(Patterns, ThreadLocalThroughAPointer) {
-    EXPECT_EQ(run([] { return coop_pattern_thread_local(GetParam(), "pointer"); }), "0");
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "pointer"); }), "0");
 }
 
 // Locks held across checked work that already worked (kept working): B never gets in while A
@@ -74,7 +74,7 @@ TEST_P(Patterns, ThreadLocalThroughAPointer) {
 TEST_P(Patterns, LocksHeldAcrossCheckedWork) {
     for (const char* kind : {"recursive", "shared_w", "shared_r", "timed", "scoped", "spin", "rwlock", "trylock",
                              "timedlock", "pthread_spin"})
-        EXPECT_EQ(run([&] { return coop_pattern_lock(GetParam(), kind); }), "0") << kind;
+        EXPECT_EQ(run([&] { return implicit_pattern_lock(GetParam(), kind); }), "0") << kind;
 }
 
 INSTANTIATE_TEST_SUITE_P(Processors, Patterns, testing::Values(1u, 2u), testing::PrintToStringParamName());

@@ -831,6 +831,7 @@ bool is_vtable(const GlobalVariable& V) {
 //   checked copies of their class's inline virtual functions; objects built elsewhere (a
 //   plain object, another checked object, the runtime) run their own or the plain ones.
 // - type information (_ZTI, _ZTS) and static locals are not copied: they stay shared.
+// - an activity's body (Closure<F>::run) is the exception: see below.
 // Returns the plain copies (checked copy -> plain copy); `n_split` counts the functions
 // split and the vtables cloned.
 template <class Checked>
@@ -839,9 +840,35 @@ std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*,
     // ODR linkages only: a plain `weak` or `linkonce` definition may be replaced by another
     // object's at link time, which this module's calls must then reach: not split.
     auto shared = [](const GlobalValue& G) { return G.hasLinkOnceODRLinkage() || G.hasWeakODRLinkage(); };
+    // An activity's body (coop::internal::Closure<F>::run, a template instance) is reached
+    // only through the address coop's spawn stores in the activity, never by name from user
+    // code: it is not split but made internal (checked), and so is what refers to it (the
+    // spawn<F> instance storing its address), as everything checked used to be: otherwise the
+    // runtime would store the plain symbol and no activity body would be checked.
+    auto activity_body = [](const Function& F) {
+        return F.getName().startswith("_ZN4coop8internal7ClosureI") && F.getName().endswith("E3runEPNS0_8ActivityE");
+    };
+    std::set<const GlobalValue*> bodies;
+    for (auto& [F, list] : sites)
+        if (!list.empty() && shared(*F) && activity_body(*F)) {
+            localise(*F);
+            bodies.insert(F);
+            ++n_split;
+        }
+    for (bool grew = !bodies.empty(); grew;) {
+        grew = false;
+        for (Function& G : M)
+            if (!G.isDeclaration() && (G.hasLinkOnceLinkage() || G.hasWeakLinkage()) && bodies.count(&G) == 0 &&
+                body_refers(G, bodies)) {
+                localise(G);
+                bodies.insert(&G);
+                ++n_split;
+                grew = true;
+            }
+    }
     std::set<Function*> S;
     for (auto& [F, list] : sites)
-        if (!list.empty() && shared(*F)) S.insert(F);
+        if (!list.empty() && shared(*F) && bodies.count(F) == 0) S.insert(F);
     std::map<GlobalVariable*, GlobalVariable*> vt;  // vtable -> its checked clone
     for (bool grew = true; grew;) {
         grew = false;

@@ -312,3 +312,30 @@ extern "C" long implicit_pattern_thread_local(unsigned processors, const char* m
     }  // the workers ended: their thread_locals are in g_tls_total
     return expect - g_tls_total.load();
 }
+
+// ImplicitSpinner — an activity body of a named class (external linkage): its operator()
+// and coop's Closure<ImplicitSpinner>::run are shared (linkonce_odr) template code, which
+// the plugin splits into plain symbols and checked copies; the body must still be the
+// checked copy, or the busy-wait below never lets the setter run on one processor.
+struct ImplicitSpinner {
+    std::atomic<bool>* flag;
+    void operator()() const {
+        while (!flag->load(std::memory_order_relaxed)) {
+        }
+    }
+};
+
+// implicit_pattern_named_functor — A busy-waits (ImplicitSpinner) for a flag B sets; 0 when
+// both finished.
+extern "C" long implicit_pattern_named_functor(unsigned processors) {
+    std::atomic<bool> flag{false};
+    coop::Runtime rt({.processors = processors});
+    rt.run([&] {
+        coop::Thread a = coop::spawn(ImplicitSpinner{&flag});
+        coop::yield();
+        coop::Thread b = coop::spawn([&] { flag = true; });
+        a.join();
+        b.join();
+    });
+    return 0;
+}

@@ -13,6 +13,7 @@ extern "C" long implicit_pattern_flockfile(unsigned processors);
 extern "C" long implicit_pattern_lock(unsigned processors, const char* kind);
 extern "C" long implicit_pattern_errno(unsigned processors, bool explicit_yield);
 extern "C" long implicit_pattern_thread_local(unsigned processors, const char* mode);
+extern "C" long implicit_pattern_named_functor(unsigned processors);
 
 namespace {
 
@@ -75,6 +76,13 @@ TEST_P(Patterns, LocksHeldAcrossCheckedWork) {
     for (const char* kind : {"recursive", "shared_w", "shared_r", "timed", "scoped", "spin", "rwlock", "trylock",
                              "timedlock", "pthread_spin"})
         EXPECT_EQ(run([&] { return implicit_pattern_lock(GetParam(), kind); }), "0") << kind;
+}
+
+// An activity body of a named class (shared template code, split by the plugin into a plain
+// symbol and a checked copy) busy-waits for a flag another activity sets: the body that runs
+// must be the checked copy. Seen hanging at P=1 when the runtime stored the plain symbol.
+TEST_P(Patterns, NamedFunctorActivityBodyIsChecked) {
+    EXPECT_EQ(run([] { return implicit_pattern_named_functor(GetParam()); }), "0");
 }
 
 INSTANTIATE_TEST_SUITE_P(Processors, Patterns, testing::Values(1u, 2u), testing::PrintToStringParamName());

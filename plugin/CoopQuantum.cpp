@@ -37,9 +37,15 @@
 //   annotated function is also kept from being inlined (its body would otherwise be
 //   checked inside its callers); the functions it calls are checked as usual (use a
 //   coop::uncooperative scope for a dynamic extent).
-// Linkage: an instrumented linkonce_odr function (inline functions, templates) becomes
-// internal to its object file, so that the linker never picks this instrumented copy for
-// code compiled without the plugin (the runtime, the `native` backend) nor the other way.
+// Linkage (split_shared): every symbol an instrumented object exports is plain, as without
+// the plugin; a shared (linkonce_odr/weak_odr) function that gets checks also has an
+// internal checked copy, which this object's direct calls and the vtables of the objects
+// its checked code builds use. So the linker never picks an instrumented copy for code
+// compiled without the plugin (the runtime, the `native` backend), and an inline function
+// has one address in the program.
+// No switch while the OS thread holds a lock, a static-local guard, a pthread_once or a
+// stdio stream lock (hook_os_locks), nor inside a call that receives a thread-local's
+// address (tls_calls); thread-local addresses are recomputed at each use (OpaqueTls).
 //
 // -mllvm -coop-quantum-stats prints, per module, the checks inserted.
 #include "llvm/ADT/SmallPtrSet.h"

@@ -925,8 +925,8 @@ std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*,
     // the original's the plain symbols.
     for (auto& [V, c] : vt) {
         Constant* init = V->getInitializer();
-        c->setInitializer(MapValue(init, to_checked_vt, RF_IgnoreMissingLocals));
-        V->setInitializer(MapValue(init, to_plain, RF_IgnoreMissingLocals));
+        c->setInitializer(MapValue(init, to_checked_vt, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges));
+        V->setInitializer(MapValue(init, to_plain, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges));
     }
     // Aliases of a split function (C1 -> C2): the alias is the plain symbol; direct calls
     // through it in checked code go to the checked copy.
@@ -942,6 +942,8 @@ std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*,
     ValueToValueMapTy addr_map;  // other operands of checked code: vtable clones, plain addresses
     for (auto& [V, c] : vt) addr_map[V] = c;
     for (auto& [F, plain] : plain_of) addr_map[F] = plain;
+    // (RF_NoModuleLevelChanges: globals are still mapped through the maps; it keeps the
+    // mapper from cloning distinct debug-info nodes of the instructions' !dbg.)
     // Everything outside checked code is the plain world: the plain copies (cloned from the
     // checked copies' bodies, which name split functions by their checked copy), the code
     // that must not switch (static initialisers storing `&f`, the runtime), and the
@@ -949,11 +951,11 @@ std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*,
     for (Function& G : M)
         if (!G.isDeclaration() && !checked_world(G))
             for (BasicBlock& BB : G)
-                for (Instruction& I : BB) RemapInstruction(&I, to_plain, RF_IgnoreMissingLocals);
+                for (Instruction& I : BB) RemapInstruction(&I, to_plain, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
     for (GlobalVariable& V : M.globals())
         if (V.hasInitializer() && vt.count(&V) == 0 && V.getName() != "llvm.global.annotations" &&
             !V.getName().endswith(".coop.checked"))
-            V.setInitializer(MapValue(V.getInitializer(), to_plain, RF_IgnoreMissingLocals));
+            V.setInitializer(MapValue(V.getInitializer(), to_plain, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges));
     for (Function& G : M) {
         if (G.isDeclaration() || !checked_world(G)) continue;
         for (BasicBlock& BB : G)
@@ -963,7 +965,7 @@ std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*,
                     if (Cst == nullptr) continue;
                     auto* CB = dyn_cast<CallBase>(&I);
                     const bool callee = CB != nullptr && CB->isCallee(&U);
-                    Value* mapped = MapValue(Cst, callee ? callee_map : addr_map, RF_IgnoreMissingLocals);
+                    Value* mapped = MapValue(Cst, callee ? callee_map : addr_map, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
                     if (mapped != nullptr && mapped != Cst) U.set(mapped);
                 }
     }

@@ -339,3 +339,51 @@ extern "C" long implicit_pattern_named_functor(unsigned processors) {
     });
     return 0;
 }
+
+namespace {
+std::once_flag g_once_throws;
+std::atomic<bool> g_throw_once{true};
+struct Thrower {
+    Thrower() {
+        if (g_throw_once.exchange(false)) throw 1;
+    }
+};
+[[gnu::noinline]] int static_that_throws() {
+    static Thrower t;  // the constructor throws the first time: __cxa_guard_abort
+    return 1;
+}
+}  // namespace
+
+// implicit_pattern_unwind — a std::call_once callable and a static's constructor that throw
+// (the no-switch regions end on the exception path too: pthread_once's bracket in the
+// landing pad, __cxa_guard_abort); then checked work must still switch to a yielding
+// bystander. Returns 0 when it did (at P=1 a region left open would keep it from running).
+extern "C" long implicit_pattern_unwind(unsigned processors) {
+    std::atomic<bool> stop{false};
+    std::atomic<long> runs{0};
+    long during = -1;
+    coop::Runtime rt({.processors = processors});
+    rt.run([&] {
+        coop::Thread by = coop::spawn([&] {
+            while (!stop.load()) {
+                ++runs;
+                coop::yield();
+            }
+        });
+        coop::yield();
+        try {
+            std::call_once(g_once_throws, [] { throw 1; });
+        } catch (int) {
+        }
+        try {
+            g_sink += static_that_throws();
+        } catch (int) {
+        }
+        const long before = runs.load();
+        g_sink += crunch(kWork);
+        during = runs.load() - before;
+        stop = true;
+        by.join();
+    });
+    return during > 0 ? 0 : 1;
+}

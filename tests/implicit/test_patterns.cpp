@@ -14,6 +14,7 @@ extern "C" long implicit_pattern_lock(unsigned processors, const char* kind);
 extern "C" long implicit_pattern_errno(unsigned processors, bool explicit_yield);
 extern "C" long implicit_pattern_thread_local(unsigned processors, const char* mode);
 extern "C" long implicit_pattern_named_functor(unsigned processors);
+extern "C" long implicit_pattern_unwind(unsigned processors);
 
 namespace {
 
@@ -76,6 +77,12 @@ TEST_P(Patterns, LocksHeldAcrossCheckedWork) {
     for (const char* kind : {"recursive", "shared_w", "shared_r", "timed", "scoped", "spin", "rwlock", "trylock",
                              "timedlock", "pthread_spin"})
         EXPECT_EQ(run([&] { return implicit_pattern_lock(GetParam(), kind); }), "0") << kind;
+}
+
+// A call_once callable and a static's constructor that throw: the regions end on the
+// exception path too, and checked work afterwards switches again.
+TEST_P(Patterns, RegionsEndWhenTheyThrow) {
+    EXPECT_EQ(run([] { return implicit_pattern_unwind(GetParam()); }), "0");
 }
 
 // An activity body of a named class (shared template code, split by the plugin into a plain

@@ -37,9 +37,15 @@
 //   annotated function is also kept from being inlined (its body would otherwise be
 //   checked inside its callers); the functions it calls are checked as usual (use a
 //   coop::uncooperative scope for a dynamic extent).
-// Linkage: an instrumented linkonce_odr function (inline functions, templates) becomes
-// internal to its object file, so that the linker never picks this instrumented copy for
-// code compiled without the plugin (the runtime, the `native` backend) nor the other way.
+// Linkage (split_shared): every symbol an instrumented object exports is plain, as without
+// the plugin; a shared (linkonce_odr/weak_odr) function that gets checks also has an
+// internal checked copy, which this object's direct calls and the vtables of the objects
+// its checked code builds use. So the linker never picks an instrumented copy for code
+// compiled without the plugin (the runtime, the `native` backend), and an inline function
+// has one address in the program.
+// No switch while the OS thread holds a lock, a static-local guard, a pthread_once or a
+// stdio stream lock (hook_os_locks), nor inside a call that receives a thread-local's
+// address (tls_calls); thread-local addresses are recomputed at each use (OpaqueTls).
 //
 // -mllvm -coop-quantum-stats prints, per module, the checks inserted.
 #include "llvm/ADT/SmallPtrSet.h"
@@ -50,6 +56,7 @@
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
@@ -70,6 +77,7 @@
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/UnrollLoop.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <cstdint>
 #include <map>
@@ -338,6 +346,109 @@ bool thread_identity_calls(Module& M) {
     return changed;
 }
 
+// Thread-local objects reached through an address (`this` in `t.add(x)`, a reference, a
+// pointer `p = &t` used later): the address is the thread's where it was computed, and it
+// stays in a register across whatever follows, a check included; the optimiser also keeps
+// the object's fields in registers across a loop, since the address does not change. Under
+// OS threads the thread does not change, so this is right there; here the activity may
+// resume on another worker, or another activity on the same worker may update the object
+// meanwhile. Two rules keep such code as right as the same code naming the variable:
+// - inside a function (and what was inlined into it), every use of an address derived
+//   from a thread-local's (its opaque copy, a _ZTW wrapper's or __errno_location's result,
+//   through GEPs and casts) recomputes it right there (rematerialise_tls), before the
+//   optimiser can keep a field in a register across the loop: as by name, each access is
+//   to the object of the thread it runs on, and a field update is one load and one store;
+// - a call that receives such an address runs without a switch (bracketed like a lock,
+//   tls_calls below): the callee, in any translation unit, uses its `this` on the thread it
+//   was computed on. What the plugin cannot follow is an address stored in memory and
+//   loaded back (a global pointer, a container of pointers): a warning names the variable
+//   and the line (warn_tls_escapes).
+bool tls_source(const Value* V) {
+    const auto* CI = dyn_cast<CallInst>(V);
+    if (CI == nullptr) return false;
+    if (CI->getMetadata(kTlsCopyMD) != nullptr) return true;
+    const Function* f = CI->getCalledFunction();
+    if (f == nullptr) return false;
+    const StringRef n = f->getName();
+    return n.startswith("_ZTW") || n == "__errno_location" || n == "__h_errno_location";
+}
+
+bool tls_chain_link(const Value* V) { return isa<GetElementPtrInst>(V) || isa<BitCastInst>(V) || isa<AddrSpaceCastInst>(V); }
+
+// tls_root — the thread-local address `V` is derived from (through GEPs and casts), or null.
+Instruction* tls_root(Value* V) {
+    for (unsigned depth = 0; depth < 32; ++depth) {
+        if (tls_source(V)) return cast<Instruction>(V);
+        if (!tls_chain_link(V)) return nullptr;
+        V = cast<Instruction>(V)->getOperand(0);
+    }
+    return nullptr;
+}
+
+// tls_name — the thread-local a root is the address of (for diagnostics).
+std::string tls_name(const Instruction* root) {
+    const auto* CI = cast<CallInst>(root);
+    if (CI->getMetadata(kTlsCopyMD) != nullptr) return demangle(CI->getArgOperand(0)->getName().str());
+    const StringRef n = CI->getCalledFunction()->getName();
+    if (n.startswith("_ZTW")) return demangle(("_Z" + n.drop_front(4)).str());
+    return n == "__errno_location" ? "errno" : "h_errno";
+}
+
+// fresh — whether the address reaching `U` is computed in U's block with no call in between
+// (a switch can happen only at a call or a check, and checks are added later at latches
+// and entries, never inside a block).
+bool fresh(Instruction* root, Instruction* U) {
+    if (root->getParent() != U->getParent() || isa<PHINode>(U)) return false;
+    for (Instruction* I = root->getNextNode(); I != nullptr && I != U; I = I->getNextNode())
+        if (auto* CB = dyn_cast<CallBase>(I); CB != nullptr && !isa<IntrinsicInst>(CB) && !tls_source(CB) &&
+                                               !(CB->isInlineAsm()))
+            return false;
+    return true;
+}
+
+bool rematerialise_tls(Function& F) {
+    SmallVector<std::pair<Instruction*, unsigned>, 8> uses;
+    for (BasicBlock& BB : F)
+        for (Instruction& I : BB) {
+            if (tls_chain_link(&I) || tls_source(&I)) continue;
+            for (unsigned i = 0; i < I.getNumOperands(); ++i)
+                if (Instruction* root = tls_root(I.getOperand(i)); root != nullptr && !fresh(root, &I))
+                    uses.emplace_back(&I, i);
+        }
+    std::set<Instruction*> old;
+    for (auto& [U, i] : uses) {
+        Instruction* at = U;
+        if (auto* P = dyn_cast<PHINode>(U)) at = P->getIncomingBlock(i)->getTerminator();
+        SmallVector<Instruction*, 4> chain;  // from the use's operand back to the root
+        for (Value* V = U->getOperand(i);; V = cast<Instruction>(V)->getOperand(0)) {
+            chain.push_back(cast<Instruction>(V));
+            if (tls_source(V)) break;
+        }
+        Value* prev = nullptr;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            Instruction* c = (*it)->clone();
+            if (prev != nullptr) c->setOperand(0, prev);
+            c->insertBefore(at);
+            old.insert(*it);
+            prev = c;
+        }
+        U->setOperand(i, prev);
+    }
+    // The old chains, now unused (from the use end back to the root).
+    for (bool erased = true; erased;) {
+        erased = false;
+        for (auto it = old.begin(); it != old.end();)
+            if ((*it)->use_empty()) {
+                (*it)->eraseFromParent();
+                it = old.erase(it);
+                erased = true;
+            } else {
+                ++it;
+            }
+    }
+    return !uses.empty();
+}
+
 // cost — the IR instructions of a block that become code (no phis, debug info, markers).
 unsigned cost(const BasicBlock& BB) {
     unsigned n = 0;
@@ -363,6 +474,8 @@ bool calls(const Function& F) {
             }
     return false;
 }
+
+unsigned tls_calls(Module& M, Function& F);
 
 // PrepareUncooperative — at the pipeline's start: annotated and named functions and signal
 // handlers get the attribute the instrumenting pass honours and are kept from being
@@ -398,6 +511,8 @@ struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
         changed |= thread_identity_calls(M);
         for (Function& F : M)
             if (!F.isDeclaration()) changed |= opaque_tls(F);
+        for (Function& F : M)
+            if (!never_checked(F) && marked.count(&F) == 0) changed |= tls_calls(M, F) != 0;
         return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }
@@ -407,53 +522,219 @@ struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
 // uses that inlining or constant folding exposed in functions that will be checked.
 struct OpaqueTls : PassInfoMixin<OpaqueTls> {
     PreservedAnalyses run(Function& F, FunctionAnalysisManager&) {
-        if (UnrollOnly || never_checked(F) || !opaque_tls(F)) return PreservedAnalyses::all();
-        return PreservedAnalyses::none();
+        if (UnrollOnly || never_checked(F)) return PreservedAnalyses::all();
+        bool changed = opaque_tls(F);
+        changed |= rematerialise_tls(F);
+        return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }
 };
 
-// OS locks (docs/implicit.md, "OS locks"): a check that switches while the activity holds a
-// pthread mutex, rwlock or spin lock lets the next activity on the worker block the worker
-// in that lock: with one worker, forever. In checked functions, each successful lock call
-// is followed by coop_os_lock_taken(rc) and each unlock by coop_os_lock_released(rc)
-// (quantum.cpp): while the count is positive the activity is uncooperative (checks only
-// mark the quantum as used up); the last unlock switches if the quantum ran out meanwhile.
+// No-switch regions (docs/implicit.md, "No switch while the OS thread holds something"): a
+// check that switches while the activity's OS thread holds something a second activity on
+// the same worker could wait for in the OS (a pthread lock, a function-local static's
+// guard, a pthread_once in progress, a stdio stream's lock) lets that second activity
+// block the worker, and with one worker nobody ever releases it. So in checked functions:
+// - each successful acquisition is followed by coop_os_lock_taken(0) and each release by
+//   coop_os_lock_released(0) (quantum.cpp): while the count is positive the activity is
+//   uncooperative (checks only mark the quantum as used up, yield() is a no-op); the last
+//   release switches if the quantum ran out meanwhile. Lock calls pass their own result
+//   (0 = taken); __cxa_guard_acquire passes "taken" when it returns nonzero (this caller
+//   runs the initialiser), flockfile always;
+// - calls that run user code while holding something inside a library (pthread_once, so
+//   std::call_once: the callable runs under the once's in-progress state) are bracketed:
+//   taken before the call, released after it on the normal and the exception path.
+// The hooks are calls (a counter in the activity), not a change of the checks: the fast
+// path stays two instructions, and everything the region calls, in any translation unit,
+// checked or not, inherits the no-switch state (it is dynamic, like coop::uncooperative).
 constexpr const char* kLockTaken = "coop_os_lock_taken";
 constexpr const char* kLockReleased = "coop_os_lock_released";
 
-int lock_kind(const Function* f) {
-    if (f == nullptr) return 0;
+cl::list<std::string> UserLocks("coop-quantum-lock", cl::CommaSeparated,
+                                cl::desc("functions that acquire something a second activity could wait for in the "
+                                         "OS (an int result 0 = acquired, like pthread_mutex_lock; otherwise always)"));
+cl::list<std::string> UserUnlocks("coop-quantum-unlock", cl::CommaSeparated,
+                                  cl::desc("functions that release what a -coop-quantum-lock function acquired"));
+cl::list<std::string> UserNoSwitchCalls("coop-quantum-no-switch-call", cl::CommaSeparated,
+                                        cl::desc("functions whose calls run without a switch (bracketed)"));
+
+enum class Hook { None, TakeRc, TakeNonzero, TakeAlways, Release, Bracket };
+
+bool named_in(const cl::list<std::string>& list, StringRef mangled) {
+    if (list.empty()) return false;
+    const std::string plain = demangle(mangled.str());
+    for (const std::string& n : list) {
+        if (n == mangled || n == plain) return true;
+        if (plain.size() > n.size() && plain.compare(0, n.size(), n) == 0 && plain[n.size()] == '(') return true;
+    }
+    return false;
+}
+
+Hook hook_kind(const Function* f) {
+    if (f == nullptr) return Hook::None;
     static const char* const kTake[] = {
         "pthread_mutex_lock",      "pthread_mutex_trylock",      "pthread_mutex_timedlock", "pthread_mutex_clocklock",
         "pthread_rwlock_rdlock",   "pthread_rwlock_wrlock",      "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock",
         "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", "pthread_rwlock_clockrdlock",
-        "pthread_rwlock_clockwrlock", "pthread_spin_lock",     "pthread_spin_trylock"};
-    static const char* const kRelease[] = {"pthread_mutex_unlock", "pthread_rwlock_unlock", "pthread_spin_unlock"};
+        "pthread_rwlock_clockwrlock", "pthread_spin_lock",     "pthread_spin_trylock",   "ftrylockfile"};
+    static const char* const kRelease[] = {"pthread_mutex_unlock", "pthread_rwlock_unlock", "pthread_spin_unlock",
+                                           "funlockfile",          "__cxa_guard_release",   "__cxa_guard_abort"};
+    static const char* const kBracket[] = {"pthread_once", "__pthread_once"};
     const StringRef n = f->getName();
     for (const char* t : kTake)
-        if (n == t) return 1;
+        if (n == t) return Hook::TakeRc;
+    if (n == "__cxa_guard_acquire") return Hook::TakeNonzero;
+    if (n == "flockfile") return Hook::TakeAlways;
     for (const char* r : kRelease)
-        if (n == r) return -1;
-    return 0;
+        if (n == r) return Hook::Release;
+    for (const char* b : kBracket)
+        if (n == b) return Hook::Bracket;
+    if (named_in(UserLocks, n))
+        return f->getReturnType()->isIntegerTy(32) ? Hook::TakeRc : Hook::TakeAlways;
+    if (named_in(UserUnlocks, n)) return Hook::Release;
+    if (named_in(UserNoSwitchCalls, n)) return Hook::Bracket;
+    return Hook::None;
+}
+
+// after_call — where code that must run after `CB` returns normally goes (an invoke's normal
+// edge is split so that the code runs on it alone).
+Instruction* after_call(CallBase* CB) {
+    if (auto* II = dyn_cast<InvokeInst>(CB)) return &*SplitEdge(II->getParent(), II->getNormalDest())->getFirstInsertionPt();
+    return CB->getNextNode();
+}
+
+// after_unwind — where code that must run when invoke `II` unwinds goes (its own landing pad).
+Instruction* after_unwind(InvokeInst* II) {
+    BasicBlock* pad = II->getUnwindDest();
+    if (pad->getSinglePredecessor() == nullptr) {
+        SmallVector<BasicBlock*, 2> made;
+        SplitLandingPadPredecessors(pad, {II->getParent()}, ".coop", ".coop.rest", made);
+        pad = made[0];
+    }
+    return &*pad->getFirstInsertionPt();
 }
 
 unsigned hook_os_locks(Module& M, Function& F) {
-    SmallVector<std::pair<CallInst*, int>, 4> found;
+    SmallVector<std::pair<CallBase*, Hook>, 4> found;
     for (BasicBlock& BB : F)
         for (Instruction& I : BB)
-            if (auto* CI = dyn_cast<CallInst>(&I))
-                if (int k = lock_kind(CI->getCalledFunction()); k != 0 && CI->getType()->isIntegerTy(32))
-                    found.emplace_back(CI, k);
+            if (auto* CB = dyn_cast<CallBase>(&I))
+                if (Hook k = hook_kind(CB->getCalledFunction()); k != Hook::None) {
+                    if (k == Hook::TakeRc && !CB->getType()->isIntegerTy(32)) continue;
+                    if (k == Hook::TakeNonzero && !CB->getType()->isIntegerTy()) continue;
+                    found.emplace_back(CB, k);
+                }
     LLVMContext& C = M.getContext();
-    auto* FT = FunctionType::get(Type::getVoidTy(C), {Type::getInt32Ty(C)}, false);
-    for (auto& [CI, k] : found) {
-        FunctionCallee hook = M.getOrInsertFunction(k > 0 ? kLockTaken : kLockReleased, FT);
-        if (auto* HF = dyn_cast<Function>(hook.getCallee())) HF->addFnAttr(Attribute::NoUnwind);
-        CallInst* call = CallInst::Create(hook, {CI}, "", CI->getNextNode());
-        call->setDebugLoc(CI->getDebugLoc());
+    Type* I32 = Type::getInt32Ty(C);
+    auto* FT = FunctionType::get(Type::getVoidTy(C), {I32}, false);
+    auto hook = [&](const char* name) {
+        FunctionCallee h = M.getOrInsertFunction(name, FT);
+        if (auto* HF = dyn_cast<Function>(h.getCallee())) HF->addFnAttr(Attribute::NoUnwind);
+        return h;
+    };
+    Constant* zero = ConstantInt::get(I32, 0);
+    for (auto& [CB, k] : found) {
+        const DebugLoc loc = CB->getDebugLoc();
+        auto emit = [&](const char* name, Value* rc, Instruction* before) {
+            CallInst* call = CallInst::Create(hook(name), {rc}, "", before);
+            call->setDebugLoc(loc);
+        };
+        switch (k) {
+            case Hook::TakeRc:
+            case Hook::TakeNonzero: {
+                Instruction* at = after_call(CB);
+                Value* rc = CB;
+                if (k == Hook::TakeNonzero) {  // nonzero: this caller holds the guard (rc 0)
+                    IRBuilder<> B(at);
+                    rc = B.CreateZExt(B.CreateICmpEQ(CB, ConstantInt::get(CB->getType(), 0)), I32);
+                }
+                emit(kLockTaken, rc, at);
+                break;
+            }
+            case Hook::TakeAlways: emit(kLockTaken, zero, after_call(CB)); break;
+            case Hook::Release:  // an unlock's own result when it has one (0 = released)
+                emit(kLockReleased, CB->getType()->isIntegerTy(32) ? static_cast<Value*>(CB) : zero, after_call(CB));
+                break;
+            case Hook::Bracket:
+                emit(kLockTaken, zero, CB);
+                if (auto* II = dyn_cast<InvokeInst>(CB)) emit(kLockReleased, zero, after_unwind(II));
+                emit(kLockReleased, zero, after_call(CB));
+                break;
+            case Hook::None: break;
+        }
     }
     return found.size();
+}
+
+// tls_calls — calls in `F` that receive a thread-local's address (`this` of a thread_local
+// object, a reference to one) are bracketed: no switch inside them (see tls_source). Done
+// at the pipeline's start, before inlining: the callee's body is optimised on its
+// own first (its loop may keep `this->field` in a register) and then inlined, so the
+// bracket must be in place around the call before that; the inlined body then stays
+// between the two hooks (opaque calls that memory accesses do not cross). Not bracketed:
+// callees defined here without a loop or a call (no check can be inside them), calls into
+// coop's runtime (they never check; a coop primitive may park) and the lock functions. At
+// the end the calls that still receive such an address and were not bracketed
+// yet (made so by the optimiser) are.
+constexpr const char* kTlsBracketMD = "coop.tls.bracketed";
+
+unsigned tls_calls(Module& M, Function& F) {
+    SmallVector<CallBase*, 4> found;
+    for (BasicBlock& BB : F)
+        for (Instruction& I : BB) {
+            auto* CB = dyn_cast<CallBase>(&I);
+            if (CB == nullptr || isa<IntrinsicInst>(CB) || CB->isInlineAsm() || tls_source(CB) ||
+                CB->getMetadata(kTlsBracketMD) != nullptr)
+                continue;
+            Function* f = CB->getCalledFunction();
+            if (f != nullptr && (runtime(f->getName()) || hook_kind(f) != Hook::None ||
+                                 f->getName() == kLockTaken || f->getName() == kLockReleased))
+                continue;
+            if (f != nullptr && !f->isDeclaration() && !calls(*f) && !has_cycle(*f)) continue;
+            for (Value* arg : CB->args())
+                if (tls_root(arg) != nullptr) {
+                    found.push_back(CB);
+                    break;
+                }
+        }
+    LLVMContext& C = M.getContext();
+    Type* I32 = Type::getInt32Ty(C);
+    auto* FT = FunctionType::get(Type::getVoidTy(C), {I32}, false);
+    Constant* zero = ConstantInt::get(I32, 0);
+    for (CallBase* CB : found) {
+        auto emit = [&](const char* name, Instruction* before) {
+            FunctionCallee h = M.getOrInsertFunction(name, FT);
+            if (auto* HF = dyn_cast<Function>(h.getCallee())) HF->addFnAttr(Attribute::NoUnwind);
+            CallInst::Create(h, {zero}, "", before)->setDebugLoc(CB->getDebugLoc());
+        };
+        CB->setMetadata(kTlsBracketMD, MDNode::get(C, {}));
+        emit(kLockTaken, CB);
+        if (auto* II = dyn_cast<InvokeInst>(CB)) emit(kLockReleased, after_unwind(II));
+        emit(kLockReleased, after_call(CB));
+    }
+    return found.size();
+}
+
+// warn_tls_escapes — a thread-local's address stored to memory (not a local variable) in
+// checked code: whoever loads it back may use it on another worker after a switch, and the
+// plugin cannot follow it. One warning per store, naming the variable and the line.
+unsigned warn_tls_escapes(Function& F) {
+    unsigned n = 0;
+    for (BasicBlock& BB : F)
+        for (Instruction& I : BB) {
+            auto* S = dyn_cast<StoreInst>(&I);
+            if (S == nullptr || isa<AllocaInst>(getUnderlyingObject(S->getPointerOperand()))) continue;
+            Instruction* root = tls_root(S->getValueOperand());
+            if (root == nullptr) continue;
+            ++n;
+            std::string where = F.getParent()->getSourceFileName();
+            if (const DebugLoc& DL = S->getDebugLoc()) where = DL->getFilename().str() + ":" + std::to_string(DL.getLine());
+            errs() << where << ": warning: coop-quantum: the address of thread_local '" << tls_name(root)
+                   << "' is stored to memory in '" << demangle(F.getName().str())
+                   << "': code that loads it back may use it after a switch on another worker "
+                      "(docs/implicit.md, thread-locals)\n";
+        }
+    return n;
 }
 
 // localise — `G` becomes this object file's own definition.
@@ -537,55 +818,158 @@ bool is_vtable(const GlobalVariable& V) {
     return n.startswith("_ZTV") || n.startswith("_ZTT") || n.startswith("_ZTC");
 }
 
-// keep_copies_apart — the linker keeps one definition of each shared (linkonce/weak) symbol
-// from whichever object comes first: an instrumented copy must never stand in for a plain
-// one nor the other way round. Checked linkonce functions become internal (every object
-// that uses one has its own copy); checked weak_odr ones were split above into an exported
-// plain copy and an internal checked one. Then, to a fixed point, what refers to a local
-// checked definition becomes local too: linkonce aliases (C1 constructors aliasing C2),
-// linkonce vtables (an inline virtual function: otherwise the vtable the linker keeps
-// decides whether objects built here run the checked or the plain copy), and linkonce
-// functions that store such a vtable (constructors). weak_odr aliases of a split function
-// point to its plain copy (their in-module uses to the checked one). Type information and
-// static locals stay shared (nothing checked is reachable through them that way).
-unsigned keep_copies_apart(Module& M, const std::map<Function*, std::vector<Site>>& sites,
-                           const std::map<Function*, Function*>& plain_of) {
-    std::set<const GlobalValue*> local;
-    unsigned n = 0;
-    for (auto& [F, list] : sites) {
-        if (list.empty()) continue;
-        if (F->hasLinkOnceLinkage()) {
+// split_shared — one definition per function (docs/implicit.md, "Shared definitions"). The
+// linker keeps one copy of each shared (linkonce/weak) symbol, from whichever object comes
+// first, and C++ requires an inline function to have one address in the program; so every
+// symbol this object exports must be what a translation unit compiled without the plugin
+// exports, and checked code stays internal:
+// - a shared function that gets checks is split: its symbol (same name, linkage, comdat)
+//   is a plain copy (no check, and what it calls in this module does not switch either),
+//   and an internal `<name>.coop.checked` copy gets the checks;
+// - in this module, direct calls go to the checked copy (also through an alias: C1
+//   constructors alias C2); every other use (the function's address, an alias, a slot of a
+//   vtable the linker may choose) is the plain symbol: `&f` is the same in every object;
+// - a vtable (any linkage: a strong one, emitted with its class's key function, too) with
+//   a slot for a split function keeps its plain slots and gets an internal checked clone
+//   `<name>.coop.checked`, which the checked code of this module stores into the objects it
+//   builds (a shared constructor that stores a vtable is split for that, even without
+//   checks of its own; VTTs follow their vtables). Objects built by checked code run the
+//   checked copies of their class's inline virtual functions; objects built elsewhere (a
+//   plain object, another checked object, the runtime) run their own or the plain ones.
+// - type information (_ZTI, _ZTS) and static locals are not copied: they stay shared.
+// - an activity's body (Closure<F>::run) is the exception: see below.
+// Returns the plain copies (checked copy -> plain copy); `n_split` counts the functions
+// split and the vtables cloned.
+template <class Checked>
+std::map<Function*, Function*> split_shared(Module& M, const std::map<Function*, std::vector<Site>>& sites,
+                                            Checked checked_world, unsigned& n_split) {
+    // ODR linkages only: a plain `weak` or `linkonce` definition may be replaced by another
+    // object's at link time, which this module's calls must then reach: not split.
+    auto shared = [](const GlobalValue& G) { return G.hasLinkOnceODRLinkage() || G.hasWeakODRLinkage(); };
+    // An activity's body (coop::internal::Closure<F>::run, a template instance) is reached
+    // only through the address coop's spawn stores in the activity, never by name from user
+    // code: it is not split but made internal (checked), and so is what refers to it (the
+    // spawn<F> instance storing its address), as everything checked used to be: otherwise the
+    // runtime would store the plain symbol and no activity body would be checked.
+    auto activity_body = [](const Function& F) {
+        return F.getName().startswith("_ZN4coop8internal7ClosureI") && F.getName().endswith("E3runEPNS0_8ActivityE");
+    };
+    std::set<const GlobalValue*> bodies;
+    for (auto& [F, list] : sites)
+        if (!list.empty() && shared(*F) && activity_body(*F)) {
             localise(*F);
-            ++n;
+            bodies.insert(F);
+            ++n_split;
         }
-        if (F->hasLocalLinkage()) local.insert(F);
+    for (bool grew = !bodies.empty(); grew;) {
+        grew = false;
+        for (Function& G : M)
+            if (!G.isDeclaration() && (G.hasLinkOnceLinkage() || G.hasWeakLinkage()) && bodies.count(&G) == 0 &&
+                body_refers(G, bodies)) {
+                localise(G);
+                bodies.insert(&G);
+                ++n_split;
+                grew = true;
+            }
     }
+    std::set<Function*> S;
+    for (auto& [F, list] : sites)
+        if (!list.empty() && shared(*F) && bodies.count(F) == 0) S.insert(F);
+    std::map<GlobalVariable*, GlobalVariable*> vt;  // vtable -> its checked clone
+    for (bool grew = true; grew;) {
+        grew = false;
+        std::set<const GlobalValue*> refs(S.begin(), S.end());
+        for (auto& [V, c] : vt) refs.insert(V);
+        std::set<const Constant*> seen;
+        for (GlobalVariable& V : M.globals())
+            if (is_vtable(V) && V.hasInitializer() && vt.count(&V) == 0 && refers(V.getInitializer(), refs, seen)) {
+                vt[&V] = nullptr;
+                grew = true;
+            }
+        std::set<const GlobalValue*> vts;
+        for (auto& [V, c] : vt) vts.insert(V);
+        for (auto& [F, list] : sites)
+            if (shared(*F) && S.count(F) == 0 && body_refers(*F, vts)) {
+                S.insert(F);
+                grew = true;
+            }
+    }
+    std::map<Function*, Function*> plain_of;
+    ValueToValueMapTy to_plain;  // checked copy -> plain symbol (every use in plain code, addresses)
+    for (Function* F : S) {
+        ValueToValueMapTy VM;
+        Function* plain = CloneFunction(F, VM);
+        const std::string name = F->getName().str();
+        F->setName(name + ".coop.checked");
+        plain->setName(name);
+        plain->setLinkage(F->getLinkage());
+        plain->setVisibility(F->getVisibility());
+        plain->setUnnamedAddr(F->getUnnamedAddr());
+        plain->setComdat(F->getComdat());
+        plain->addFnAttr(kNeverSwitch);
+        localise(*F);
+        plain_of[F] = plain;
+        to_plain[F] = plain;
+        ++n_split;
+    }
+    ValueToValueMapTy to_checked_vt;  // vtable -> checked clone (checked code)
+    for (auto& [V, c] : vt) {
+        c = new GlobalVariable(M, V->getValueType(), V->isConstant(), GlobalValue::InternalLinkage, nullptr,
+                               V->getName() + ".coop.checked", V, V->getThreadLocalMode());
+        c->setAlignment(V->getAlign());
+        c->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+        to_checked_vt[V] = c;
+        ++n_split;
+    }
+    // Initialisers: the clone's slots are the checked copies (and nested vtables' clones);
+    // the original's the plain symbols.
+    for (auto& [V, c] : vt) {
+        Constant* init = V->getInitializer();
+        c->setInitializer(MapValue(init, to_checked_vt, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges));
+        V->setInitializer(MapValue(init, to_plain, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges));
+    }
+    // Aliases of a split function (C1 -> C2): the alias is the plain symbol; direct calls
+    // through it in checked code go to the checked copy.
+    ValueToValueMapTy callee_map;  // alias -> checked copy
     for (GlobalAlias& A : M.aliases()) {
         auto* target = dyn_cast<Function>(A.getAliasee()->stripPointerCasts());
         auto it = target != nullptr ? plain_of.find(target) : plain_of.end();
-        if (it == plain_of.end() || !A.hasWeakODRLinkage()) continue;
-        A.replaceUsesWithIf(ConstantExpr::getBitCast(target, A.getType()),
-                            [](Use& U) { return isa<Instruction>(U.getUser()); });
+        if (it == plain_of.end()) continue;
+        callee_map[&A] = ConstantExpr::getBitCast(target, A.getType());
         A.setAliasee(ConstantExpr::getBitCast(it->second, A.getType()));
     }
-    for (bool grew = true; grew;) {
-        grew = false;
-        auto add = [&](GlobalValue& G) {
-            localise(G);
-            local.insert(&G);
-            ++n;
-            grew = true;
-        };
-        std::set<const Constant*> seen;
-        for (GlobalAlias& A : M.aliases())
-            if (A.hasLinkOnceLinkage() && refers(A.getAliasee(), local, seen)) add(A);
-        for (GlobalVariable& V : M.globals())
-            if (V.hasLinkOnceLinkage() && V.hasInitializer() && is_vtable(V) && refers(V.getInitializer(), local, seen))
-                add(V);
-        for (Function& F : M)
-            if (F.hasLinkOnceLinkage() && !F.isDeclaration() && body_refers(F, local)) add(F);
+    for (auto& [V, c] : vt) callee_map[V] = c;
+    ValueToValueMapTy addr_map;  // other operands of checked code: vtable clones, plain addresses
+    for (auto& [V, c] : vt) addr_map[V] = c;
+    for (auto& [F, plain] : plain_of) addr_map[F] = plain;
+    // (RF_NoModuleLevelChanges: globals are still mapped through the maps; it keeps the
+    // mapper from cloning distinct debug-info nodes of the instructions' !dbg.)
+    // Everything outside checked code is the plain world: the plain copies (cloned from the
+    // checked copies' bodies, which name split functions by their checked copy), the code
+    // that must not switch (static initialisers storing `&f`, the runtime), and the
+    // initialisers of other globals (`Fn g = &f;`).
+    for (Function& G : M)
+        if (!G.isDeclaration() && !checked_world(G))
+            for (BasicBlock& BB : G)
+                for (Instruction& I : BB) RemapInstruction(&I, to_plain, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+    for (GlobalVariable& V : M.globals())
+        if (V.hasInitializer() && vt.count(&V) == 0 && V.getName() != "llvm.global.annotations" &&
+            !V.getName().endswith(".coop.checked"))
+            V.setInitializer(MapValue(V.getInitializer(), to_plain, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges));
+    for (Function& G : M) {
+        if (G.isDeclaration() || !checked_world(G)) continue;
+        for (BasicBlock& BB : G)
+            for (Instruction& I : BB)
+                for (Use& U : I.operands()) {
+                    auto* Cst = dyn_cast<Constant>(U.get());
+                    if (Cst == nullptr) continue;
+                    auto* CB = dyn_cast<CallBase>(&I);
+                    const bool callee = CB != nullptr && CB->isCallee(&U);
+                    Value* mapped = MapValue(Cst, callee ? callee_map : addr_map, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+                    if (mapped != nullptr && mapped != Cst) U.set(mapped);
+                }
     }
-    return n;
+    return plain_of;
 }
 
 
@@ -605,8 +989,13 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 roots.push_back(&F);
         const unsigned n_plain = UnrollOnly ? 0 : plain_callees(roots, clones, skip);
         unsigned n_lock_hooks = 0;
+        unsigned n_tls_calls = 0;
         for (Function& F : M)
-            if (!UnrollOnly && !skip(F)) n_lock_hooks += hook_os_locks(M, F);
+            if (!UnrollOnly && !skip(F)) {
+                n_lock_hooks += hook_os_locks(M, F);
+                n_tls_calls += tls_calls(M, F);
+                warn_tls_escapes(F);
+            }
         // Phase 0: short innermost loops (< -coop-quantum-unroll-below IR instructions) are
         // unrolled (every copy keeps its exits, so any trip count is fine) towards
         // -coop-quantum-unroll-target instructions, at most -coop-quantum-unroll times, so
@@ -772,25 +1161,15 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
             }
         }
 
-        // Phase 3a: a weak_odr function (an explicit template instantiation) that gets
-        // checks keeps its exported symbol as a plain copy (other objects may link to it,
-        // and the runtime must not run checked code); this module's own uses get the
-        // checked copy, internal and renamed.
-        std::map<Function*, Function*> plain_of;
-        for (auto& [F, list] : sites) {
-            if (list.empty() || !F->hasWeakODRLinkage()) continue;
-            ValueToValueMapTy VM;
-            Function* plain = CloneFunction(F, VM);
-            const std::string name = F->getName().str();
-            F->setName(name + ".coop.checked");
-            plain->setName(name);
-            plain->setLinkage(F->getLinkage());
-            plain->setVisibility(F->getVisibility());
-            plain->setComdat(F->getComdat());
-            plain->addFnAttr(kNeverSwitch);
-            localise(*F);
-            plain_of[F] = plain;
-        }
+        // Phase 3a: one definition per function (split_shared): what this object exports is
+        // plain, the checked copies are internal.
+        unsigned n_local = 0;
+        const std::map<Function*, Function*> plain_of = split_shared(
+            M, sites,
+            [&](Function& G) {
+                return sites.count(&G) != 0 && !G.hasFnAttribute(kNeverSwitch);
+            },
+            n_local);
         std::vector<Function*> plains;
         for (auto& [F, plain] : plain_of) plains.push_back(plain);
         const unsigned n_plain_late = plain_callees(plains, clones, [&](Function& G) {
@@ -863,14 +1242,13 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
             }
         }
-        const unsigned n_local = keep_copies_apart(M, sites, plain_of);
         if (Stats)
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
                    << " latch, " << n_chunked << " chunked-loop, " << n_bulk << " bulk-memory, " << n_irreducible
                    << " irreducible-edge checks; " << n_skipped_calls << " loops left to their callees; " << n_unrolled
                    << " short loops unrolled; " << n_local << " shared definitions made local; " << n_plain + n_plain_late
                    << " plain clones for code that must not switch; " << n_lock_hooks
-                   << " OS lock calls hooked\n";
+                   << " lock calls hooked; " << n_tls_calls << " calls given a thread-local's address\n";
         return any ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }

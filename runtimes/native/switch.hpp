@@ -17,6 +17,9 @@
 //   __sanitizer_finish_switch_fiber (ASan: the target stack's bounds; a finishing activity
 //   passes nullptr so its fake stack is freed) and preceded by __tsan_switch_to_fiber (TSan:
 //   one fiber per activity, created at first run, destroyed by fin_recycle).
+// - errno belongs to the activity, as it belongs to the thread under OS threads: its value
+//   is kept on the switching activity's stack across the jump and written back to the errno
+//   of the OS thread it resumes on (errno_here).
 // - A switch never crosses OS threads; code after a jump must not use values computed
 //   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
 //   and TLS re-read through this_processor().
@@ -27,6 +30,7 @@
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>
+#include <cerrno>
 #include <cstddef>
 #include <type_traits>
 
@@ -76,6 +80,16 @@ template <auto Likely = nullptr>
     if (fin != nullptr) fin(prev, value);
 }
 
+// errno_here — the calling OS thread's errno. __errno_location is declared const, so the
+// compiler may reuse its result from before a jump after it (the activity may have moved to
+// another OS thread meanwhile); the empty asm hides which function is called, so the call
+// is made again where it is written.
+[[gnu::always_inline]] inline int& errno_here() noexcept {
+    int* (*where)() noexcept = &__errno_location;
+    asm("" : "+r"(where));
+    return *where();
+}
+
 // first_run — gives a never-run activity its stack and continuation (switch.cpp).
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
 
@@ -96,6 +110,7 @@ template <auto Likely = nullptr>
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);
     SwitchArgs args{fin, prev, value};
+    const int saved_errno = errno_here();  // the switching activity's (see the file comment)
 #if COOP_ASAN
     void* fake_stack = nullptr;
     const void* bottom = next->idle ? p.idle_stack_bottom : next->stack->bottom;
@@ -111,6 +126,7 @@ template <auto Likely = nullptr>
     __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
     after_switch<Likely>(t);
+    errno_here() = saved_errno;  // after the finalizer: its system calls may have set errno
 }
 
 }  // namespace coop::internal

@@ -20,6 +20,8 @@ ap.add_argument("--binary", action="append", default=[],
 ap.add_argument("--opt", help="opt-14, for --irreducible")
 ap.add_argument("--o0-source", help="a coop program compiled at -O0 and -O2: nothing coop's code calls is checked")
 ap.add_argument("--irreducible", help="IR whose every cycle must pass a quantum decrement")
+ap.add_argument("--debug-source", help="a program with split shared functions (vtable_mix.cpp): compiled with -g, "
+                "the IR passes opt -verify (the split keeps debug info whole)")
 a = ap.parse_args()
 failures = []
 
@@ -200,6 +202,16 @@ for binary in a.binary:
 
 # 5. Irreducible control flow: after the pass, every cycle passes through a decrement
 # (blocks with a decrement removed, the rest of each function's CFG is acyclic).
+# Debug info through the split (split_shared): each copy keeps its own subprogram.
+if a.debug_source and a.opt:
+    with tempfile.NamedTemporaryFile(suffix=".ll") as ll:
+        subprocess.run([a.clang, "-g", "-O2", "-std=c++20", "-fpass-plugin=" + a.plugin, "-Xclang", "-load", "-Xclang",
+                        a.plugin, "-DVTABLE_SIDE=checked", "-DVTABLE_SIDE_IS_CHECKED", "-I", a.source_dir, "-S",
+                        "-emit-llvm", a.debug_source, "-o", ll.name], check=True)
+        v = subprocess.run([a.opt, "-verify", ll.name, "-o", "/dev/null"], capture_output=True, text=True)
+        expect(v.returncode == 0 and ".coop.checked" in open(ll.name).read(),
+               "-g: the split shared functions' IR verifies (%s)" % v.stderr.strip()[:200])
+
 if a.irreducible and a.opt:
     out = subprocess.run([a.opt, "-load", a.plugin, "-load-pass-plugin", a.plugin, "-passes=coop-quantum",
                           "-coop-quantum-unroll=1", "-coop-quantum-short-loop=0", "-S", a.irreducible, "-o", "-"],

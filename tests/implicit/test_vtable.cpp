@@ -6,8 +6,17 @@
 
 #include "runtimes/native/quantum.hpp"
 
-extern "C" long coop_vtable_call_checked(long);
-extern "C" long coop_vtable_call_plain(long);
+extern "C" long vtable_call_checked(long);
+extern "C" long vtable_call_plain(long);
+extern "C" void* odr_loop_addr_checked();
+extern "C" void* odr_loop_addr_plain();
+extern "C" void* odr_lambda_addr_checked();
+extern "C" void* odr_lambda_addr_plain();
+extern "C" int* odr_counter_addr_checked();
+extern "C" int* odr_counter_addr_plain();
+extern "C" long odr_direct_call_checked(long);
+extern "C" long odr_keyed_call_checked(long);
+extern "C" long odr_keyed_call_plain(long);
 extern "C" [[gnu::noinline]] long coop_vtable_ext(long x) { return x * 3 + 1; }
 
 namespace {
@@ -26,6 +35,33 @@ TEST(ImplicitVtable, CopiesStayApartCheckedLinkedFirst) {
 #else
 TEST(ImplicitVtable, CopiesStayApartPlainLinkedFirst) {
 #endif
-    EXPECT_GT(charged(&coop_vtable_call_checked), 0) << "the checked unit's object ran the plain copy";
-    EXPECT_EQ(charged(&coop_vtable_call_plain), 0) << "the plain unit's object ran the checked copy";
+    EXPECT_GT(charged(&vtable_call_checked), 0) << "the checked unit's object ran the plain copy";
+    EXPECT_EQ(charged(&vtable_call_plain), 0) << "the plain unit's object ran the checked copy";
+}
+
+// One definition per function (docs/implicit.md, "Shared definitions"): an inline function
+// and a header lambda's function have one address whichever unit takes it, and a static
+// local is shared. Seen failing before: the checked unit's copies were internal, so each
+// unit had its own address.
+#if defined(VT_CHECKED_FIRST)
+TEST(ImplicitOdr, InlineFunctionsHaveOneAddressCheckedLinkedFirst) {
+#else
+TEST(ImplicitOdr, InlineFunctionsHaveOneAddressPlainLinkedFirst) {
+#endif
+    EXPECT_EQ(odr_loop_addr_checked(), odr_loop_addr_plain());
+    EXPECT_EQ(odr_lambda_addr_checked(), odr_lambda_addr_plain());
+    EXPECT_EQ(odr_counter_addr_checked(), odr_counter_addr_plain());
+    EXPECT_GT(charged(&odr_direct_call_checked), 0) << "the checked unit's direct call ran the plain copy";
+}
+
+// A class whose key function is in the checked unit: its vtable, emitted there (strong), is
+// the one the plain unit's objects use, and it must hold the plain copies. Seen failing
+// before: its slot was the checked copy, so the plain unit's object ran checked code.
+#if defined(VT_CHECKED_FIRST)
+TEST(ImplicitOdr, StrongVtableHoldsPlainCopiesCheckedLinkedFirst) {
+#else
+TEST(ImplicitOdr, StrongVtableHoldsPlainCopiesPlainLinkedFirst) {
+#endif
+    EXPECT_EQ(charged(&odr_keyed_call_plain), 0) << "the plain unit's object ran the checked copy";
+    EXPECT_GT(charged(&odr_keyed_call_checked), 0) << "the checked unit's object ran the plain copy";
 }

@@ -1,0 +1,97 @@
+// test_patterns.cpp — patterns.cpp's programs (compiled with the CoopQuantum plugin) at P=1
+// and P=2, each in a forked child with a time limit (tests/support/child.hpp): a deadlock is
+// a failure with "child hung", not a stuck test. The answer expected is the OS threads' one.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/child.hpp"
+
+extern "C" long implicit_pattern_static_guard(unsigned processors);
+extern "C" long implicit_pattern_call_once(unsigned processors);
+extern "C" long implicit_pattern_flockfile(unsigned processors);
+extern "C" long implicit_pattern_lock(unsigned processors, const char* kind);
+extern "C" long implicit_pattern_errno(unsigned processors, bool explicit_yield);
+extern "C" long implicit_pattern_thread_local(unsigned processors, const char* mode);
+extern "C" long implicit_pattern_named_functor(unsigned processors);
+extern "C" long implicit_pattern_unwind(unsigned processors);
+
+namespace {
+
+constexpr int kLimit = 90;  // seconds per child; the patterns take well under one unloaded
+
+// run — fn's result in a child, as text ("0" is the OS threads' answer).
+template <class F>
+std::string run(F fn) {
+    return coopbench::test::in_child([&] { return std::to_string(fn()); }, kLimit);  // "0": right
+}
+
+class Patterns : public testing::TestWithParam<unsigned> {};
+
+// A function-local static whose constructor runs long checked code: the constructor holds the
+// guard (__cxa_guard_acquire); a check that switched let a second activity on the same worker
+// wait for it in the OS. Seen hanging at P=1 with the plugin before the guard was a no-switch
+// region.
+TEST_P(Patterns, FunctionLocalStaticWithALongConstructor) {
+    EXPECT_EQ(run([] { return implicit_pattern_static_guard(GetParam()); }), "0");
+}
+
+// std::call_once with a long callable (it runs inside pthread_once). Seen hanging at P=1 before.
+TEST_P(Patterns, CallOnceWithALongCallable) {
+    EXPECT_EQ(run([] { return implicit_pattern_call_once(GetParam()); }), "0");
+}
+
+// flockfile held across checked work: another activity on the same worker entered the stream's
+// lock (recursive per OS thread) and wrote inside the locked section. Seen failing before ("1").
+TEST_P(Patterns, StreamLockedWithFlockfile) {
+    EXPECT_EQ(run([] { return implicit_pattern_flockfile(GetParam()); }), "0");
+}
+
+// errno's value across an implicit switch (checked work between strtol and the test of errno)
+// and an explicit one (coop::yield()). Seen failing before at both (thousands wrong).
+TEST_P(Patterns, ErrnoSurvivesAnImplicitSwitch) {
+    EXPECT_EQ(run([] { return implicit_pattern_errno(GetParam(), false); }), "0");
+}
+TEST_P(Patterns, ErrnoSurvivesAnExplicitSwitch) {
+    EXPECT_EQ(run([] { return implicit_pattern_errno(GetParam(), true); }), "0");
+}
+
+// A thread_local object used through `this` (a member function, called or inlined), a
+// reference or a pointer: no update lost. Seen failing before (most updates lost).
+TEST_P(Patterns, ThreadLocalThroughAMemberFunction) {
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "member"); }), "0");
+}
+TEST_P(Patterns, ThreadLocalThroughAnInlinedMemberFunction) {
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "inline"); }), "0");
+}
+TEST_P(Patterns, ThreadLocalThroughAReference) {
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "reference"); }), "0");
+}
+TEST_P(Patterns, ThreadLocalThroughAPointer) {
+    EXPECT_EQ(run([] { return implicit_pattern_thread_local(GetParam(), "pointer"); }), "0");
+}
+
+// Locks held across checked work that already worked (kept working): B never gets in while A
+// holds the lock, and both finish.
+TEST_P(Patterns, LocksHeldAcrossCheckedWork) {
+    for (const char* kind : {"recursive", "shared_w", "shared_r", "timed", "scoped", "spin", "rwlock", "trylock",
+                             "timedlock", "pthread_spin"})
+        EXPECT_EQ(run([&] { return implicit_pattern_lock(GetParam(), kind); }), "0") << kind;
+}
+
+// A call_once callable and a static's constructor that throw: the regions end on the
+// exception path too, and checked work afterwards switches again.
+TEST_P(Patterns, RegionsEndWhenTheyThrow) {
+    EXPECT_EQ(run([] { return implicit_pattern_unwind(GetParam()); }), "0");
+}
+
+// An activity body of a named class (shared template code, split by the plugin into a plain
+// symbol and a checked copy) busy-waits for a flag another activity sets: the body that runs
+// must be the checked copy. Seen hanging at P=1 when the runtime stored the plain symbol.
+TEST_P(Patterns, NamedFunctorActivityBodyIsChecked) {
+    EXPECT_EQ(run([] { return implicit_pattern_named_functor(GetParam()); }), "0");
+}
+
+INSTANTIATE_TEST_SUITE_P(Processors, Patterns, testing::Values(1u, 2u), testing::PrintToStringParamName());
+
+}  // namespace

@@ -127,17 +127,13 @@ struct Config {
     std::size_t stack_bytes = kDefaultStackKib * 1024;
     unsigned processors = 1;
     bool pin = false;
-    bool generic_channel = false;  // option channel: boost (Boost's own channels) | generic
+    bool generic_channel = false;  // option channel: boost (Boost's own channels) | generic (parse_channel)
 
     // from — parse the options; throws std::invalid_argument on a bad value.
     static Config from(const RuntimeOptions& o) {
         Config c;
         c.algorithm = parse_algorithm(o.option("algorithm", "work_stealing"));
         c.stack = parse_stack_kind(o.option("stack", "pooled"));
-        const std::string channel = o.option("channel", "boost");
-        if (channel != "boost" && channel != "generic")
-            throw std::invalid_argument("boostfiber: unknown channel '" + channel + "' (boost, generic)");
-        c.generic_channel = channel == "generic";
         const std::string kib = o.option("stack_kib", "");
         if (o.stack_size != 0) {
             c.stack_bytes = o.stack_size;
@@ -154,6 +150,18 @@ struct Config {
         return c;
     }
 };
+
+// parse_channel — the option channel: false for "boost" (the default), true for "generic";
+// throws std::invalid_argument otherwise. Parsed by the Runtime's constructor, on the
+// calling thread, not by Config::from: capacity() runs Config::from inside a fiber, whose
+// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), and the
+// strings here would take that frame past it.
+inline bool parse_channel(const RuntimeOptions& o) {
+    const std::string channel = o.option("channel", "boost");
+    if (channel != "boost" && channel != "generic")
+        throw std::invalid_argument("boostfiber: unknown channel '" + channel + "' (boost, generic)");
+    return channel == "generic";
+}
 
 // read_meminfo_kib — a /proc/meminfo field in KiB, or -1.
 inline long long read_meminfo_kib(const std::string& field) {
@@ -407,6 +415,7 @@ struct BoostFiberBackend {
         // std::runtime_error for round_robin with P > 1 or a second work_stealing runtime.
         explicit Runtime(const RuntimeOptions& o) : cfg_(boostfiber::Config::from(o)) {
             using boostfiber::Algorithm;
+            cfg_.generic_channel = boostfiber::parse_channel(o);
             if (cfg_.algorithm == Algorithm::round_robin && cfg_.processors != 1)
                 throw std::runtime_error("boostfiber/round_robin schedules the fibers of one thread only: it runs with "
                                          "processors=1 (got " + std::to_string(cfg_.processors) + ")");

@@ -435,4 +435,41 @@ void add_external_context(nlohmann::json& context, const std::vector<Point>& poi
         }
 }
 
+// The compile facts of this binary (harness/CMakeLists.txt passes them; "unknown" when built
+// otherwise) and of the clang-compiled implicit backends (only when they are built).
+#ifndef COOPBENCH_COMPILER
+#define COOPBENCH_COMPILER "unknown"
+#endif
+#ifndef COOPBENCH_BUILD_TYPE
+#define COOPBENCH_BUILD_TYPE "unknown"
+#endif
+#ifndef COOPBENCH_BUILD_FLAGS
+#define COOPBENCH_BUILD_FLAGS ""
+#endif
+#ifndef COOPBENCH_IPO
+#define COOPBENCH_IPO "unknown"
+#endif
+
+void add_build_context(nlohmann::json& context, const std::vector<Point>& points) {
+    const std::string ipo = std::string("IPO/LTO ") + COOPBENCH_IPO;
+    const std::string cxx = std::string(COOPBENCH_COMPILER) + "; " + COOPBENCH_BUILD_TYPE + ": " + COOPBENCH_BUILD_FLAGS + "; " + ipo;
+    for (auto& p : points) {
+        const std::string key = "backend." + p.backend + ".build";
+        if (context.contains(key)) continue;
+        if (auto* b = external_backend(p.backend)) {
+            auto it = b->context.find("build");
+            context[key] = it != b->context.end() ? it->second : std::string("not reported by the program's --list");
+        } else if (const BackendEntry* e = Registry::instance().backend(p.backend)) {
+#ifdef COOPBENCH_IMPLICIT_BUILD
+            if (e->origin.find("native_implicit/") != std::string::npos) {
+                context[key] = std::string(COOPBENCH_IMPLICIT_BUILD) + "; " + ipo;
+                continue;
+            }
+#endif
+            (void)e;
+            context[key] = cxx;
+        }
+    }
+}
+
 }  // namespace coopbench

@@ -99,4 +99,11 @@ std::vector<Outcome> external_outcomes(const std::string& out, int exit_code, in
 // `points` in `context` as "backend.<name>.<key>".
 void add_external_context(nlohmann::json& context, const std::vector<Point>& points);
 
+// add_build_context — record how every backend among `points` was built, as
+// "backend.<name>.build": an external backend's from its --list context (its key "build":
+// the compiler and profile the program reports), an in-process one's from this binary's
+// compile facts (compiler, build type and its flags, IPO on/off; the backends of
+// runtimes/native_implicit/ are compiled by clang with the plugin, plugin/CMakeLists.txt).
+void add_build_context(nlohmann::json& context, const std::vector<Point>& points);
+
 }  // namespace coopbench

@@ -214,6 +214,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     context["isolation"] = opts.runner.isolation == Isolation::process ? "process" : "none";
     context["coopbench_command"] = opts.command.empty() ? std::string("coopbench run") : opts.command;
     add_external_context(context, points);  // what an external backend's --list reports, e.g. backend.go.go_version
+    add_build_context(context, points);     // how each backend was built: backend.<name>.build
     // Each backend's channel (the apps workloads' channels: its own, or the generic one built
     // from its mutex and condition variables), so a reader knows what the channel numbers
     // measured.

@@ -41,6 +41,12 @@
 //         std::optional<T> recv();   // blocks while empty; nothing once closed and drained
 //         void close();              // wakes every waiter; a second close throws ChannelClosed
 //         static constexpr std::string_view kind;  // what it is, for context.json
+//       Optionally also Channel(std::size_t capacity, NeverClosed): a channel its program
+//       promises never to close (the workloads' channels, workloads/apps/via.hpp and
+//       workloads/micro/channel.hpp, made through apps::never_closed_channel), for which the
+//       backend may use an implementation whose close is unsafe; its close() throws
+//       ChannelClosed. Its capacity may be the nearest the implementation allows (a
+//       backend that rounds says so in `kind`).
 //
 // Preconditions (what the harness guarantees a backend; docs/adding-a-backend.md):
 //   - One Runtime at a time per process: the driver constructs a Runtime, calls run() once,
@@ -109,6 +115,9 @@ class ChannelClosed : public std::logic_error {
   public:
     using std::logic_error::logic_error;
 };
+
+// NeverClosed — the tag of a channel's constructor for a channel no one will close (above).
+struct NeverClosed {};
 
 namespace detail {
 struct NopFn {

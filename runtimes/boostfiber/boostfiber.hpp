@@ -25,7 +25,9 @@
 //
 // Primitives: boost::fibers::mutex and condition_variable; Boost.Fiber has no semaphore,
 // so Semaphore is a counter under a fiber mutex with a fiber condition variable. Channel:
-// Boost.Fiber's buffered_channel where it holds exactly C, else the generic one (see Channel).
+// the workloads' channels (never closed) are Boost.Fiber's own, unbuffered_channel at C = 0
+// and buffered_channel at the nearest capacity it allows otherwise; a channel that may be
+// closed is buffered_channel where it holds exactly C, else the generic one (see Channel).
 //
 // Measured (2-core KVM, g++ 12 -O2, Boost 1.74; callgrind instruction counts are exact,
 // times are noisy): one thread, round_robin: a yield ~490 instructions (~55-80 ns),
@@ -39,11 +41,14 @@
 // fibers exceed vm.max_map_count (65530) — capacity() says so in advance.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <fstream>
 #include <latch>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -58,6 +63,7 @@
 
 #include <boost/fiber/algo/round_robin.hpp>
 #include <boost/fiber/buffered_channel.hpp>
+#include <boost/fiber/unbuffered_channel.hpp>
 #include <boost/fiber/algo/shared_work.hpp>
 #include <boost/fiber/algo/work_stealing.hpp>
 #include <boost/fiber/condition_variable.hpp>
@@ -121,6 +127,7 @@ struct Config {
     std::size_t stack_bytes = kDefaultStackKib * 1024;
     unsigned processors = 1;
     bool pin = false;
+    bool generic_channel = false;  // option channel: boost (Boost's own channels) | generic (parse_channel)
 
     // from — parse the options; throws std::invalid_argument on a bad value.
     static Config from(const RuntimeOptions& o) {
@@ -143,6 +150,18 @@ struct Config {
         return c;
     }
 };
+
+// parse_channel — the option channel: false for "boost" (the default), true for "generic";
+// throws std::invalid_argument otherwise. Parsed by the Runtime's constructor, on the
+// calling thread, not by Config::from: capacity() runs Config::from inside a fiber, whose
+// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), and the
+// strings here would take that frame past it.
+inline bool parse_channel(const RuntimeOptions& o) {
+    const std::string channel = o.option("channel", "boost");
+    if (channel != "boost" && channel != "generic")
+        throw std::invalid_argument("boostfiber: unknown channel '" + channel + "' (boost, generic)");
+    return channel == "generic";
+}
 
 // read_meminfo_kib — a /proc/meminfo field in KiB, or -1.
 inline long long read_meminfo_kib(const std::string& field) {
@@ -262,18 +281,25 @@ struct BoostFiberBackend {
         std::ptrdiff_t count_;
     };
 
-    // Channel — Boost.Fiber's own channels behind the concept's Channel (Go's semantics):
-    //   C >= 1 with C + 1 a power of two (1, 3, 7, 15, ...): buffered_channel(C + 1), whose
-    //     ring keeps one slot empty and so holds exactly C values (it requires a power of two
-    //     >= 2 as its size);
-    //   any other C (e.g. 10): apps::GenericChannel (one fiber mutex, condition variables):
-    //     rounding up to a buffered_channel would hold more than C values and change the
-    //     program; bounding it with a counter would add a second blocking object per send;
-    //   C = 0: apps::GenericChannel as well, not unbuffered_channel: in Boost 1.74
-    //     unbuffered_channel::close() wakes a producer parked with its value but leaves that
-    //     producer's slot (on its stack) in the channel; the producer returns "closed", and a
-    //     later or concurrently woken pop() takes the dangling slot and schedules the dead
-    //     context (a SIGSEGV in tests/apps/test_channels.cpp's CloseWakesEveryBlockedSender).
+    // Channel — Boost.Fiber's own channels behind the concept's Channel (Go's semantics).
+    // A channel its program never closes (the workloads', made with NeverClosed: a Boost.Fiber
+    // user who never closes picks these, Boost's docs "Channels"):
+    //   C = 0: unbuffered_channel, Boost's rendezvous;
+    //   C >= 1: buffered_channel(2^k), whose ring keeps one slot empty and so holds 2^k - 1
+    //     values (its size must be a power of two >= 2): 2^k - 1 is C when C + 1 is a power of
+    //     two, else the nearest such capacity to C, the larger on a tie (buffered_capacity:
+    //     C = 10 holds 7, C = 64 holds 63, C = 2 holds 3). The rows that ran with another
+    //     capacity than C say so (context.json's backend.<name>.channel, the channel table's
+    //     caption).
+    //   close() throws ChannelClosed: in Boost 1.74 unbuffered_channel::close() wakes a
+    //     producer parked with its value but leaves that producer's slot (on its stack) in
+    //     the channel; the producer returns "closed", and a later or concurrently woken pop()
+    //     takes the dangling slot and schedules the dead context (a SIGSEGV in
+    //     tests/apps/test_channels.cpp's CloseWakesEveryBlockedSender).
+    // A channel that may be closed (Channel(C), the concept's tests): buffered_channel(C + 1)
+    // when that holds exactly C, else apps::GenericChannel (one fiber mutex, condition
+    // variables), C = 0 included; rounding would change what a closing program sees.
+    // The backend option channel=generic makes every channel the generic one (to compare).
     // Close: Boost's push on a closed channel returns channel_op_status::closed (send throws
     // ChannelClosed), pop drains a buffered channel and then returns closed (recv: nullopt),
     // close() wakes every waiter. Boost's close is idempotent, so a flag makes the second
@@ -282,30 +308,52 @@ struct BoostFiberBackend {
     class Channel {
       public:
         static constexpr std::string_view kind =
-            "Boost.Fiber buffered_channel (C + 1 a power of two), else generic (fiber mutex, "
-            "condition variables; C = 0 too: Boost 1.74's unbuffered_channel close is unsafe)";
+            "Boost.Fiber's own channels: C = 0 unbuffered_channel; C >= 1 buffered_channel(2^k) holding "
+            "2^k - 1 values, the nearest to C, the larger on a tie (C = 1, 3, 7, 15, 31, 63 exact; C = 2 -> 3, "
+            "C = 10 -> 7, C = 64 -> 63); a channel that may be closed: buffered_channel only where it holds "
+            "exactly C, else generic (fiber mutex, condition variables); --backend-opt channel=generic: generic";
 
-        explicit Channel(std::size_t capacity) {
-            if (capacity > 0 && ((capacity + 1) & capacity) == 0)
+        // Channel — a channel that may be closed (see above).
+        explicit Channel(std::size_t capacity) : capacity_(capacity) {
+            if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);
             else generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
+            count_made();
+        }
+        // Channel — a channel its program never closes: Boost's own at every C (see above).
+        Channel(std::size_t capacity, NeverClosed) : never_closed_(true) {
+            if (generic_option()) {
+                generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
+                capacity_ = capacity;
+            } else if (capacity == 0) {
+                unbuffered_ = std::make_unique<boost::fibers::unbuffered_channel<T>>();
+                capacity_ = 0;
+            } else {
+                capacity_ = buffered_capacity(capacity);
+                buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity_ + 1);
+            }
+            count_made();
         }
         Channel(const Channel&) = delete;
         Channel& operator=(const Channel&) = delete;
 
         void send(T v) {
             if (generic_) return generic_->send(std::move(v));
-            if (buffered_->push(std::move(v)) != boost::fibers::channel_op_status::success) throw ChannelClosed("send on closed channel");
+            const auto st = unbuffered_ ? unbuffered_->push(std::move(v)) : buffered_->push(std::move(v));
+            if (st != boost::fibers::channel_op_status::success) throw ChannelClosed("send on closed channel");
         }
 
         std::optional<T> recv() {
             if (generic_) return generic_->recv();
             T v{};
-            if (buffered_->pop(v) != boost::fibers::channel_op_status::success) return std::nullopt;
+            const auto st = unbuffered_ ? unbuffered_->pop(v) : buffered_->pop(v);
+            if (st != boost::fibers::channel_op_status::success) return std::nullopt;
             return std::optional<T>(std::move(v));
         }
 
         void close() {
+            if (never_closed_)
+                throw ChannelClosed("close of a Boost.Fiber channel made never to be closed (Channel(C, NeverClosed))");
             if (generic_) return generic_->close();
             // relaxed: only the exchange's atomicity matters (exactly one close wins); Boost's
             // close orders everything else under its own locks.
@@ -313,11 +361,49 @@ struct BoostFiberBackend {
             buffered_->close();
         }
 
+        // implementation — which channel this is: "unbuffered_channel", "buffered_channel" or
+        // "generic" (for tests and the rows' context).
+        std::string_view implementation() const {
+            return unbuffered_ ? "unbuffered_channel" : buffered_ ? "buffered_channel" : "generic";
+        }
+        // capacity — the most values it holds (0: a rendezvous); may differ from the C asked
+        // for on a never-closed channel (buffered_capacity).
+        std::size_t capacity() const { return capacity_; }
+
       private:
+        // generic_option — the running Runtime's option channel=generic (false outside a run).
+        static bool generic_option() { return channel_generic.load(std::memory_order_relaxed); }
+        // count_made — one more channel of this implementation (Runtime::counters).
+        void count_made() const {
+            // relaxed: counts read after the run's threads are joined (or as a snapshot).
+            channels_made[unbuffered_ ? 0 : buffered_ ? 1 : 2].fetch_add(1, std::memory_order_relaxed);
+        }
+
         std::unique_ptr<boost::fibers::buffered_channel<T>> buffered_;
+        std::unique_ptr<boost::fibers::unbuffered_channel<T>> unbuffered_;
         std::unique_ptr<apps::GenericChannel<BoostFiberBackend, T>> generic_;
+        std::size_t capacity_ = 0;
+        bool never_closed_ = false;
         std::atomic<bool> closed_{false};  // Boost's channels only: a close happened
     };
+
+    // buffered_capacity — the capacity 2^k - 1 (k >= 1) of a buffered_channel nearest to c
+    // (>= 1), the larger on a tie: what a never-closed channel of capacity c holds.
+    static constexpr std::size_t buffered_capacity(std::size_t c) {
+        std::size_t lo = 1;  // 2^k - 1 <= c, the largest such
+        while (2 * lo + 1 <= c) lo = 2 * lo + 1;
+        if (lo == c) return c;
+        const std::size_t hi = 2 * lo + 1;
+        return c - lo < hi - c ? lo : hi;
+    }
+
+    // channel_generic — the running Runtime's option channel=generic, read by Channel's
+    // constructors. Relaxed: it is written before the Runtime starts its workers (whose start
+    // orders it before every fiber) and reset after they are joined.
+    static inline std::atomic<bool> channel_generic{false};
+    // channels_made — channels made in this process: unbuffered_channel, buffered_channel,
+    // generic (Runtime::counters: each run's rows say which channels it used).
+    static inline std::array<std::atomic<std::uint64_t>, 3> channels_made{};
 
     // work_stealing_used — set by the first work_stealing Runtime of the process (boostorg/fiber#217).
     static inline std::atomic<bool> work_stealing_used{false};
@@ -329,6 +415,7 @@ struct BoostFiberBackend {
         // std::runtime_error for round_robin with P > 1 or a second work_stealing runtime.
         explicit Runtime(const RuntimeOptions& o) : cfg_(boostfiber::Config::from(o)) {
             using boostfiber::Algorithm;
+            cfg_.generic_channel = boostfiber::parse_channel(o);
             if (cfg_.algorithm == Algorithm::round_robin && cfg_.processors != 1)
                 throw std::runtime_error("boostfiber/round_robin schedules the fibers of one thread only: it runs with "
                                          "processors=1 (got " + std::to_string(cfg_.processors) + ")");
@@ -344,6 +431,14 @@ struct BoostFiberBackend {
         // config — the effective configuration (options parsed, defaults applied).
         const boostfiber::Config& config() const { return cfg_; }
 
+        // counters — the channels made so far, by implementation (a run's difference joins
+        // its row's counters: which channel the workload's C and the option chose).
+        std::map<std::string, std::uint64_t> counters() const {
+            return {{"channels_unbuffered_channel", channels_made[0].load(std::memory_order_relaxed)},
+                    {"channels_buffered_channel", channels_made[1].load(std::memory_order_relaxed)},
+                    {"channels_generic", channels_made[2].load(std::memory_order_relaxed)}};
+        }
+
         // run — main as a fiber on worker 0 of P; returns when main has returned (its
         // exception, if any, is rethrown here).
         template <class F>
@@ -358,6 +453,7 @@ struct BoostFiberBackend {
             bool stop = false;
             std::exception_ptr error;
             stacks = stacks_;
+            channel_generic.store(cfg_.generic_channel, std::memory_order_relaxed);
 
             auto worker = [&](unsigned i) {
                 if (cfg_.pin)
@@ -408,6 +504,7 @@ struct BoostFiberBackend {
             }
             for (auto& t : threads) t.join();
             stacks = nullptr;
+            channel_generic.store(false, std::memory_order_relaxed);
             if (!spawn_error.empty()) throw std::runtime_error("boostfiber: starting worker threads: " + spawn_error);
             if (error) std::rethrow_exception(error);
         }

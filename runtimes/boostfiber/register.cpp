@@ -16,6 +16,11 @@ std::vector<coopbench::OptionSpec> boostfiber_options() {
                               "fiber stack allocator: pooled (pooled_fixedsize_stack, recycled), fixed (Boost's "
                               "default fixedsize_stack, malloc), protected (mmap + guard page)",
                               {"pooled", "fixed", "protected"}},
+        coopbench::OptionSpec{"channel", "boost",
+                              "the workloads' channels: boost (Boost.Fiber's unbuffered_channel at C=0, "
+                              "buffered_channel holding the 2^k-1 nearest C otherwise), generic (fiber mutex + "
+                              "condition variables, exactly C)",
+                              {"boost", "generic"}},
         coopbench::OptionSpec{"stack_kib", std::to_string(coopbench::boostfiber::kDefaultStackKib),
                               "KiB per fiber stack (a non-zero --stack-size wins)"},
     };

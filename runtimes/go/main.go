@@ -107,6 +107,25 @@ func gcPercent() int {
 	return p
 }
 
+// buildProfile — how this program was built, for context.json's backend.go.build: the Go
+// version and the build settings the go command stamped into the binary (debug.ReadBuildInfo:
+// -compiler, -trimpath, -gcflags/-ldflags when given, CGO_ENABLED, GOARCH, GOAMD64; Go's
+// defaults otherwise: gc with optimizations and inlining on, no PGO in Go 1.19).
+func buildProfile() string {
+	out := runtime.Version()
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return out + "; build settings not recorded"
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "-compiler", "-trimpath", "-gcflags", "-ldflags", "-tags", "-race", "CGO_ENABLED", "GOARCH", "GOOS", "GOAMD64":
+			out += " " + s.Key + "=" + s.Value
+		}
+	}
+	return out
+}
+
 func context() map[string]string {
 	gogc := os.Getenv("GOGC")
 	if gogc == "" {
@@ -123,6 +142,7 @@ func context() map[string]string {
 		"GOGC":       gogc,
 		"GOMEMLIMIT": memlimit,
 		"gomaxprocs": "the point's processors",
+		"build":      buildProfile(),
 	}
 }
 

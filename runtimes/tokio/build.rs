@@ -1,6 +1,8 @@
 // build.rs — records what the program was built with, for its --list context: the tokio
 // version cargo resolved (from Cargo.lock), tokio's features (from Cargo.toml) and rustc's
-// version. Nothing else is generated.
+// version, and the release profile the program was built with (Cargo.toml's
+// [profile.release] keys, as "opt-level=3 lto=fat ..."; cargo's PROFILE says it was release).
+// Nothing else is generated.
 use std::process::Command;
 
 fn main() {
@@ -26,6 +28,24 @@ fn main() {
         .and_then(|l| l.split(']').next())
         .map(|f| f.replace('"', "").replace(' ', ""))
         .unwrap_or_else(|| "unknown".into());
+    // The keys of [profile.release], in the file's order: what rustc was asked for (cargo gives
+    // a build script OPT_LEVEL and PROFILE, not lto, codegen-units or panic).
+    let mut profile = Vec::new();
+    let mut in_release = false;
+    for l in manifest.lines().map(str::trim) {
+        if l.starts_with('[') {
+            in_release = l == "[profile.release]";
+        } else if in_release && !l.starts_with('#') {
+            if let Some((k, v)) = l.split_once('=') {
+                profile.push(format!("{}={}", k.trim(), v.trim().trim_matches('"')));
+            }
+        }
+    }
+    let profile = format!(
+        "{} ({})",
+        std::env::var("PROFILE").unwrap_or_else(|_| "unknown".into()),
+        if profile.is_empty() { "cargo's defaults".to_string() } else { profile.join(" ") }
+    );
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let rustc_version = Command::new(rustc)
         .arg("--version")
@@ -36,4 +56,5 @@ fn main() {
     println!("cargo:rustc-env=COOPBENCH_TOKIO_VERSION={version}");
     println!("cargo:rustc-env=COOPBENCH_TOKIO_FEATURES={features}");
     println!("cargo:rustc-env=COOPBENCH_RUSTC_VERSION={rustc_version}");
+    println!("cargo:rustc-env=COOPBENCH_CARGO_PROFILE={profile}");
 }

@@ -8,9 +8,11 @@ timed iterations of all forks ("failed" when no run succeeded), then each backen
 to pthreads (median / pthreads' median; > 1 is slower) with its 95 % interval (hierarchical bootstrap over forks)
 (columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), each coop backend / go (native,
 native-ws, native-parasail and the other native-* builds) when both ran
-(in table1.md as "0.85× (0.80–0.91)"), when the folder has tokio results `best coop` (the coop
-backend with the lowest median in that row) and `best coop / tokio` with its interval (in
-table1.md as "native-ws: 0.50× (0.41–0.61)"), then the paper's own
+(in table1.md as "0.85× (0.80–0.91)"), for each peer family with results (Go, tokio, Boost.Fiber:
+PEER_FAMILIES, scripts/coopbench/families.py) `best coop` (the coop backend with the lowest median
+in that row), `best F` (the family's variant with the lowest median at that row's P: tokio,
+tokio-std-mutex or tokio/current_thread; boostfiber's three schedulers) and `best coop / best F`
+with its interval (in table1.md as "native-ws / tokio-std-mutex: 0.50× (0.41–0.61)"), then the paper's own
 Native / Linux / Windows numbers and its Native/Linux ratio, read from
 results/paper/table1.csv. `noisy` names the backends whose cell was measured while the
 machine was busy (the harness's noise guard marked a fork of that point noisy, as report.md's
@@ -18,7 +20,7 @@ machine was busy (the harness's noise guard marked a fork of that point noisy, a
 a dagger (NOISY_MARK) and a footnote.
 
 Three outputs: table1.csv (every column), table1.md (compact: the times per backend, each
-coop policy / go, best coop / tokio and the paper's Native/Linux ratio, noisy cells marked;
+coop policy / go, best coop / best F per peer family and the paper's Native/Linux ratio, noisy cells marked;
 the other ratios are in the CSV and the figure) and
 table1.png/.svg, the ratios drawn: per row, each backend's time relative to pthreads on a
 log axis, one marker per backend (the figures' backend styles), and the paper's
@@ -50,6 +52,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import coopbench as cr  # noqa: E402
+from coopbench.families import family_label, family_of  # noqa: E402
 
 NAME = "table1"
 REFERENCE = "pthreads"
@@ -58,7 +61,23 @@ VARIANT_MARKERS = ("d", "p", "h", "8", "H", "<", ">")
 PAPER_COLUMNS = (("native_ms", "paper Native"), ("linux_ms", "paper Linux"), ("windows_ms", "paper Windows"))
 TOKIO = "tokio"
 BEST_COOP = "best coop"
-BEST_COOP_TOKIO = f"{BEST_COOP} / {TOKIO}"
+# The peer families with variants a user chooses between (scripts/coopbench/families.py): each row sets coop's
+# best policy against each family's best variant at that point, naming both ("best tokio" may be
+# tokio-std-mutex or tokio/current_thread), so coop's best never meets a peer's second best.
+PEER_FAMILIES = ("go", "tokio", "boostfiber")
+
+
+def best_of(family: str) -> str:
+    """best_of — the column naming a family's best variant in a row, e.g. "best tokio"."""
+    return f"best {family}"
+
+
+def best_ratio(family: str) -> str:
+    """best_ratio — the column of coop's best over a family's best, e.g. "best coop / best tokio"."""
+    return f"{BEST_COOP} / {best_of(family)}"
+
+
+BEST_COOP_TOKIO = best_ratio(TOKIO)
 # The mark of a cell measured while the machine was busy (the harness's `noisy` column; report.md marks the
 # same points "⚠ noisy" and lists them under *Noisy points*): short, since table1.md is compact.
 NOISY_MARK = "†"
@@ -266,12 +285,7 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
         for b in backends:
             if b == "native" or b.startswith("native-"):  # coop: native, native-ws, native-parasail, native-clang...
                 _ratio(row, f"{b} / go", g[g["backend"] == b], g[g["backend"] == "go"], medians[b], medians["go"])
-    if TOKIO in medians:  # the fastest coop policy of this row against tokio
-        timed = [b for b in backends if is_coop(b) and isinstance(medians[b], float) and not math.isnan(medians[b])]
-        best = min(timed, key=lambda b: medians[b]) if timed else ""
-        row[BEST_COOP] = best
-        _ratio(row, BEST_COOP_TOKIO, g[g["backend"] == best], g[g["backend"] == TOKIO],
-               medians[best] if best else math.nan, medians[TOKIO])
+    _best_columns(row, g, medians, backends, row_p)
     row["paper params"] = _params_text(ref["param"], list(ref["param"])) if ref is not None else ""
     for col, label in PAPER_COLUMNS:
         row[label] = float(ref[col]) if ref is not None else math.nan
@@ -279,6 +293,33 @@ def _row(paper, workload, params, g, p_row, backends) -> dict:
     row["notes"] = "; ".join(notes)
     row["noisy"] = "; ".join(noisy)
     return row
+
+
+def _timed(medians: dict, b: str) -> bool:
+    return isinstance(medians[b], float) and not math.isnan(medians[b])
+
+
+def _best_columns(row: dict, g: pd.DataFrame, medians: dict, backends, row_p) -> None:
+    """_best_columns — for each peer family that ran in this row (PEER_FAMILIES): `best F`, its variant with the
+    lowest median, and `best coop / best F` with its interval, beside `best coop` (the fastest coop policy).
+
+    A family's best is chosen among its variants that ran at the row's P; only when none did (a one-thread variant
+    such as tokio/current_thread in a P=2 row of its own), among all of them, as its cell's note says."""
+    families = [f for f in PEER_FAMILIES if any(family_of(b) == f for b in backends)]
+    if not families:
+        return
+    timed = [b for b in backends if is_coop(b) and _timed(medians, b)]
+    best = min(timed, key=lambda b: medians[b]) if timed else ""
+    row[BEST_COOP] = best
+    at_p = {b: sorted(g[g["backend"] == b]["processors"].dropna().astype(int).unique()) in ([row_p], [])
+            for b in backends}
+    for fam in families:
+        members = [b for b in backends if family_of(b) == fam and _timed(medians, b)]
+        candidates = [b for b in members if at_p[b]] or members
+        peer = min(candidates, key=lambda b: medians[b]) if candidates else ""
+        row[best_of(fam)] = peer
+        _ratio(row, best_ratio(fam), g[g["backend"] == best], g[g["backend"] == peer],
+               medians[best] if best else math.nan, medians[peer] if peer else math.nan)
 
 
 def noisy_backends(row) -> set:
@@ -289,14 +330,15 @@ def noisy_backends(row) -> set:
 
 def cell_noisy(row, column: str) -> bool:
     """cell_noisy — whether the cell `column` of a table row rests on a noisy measurement: a backend's time when
-    its cell is noisy, a ratio "X / Y" when either side is (`best coop` stands for the backend it names)."""
+    its cell is noisy, a ratio "X / Y" when either side is (`best coop`, `best tokio` ... stand for the backend they
+    name)."""
     noisy = noisy_backends(row)
     if not noisy or column.startswith("paper "):
         return False
     if " / " in column:
         num, den = column.split(" / ", 1)
-        if num == BEST_COOP:
-            num = row.get(BEST_COOP, "")
+        num = row.get(num, "") if num.startswith("best ") else num
+        den = row.get(den, "") if den.startswith("best ") else den
         return num in noisy or den in noisy
     return column in noisy
 
@@ -319,7 +361,7 @@ MD_COLUMNS_BEFORE = ("benchmark", "params", "P", "size")
 MD_COLUMNS_AFTER = ("paper Native / Linux", "notes")
 # Columns that are neither a backend's time nor shown as their own column in table1.md (best coop is shown
 # inside its ratio's cell; noisy as the marks).
-NOT_TIMES = ("workload", BEST_COOP, "noisy", "forks")
+NOT_TIMES = ("workload", BEST_COOP, "noisy", "forks") + tuple(best_of(f) for f in PEER_FAMILIES)
 
 
 def go_ratio_columns(table: pd.DataFrame) -> list:
@@ -327,9 +369,21 @@ def go_ratio_columns(table: pd.DataFrame) -> list:
     return [c for c in table.columns if c.endswith(" / go")]
 
 
+def best_ratio_columns(table: pd.DataFrame) -> list:
+    """best_ratio_columns — the "best coop / best F" columns of the peer families in the table (PEER_FAMILIES)."""
+    return [best_ratio(f) for f in PEER_FAMILIES if best_ratio(f) in table.columns]
+
+
 def tokio_ratio_columns(table: pd.DataFrame) -> list:
-    """tokio_ratio_columns — ["best coop / tokio"] when the table has tokio results, else []."""
+    """tokio_ratio_columns — ["best coop / best tokio"] when the table has tokio results, else []."""
     return [BEST_COOP_TOKIO] if BEST_COOP_TOKIO in table.columns else []
+
+
+def best_cell(r, c: str, v) -> str:
+    """best_cell — a "best coop / best F" cell: "native-ws / tokio-std-mutex: 0.50× (0.41–0.61)", both variants
+    named."""
+    fam = c.split(" / best ", 1)[1]
+    return f"{r[BEST_COOP]} / {r[best_of(fam)]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'], _forks(r))}" if v == v else ""
 
 
 def markdown_lines(table: pd.DataFrame, cols, left, cell) -> list:
@@ -371,11 +425,11 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
     times = [c for c in table.columns if c not in MD_COLUMNS_BEFORE + MD_COLUMNS_AFTER + NOT_TIMES
              and " / " not in c and not c.startswith("paper ")]
     cols = [c for c in MD_COLUMNS_BEFORE if c in table.columns] + times + go_ratio_columns(table) + \
-        tokio_ratio_columns(table) + \
+        best_ratio_columns(table) + \
         [c for c in MD_COLUMNS_AFTER if c in table.columns and not (c == "notes" and not table[c].astype(bool).any())]
     def cell(r, c, v) -> str:
-        if c == BEST_COOP_TOKIO:  # "native-ws: 0.50× (0.41–0.61)": which coop policy, its ratio
-            return f"{r[BEST_COOP]}: {cr.fmt_ratio(v, r[f'{c} lo'], r[f'{c} hi'], _forks(r))}" if v == v else ""
+        if c in best_ratio_columns(table):  # "native-ws / tokio-std-mutex: 0.50× (0.41–0.61)"
+            return best_cell(r, c, v)
         if " / " in c and f"{c} lo" in r:  # "2.10× (1.90–2.40)": the ratio and its interval
             return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"], _forks(r)) if v == v else ""
         if " / " in c:
@@ -393,8 +447,13 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
               f"for coop's other scheduling policies): the policy's median divided by go's (< 1: coop is "
               f"faster), with its 95 % interval (hierarchical bootstrap: forks, then iterations; both sides resampled; "
               f"{_forks_text(table)}); "
-              + (f"`{BEST_COOP_TOKIO}`: the coop policy with the lowest median in that row (named) divided by "
-                 f"{TOKIO}'s median, with its interval; " if tokio_ratio_columns(table) else "")
+              + ("`best coop / best F`: the coop policy with the lowest median in that row divided by the "
+                 "lowest median among family F's variants at that row's P ("
+                 + ", ".join(f"{family_label(f)}: " + ", ".join(sorted(b for b in table.columns if family_of(b) == f
+                                                                      and " / " not in b and b not in NOT_TIMES))
+                             for f in PEER_FAMILIES if best_ratio(f) in table.columns)
+                 + "), both named, with its interval: coop's best is never set against a peer's second best; "
+                 if best_ratio_columns(table) else "")
               + f"`paper Native / Linux`: the paper's coop time divided by its Linux threads' time. "
               f"Every backend's ratio to {REFERENCE} is drawn in table1.png and listed in table1.csv, with the "
               "paper's ms and parameters. "
@@ -520,7 +579,7 @@ def make(res, outdir):
     if figs:
         items.append({"title": f"Table 1 — application benchmarks: time relative to {REFERENCE} "
                                "(the paper's Native/Linux as a star)", "files": [str(p) for p in figs]})
-    items.append({"title": "Table 1 — application benchmarks (median ms; each coop policy / go; best coop / tokio; "
+    items.append({"title": "Table 1 — application benchmarks (median ms; each coop policy / go; best coop / best of each peer family; "
                            f"the paper's Native/Linux; {NOISY_MARK}: {NOISY_NOTE}; every ratio in table1.csv)",
                   "markdown": md})
     return items

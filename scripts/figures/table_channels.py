@@ -11,7 +11,11 @@ Rows: one per app and parameter set (the `via` column aside), split by processor
 the folder has several. Columns: every backend's median in ms over the timed iterations of
 all forks ("failed" when no run succeeded), then each backend / go (its median divided by Go's;
 < 1: faster than Go) with its 95 % interval over forks (coopbench.stats.ratio_ci; in the CSV as
-"X / go", "X / go lo", "X / go hi"; in the Markdown as "0.85× (0.80–0.91)"). `noisy` names the
+"X / go", "X / go lo", "X / go hi"; in the Markdown as "0.85× (0.80–0.91)"), then, as in Table 1,
+`best coop` and for each peer family (Go, tokio, Boost.Fiber) its best variant at that P, `best F`,
+and `best coop / best F` with its interval (table1.PEER_FAMILIES: coop's best is never set against
+a peer's second best). Boost.Fiber's own buffered_channel holds 2^k - 1 values: where C is not
+such a number its rows ran with the nearest (boost_capacity), which the caption says. `noisy` names the
 backends whose cell was measured while the machine was busy; the Markdown marks those cells,
 and every ratio with a noisy side, with table1's dagger (table1.NOISY_MARK) and a footnote.
 
@@ -63,6 +67,40 @@ def build(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def boost_capacity(c: int) -> int:
+    """boost_capacity — what a Boost.Fiber workload channel of capacity c holds (runtimes/boostfiber/boostfiber.hpp,
+    buffered_capacity): 0 for 0 (unbuffered_channel), else the 2^k - 1 nearest c, the larger on a tie."""
+    if c <= 0:
+        return 0
+    lo = 1
+    while 2 * lo + 1 <= c:
+        lo = 2 * lo + 1
+    if lo == c:
+        return c
+    hi = 2 * lo + 1
+    return lo if c - lo < hi - c else hi
+
+
+def boost_capacity_note(table: pd.DataFrame, context: dict) -> str:
+    """boost_capacity_note — the capacities Boost.Fiber's rows really ran with where they differ from C (its
+    backends' channel in context.json says Boost's own channels were used), else ""."""
+    fibers = [c for c in table.columns if table1.family_of(c) == "boostfiber" and " / " not in c
+              and c not in table1.NOT_TIMES]
+    if not fibers or not any("buffered_channel(2^k)" in str(context.get(f"backend.{b}.channel", "")) for b in fibers):
+        return ""
+    used = {}
+    for _, r in table.iterrows():
+        c = table1.parse_params(str(r["params"]).replace(", ", ";")).get("C")
+        if isinstance(c, int) and any(isinstance(r[b], float) and r[b] == r[b] for b in fibers):
+            if boost_capacity(c) != c:
+                used[c] = boost_capacity(c)
+    if not used:
+        return ""
+    return ("Boost.Fiber's rows ran on Boost's own buffered_channel, which holds 2^k - 1 values: "
+            + ", ".join(f"C={c} ran with capacity {used[c]}" for c in sorted(used))
+            + " (the nearest it allows; --backend-opt channel=generic runs exactly C on the generic channel).")
+
+
 def _row(workload, params, p, g, backends) -> dict:
     row = {"benchmark": APPS[workload], "workload": workload,
            "params": table1._params_text(params, PARAM_ORDER), "P": p}
@@ -77,13 +115,14 @@ def _row(workload, params, p, g, backends) -> dict:
         for b in backends:
             if b != GO:
                 table1._ratio(row, f"{b} / {GO}", g[g["backend"] == b], g[g["backend"] == GO], medians[b], medians[GO])
+    table1._best_columns(row, g, medians, backends, p)  # best coop / best F, per peer family
     row["noisy"] = "; ".join(noisy)
     return row
 
 
 def ratio_columns(table: pd.DataFrame) -> list:
-    """ratio_columns — the "X / go" columns, in table order."""
-    return [c for c in table.columns if c.endswith(f" / {GO}")]
+    """ratio_columns — the "X / go" columns, in table order (not "best coop / best go": best_ratio_columns)."""
+    return [c for c in table.columns if c.endswith(f" / {GO}") and not c.startswith(table1.BEST_COOP)]
 
 
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
@@ -91,11 +130,13 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
     cells marked, and a note on what the numbers are."""
     before = ["benchmark", "params", "P"]
     times = [c for c in table.columns if c not in before + ["workload", "noisy", "forks"] and " / " not in c
-             and not c.endswith(" lo") and not c.endswith(" hi")]
-    cols = before + times + ratio_columns(table)
+             and not c.endswith(" lo") and not c.endswith(" hi") and c not in table1.NOT_TIMES]
+    cols = before + times + ratio_columns(table) + table1.best_ratio_columns(table)
     def cell(r, c, v) -> str:
         if c == "P":
             return str(int(v))
+        if c in table1.best_ratio_columns(table):  # "native-ws / tokio/current_thread: 0.50× (0.41–0.61)"
+            return table1.best_cell(r, c, v)
         if " / " in c:
             return cr.fmt_ratio(v, r[f"{c} lo"], r[f"{c} hi"], table1._forks(r)) if v == v else ""
         return table1._fmt_ms(v)
@@ -108,7 +149,12 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
               f"iterations of all forks (whole program: from before the first spawn to after the last join); "
               f"`X / {GO}`: X's median divided by {GO}'s (< 1: faster than Go's channels), with its 95 % interval "
               f"(hierarchical bootstrap: forks, then iterations; both sides resampled; {table1._forks_text(table)}). "
-              "P: the processors the row ran on."]
+              "P: the processors the row ran on."
+              + (" `best coop / best F`: the fastest coop policy of the row over the fastest variant of peer family F "
+                 "at that P, both named, with its interval." if table1.best_ratio_columns(table) else "")]
+    note = boost_capacity_note(table, context)
+    if note:
+        lines += ["", note]
     if any(str(r.get("noisy", "")) for _, r in table.iterrows()):
         lines += ["", f"{NOISY_MARK}: {NOISY_NOTE} (the harness's noise guard marked a fork of that backend's point "
                       "noisy); a ratio is marked when either side is. table_channels.csv's `noisy` column names the "

@@ -8,8 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 // boostfiber.hpp first: it includes Boost.Fiber and removes Boost's cpu_relax() macro.
@@ -435,4 +438,147 @@ TEST(BoostFiberWorkStealing, WakesSleepingWorker) {
 }
 TEST(BoostFiberWorkStealing, IdleDoesNotSpin) {
     EXPECT_EQ(in_child([] { return idle_cpu(options("work_stealing", processors())); }), "");
+}
+
+// --- channels: Boost.Fiber's own where the program never closes them -------------------
+
+TEST(BoostFiberChannel, BufferedCapacityIsTheNearestBoostAllows) {
+    // buffered_channel(2^k) holds 2^k - 1; the nearest to C, the larger on a tie.
+    static_assert(B::buffered_capacity(1) == 1 && B::buffered_capacity(3) == 3 && B::buffered_capacity(63) == 63);
+    const std::vector<std::pair<std::size_t, std::size_t>> want = {
+        {1, 1}, {2, 3}, {3, 3}, {4, 3}, {5, 7}, {6, 7}, {7, 7}, {10, 7}, {11, 15}, {12, 15}, {15, 15}, {64, 63}, {100, 127}};
+    for (auto [c, held] : want) EXPECT_EQ(B::buffered_capacity(c), held) << "C=" << c;
+}
+
+namespace {
+
+// ChannelSeen — what a channel turned out to be, and how many sends completed before any
+// receive (on round_robin, P=1: deterministic) — its real capacity.
+struct ChannelSeen {
+    std::string implementation;
+    std::size_t capacity = 0;
+    std::size_t sends_before_receive = 0;
+    std::string error;
+};
+
+// probe_channel — makes a channel of capacity c (never closed or closable) in a round_robin
+// run with `channel` as the option, lets a sender fill it while the main fiber yields, then
+// receives everything and checks the order.
+ChannelSeen probe_channel(std::size_t c, bool never_closed, const std::string& channel) {
+    ChannelSeen seen;
+    auto o = options("round_robin", 1);
+    if (!channel.empty()) o.extra["channel"] = channel;
+    B::Runtime rt(o);
+    rt.run([&] {
+        using Chan = B::Channel<long>;
+        std::unique_ptr<Chan> ch(never_closed ? new Chan(coopbench::apps::never_closed_channel<Chan>(c)) : new Chan(c));
+        seen.implementation = std::string(ch->implementation());
+        seen.capacity = ch->capacity();
+        const long n = static_cast<long>(c) + 20;
+        std::size_t sent = 0;
+        B::Thread sender = B::spawn([&] {
+            for (long i = 0; i < n; ++i) {
+                ch->send(i);
+                ++sent;
+            }
+        });
+        for (int i = 0; i < 50; ++i) B::yield();  // the sender runs until the channel is full
+        seen.sends_before_receive = sent;
+        for (long i = 0; i < n; ++i) {
+            const std::optional<long> v = ch->recv();
+            if (!v || *v != i) {
+                seen.error = "recv " + std::to_string(i) + " got " + (v ? std::to_string(*v) : std::string("nothing"));
+                break;
+            }
+        }
+        sender.join();
+    });
+    return seen;
+}
+
+}  // namespace
+
+TEST(BoostFiberChannel, NeverClosedChannelsAreBoostsOwnAtTheNearestCapacity) {
+    Watchdog dog("never-closed channels", 60);
+    struct Want {
+        std::size_t c;
+        const char* implementation;
+        std::size_t held;
+    };
+    for (const Want& w : {Want{0, "unbuffered_channel", 0}, Want{1, "buffered_channel", 1}, Want{7, "buffered_channel", 7},
+                          Want{10, "buffered_channel", 7}, Want{64, "buffered_channel", 63}}) {
+        const ChannelSeen s = probe_channel(w.c, /*never_closed=*/true, "");
+        EXPECT_EQ(s.implementation, w.implementation) << "C=" << w.c;
+        EXPECT_EQ(s.capacity, w.held) << "C=" << w.c;
+        EXPECT_EQ(s.sends_before_receive, w.held) << "C=" << w.c << ": the channel did not hold what it says";
+        EXPECT_EQ(s.error, "") << "C=" << w.c;
+    }
+}
+
+TEST(BoostFiberChannel, GenericOptionKeepsTheGenericChannelAtExactlyC) {
+    Watchdog dog("generic channels", 60);
+    for (std::size_t c : {0u, 1u, 10u}) {
+        const ChannelSeen s = probe_channel(c, /*never_closed=*/true, "generic");
+        EXPECT_EQ(s.implementation, "generic") << "C=" << c;
+        EXPECT_EQ(s.capacity, c);
+        EXPECT_EQ(s.sends_before_receive, c) << "C=" << c;
+        EXPECT_EQ(s.error, "") << "C=" << c;
+    }
+    auto o = options("round_robin", 1);
+    o.extra["channel"] = "boost-ish";
+    EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+}
+
+TEST(BoostFiberChannel, ClosableChannelsAreExactAndClose) {
+    Watchdog dog("closable channels", 60);
+    // A channel that may be closed: buffered_channel only where it holds exactly C.
+    for (auto [c, impl] : {std::pair<std::size_t, const char*>{0, "generic"}, {7, "buffered_channel"}, {10, "generic"}}) {
+        const ChannelSeen s = probe_channel(c, /*never_closed=*/false, "");
+        EXPECT_EQ(s.implementation, impl) << "C=" << c;
+        EXPECT_EQ(s.sends_before_receive, c) << "C=" << c;
+        EXPECT_EQ(s.error, "") << "C=" << c;
+    }
+    B::Runtime rt(options("round_robin", 1));
+    rt.run([] {
+        B::Channel<long> closable(7);
+        closable.close();
+        EXPECT_THROW(closable.send(1), coopbench::ChannelClosed);
+        EXPECT_THROW(closable.close(), coopbench::ChannelClosed);
+        B::Channel<long> never(0, coopbench::NeverClosed{});
+        EXPECT_THROW(never.close(), coopbench::ChannelClosed);  // Boost 1.74's unbuffered close is unsafe
+    });
+}
+
+TEST(BoostFiberChannel, WorkloadsUseBoostsChannelsUnlessGenericIsAsked) {
+    // The `channel` and `producer via=channel` workloads' rows count the channels they made
+    // by implementation (Runtime::counters): Boost's own by default, the generic one with
+    // channel=generic; both pass their self-checks on P threads.
+    Watchdog dog("workload channels", 120);
+    int seen = 0;
+    for (auto c : tiny_cases()) {
+        const bool channel = c.name == "channel";
+        const bool producer = c.name == "producer" && c.ctx.params["via"] == "channel";
+        if (!channel && !producer) continue;
+        ++seen;
+        const std::size_t cap = std::stoul(c.ctx.params.at("C"));
+        c.ctx.options.processors = processors();
+        c.ctx.options.extra["algorithm"] = "shared_work";
+        for (const std::string opt : {"boost", "generic"}) {
+            c.ctx.options.extra["channel"] = opt;
+            const auto o = c.run(c.ctx);
+            ASSERT_TRUE(o.ok) << describe(c) << " channel=" << opt << ": " << o.reason;
+            const double unbuffered = o.counters.at("channels_unbuffered_channel");
+            const double buffered = o.counters.at("channels_buffered_channel");
+            const double generic = o.counters.at("channels_generic");
+            if (opt == "generic") {
+                EXPECT_EQ(unbuffered + buffered, 0) << describe(c);
+                EXPECT_GT(generic, 0) << describe(c);
+            } else {
+                EXPECT_EQ(generic, 0) << describe(c) << ": a workload's channel fell back to the generic one";
+                EXPECT_GT(cap == 0 ? unbuffered : buffered, 0) << describe(c);
+                EXPECT_EQ(cap == 0 ? buffered : unbuffered, 0) << describe(c);
+            }
+        }
+    }
+    EXPECT_GT(seen, 0) << "no channel or producer via=channel point in the tiny plans";
 }

@@ -4,6 +4,7 @@
 then be skipped) and, per MODE, answers:
 
   good      a correct measurement (value from params, self-check passed)
+  built     as good, and its --list context says how it was built ("build")
   crash     dies of SIGSEGV after reading the request
   hang      sleeps (in a child process too, which the harness must also kill)
   garbage   prints a line that is not JSON
@@ -23,8 +24,10 @@ import sys
 
 mode = sys.argv[1]
 if sys.argv[2:] == ["--list"]:
-    print(json.dumps({"protocol": 1, "workloads": ["create", "switch", "no-such-workload"],
-                      "context": {"fake_mode": mode}}))
+    context = {"fake_mode": mode}
+    if mode == "built":
+        context["build"] = "fakecc 1.0 -O2 -flto"
+    print(json.dumps({"protocol": 1, "workloads": ["create", "switch", "no-such-workload"], "context": context}))
     sys.exit(0)
 req = json.loads(sys.stdin.readline())
 n = int(req["params"].get("N", req["params"].get("T", "1")))
@@ -32,7 +35,7 @@ good = {"status": "ok", "seconds": 0.001 * n, "value": 1000.0, "check": "passed"
         "counters": {"processors_seen": req["processors"], "inject_fault": int(req["inject_fault"])}}
 if req["inject_fault"]:
     good["check"] = "self-check failed: threads that ran = %d, expected %d" % (n - 1, n)
-if mode == "good":
+if mode in ("good", "built"):
     print("some chatter before the result line")
     print(json.dumps(good))
 elif mode == "crash":

@@ -188,6 +188,28 @@ class FirstClass(unittest.TestCase):
             self.assertIn("\"channel\" must be a non-empty string", p.stderr)
             self.assertIn("left out", p.stderr)
 
+    def test_context_records_how_every_backend_was_built(self):
+        # backend.<name>.build for every backend of the sweep: an in-process backend's
+        # compiler, build type, flags and IPO; a program's the "build" of its --list context,
+        # else a note that it reported none.
+        with tempfile.TemporaryDirectory() as d:
+            built = manifest(d, "fake-built", "built")
+            plain = manifest(d, "fake-plain", "good")
+            run(["run", "-b", "native,pthreads,fake-built,fake-plain", "-w", "create", "-p", "N=3", "-o", d + "/out",
+                 "-q"], [built, plain])
+            ctx = json.loads((pathlib.Path(d) / "out" / "context.json").read_text())
+            backends = {r["backend"] for r in rows(d + "/out")}
+            self.assertEqual(backends, {"native", "pthreads", "fake-built", "fake-plain"})
+            for b in backends:
+                self.assertTrue(ctx.get(f"backend.{b}.build"), f"no backend.{b}.build in context.json")
+            for b in ("native", "pthreads"):
+                build = ctx[f"backend.{b}.build"]
+                self.assertIn(ctx["compiler"], build)
+                self.assertIn(ctx["build_flags"].strip(), build)
+                self.assertRegex(build, r"IPO/LTO (on|off)")
+            self.assertEqual(ctx["backend.fake-built.build"], "fakecc 1.0 -O2 -flto")
+            self.assertEqual(ctx["backend.fake-plain.build"], "not reported by the program's --list")
+
     def test_a_workload_the_program_does_not_list_is_named_as_the_reason(self):
         p = run(["run", "--dry-run", "-b", "fake-good", "-w", "lock-local"], [HERE / "backends"], check=False)
         self.assertEqual(p.returncode, 2)

@@ -1,11 +1,15 @@
-"""test_tokio.py COOPBENCH — the `tokio` and `tokio-std-mutex` backends (runtimes/tokio)
+"""test_tokio.py COOPBENCH — the `tokio`, `tokio-std-mutex` and `tokio/current_thread` backends (runtimes/tokio)
 through the real binary: every workload at its tiny plan with its self-check passing, at 1
 and 2 processors (worker_threads = P), warm-up and timed runs in one process,
 --inject-fault caught by every workload's self-check, and stress points for the monitors'
 wake-ups (capacity-1 buffers, many waiters; the driver's --timeout turns a lost wake-up, a
-hang, into a failed point). Exits 77 (CTest: skipped) with one line saying why when the
+hang, into a failed point); the release profile (LTO, one codegen unit, panic = "abort") in the
+context, and a panicking run still replying the runs before it. Exits 77 (CTest: skipped) with one line saying why when the
 tokio backend is absent."""
 import json
+import os
+import subprocess
+import tempfile
 import unittest
 
 import program_backend as pb
@@ -39,6 +43,73 @@ class Tokio(unittest.TestCase):
         self.assertIn("rt-multi-thread", ctx["backend.tokio.tokio_features"])
         self.assertEqual(ctx["backend.tokio.mutex"], "tokio::sync::Mutex")
         self.assertEqual(ctx["backend.tokio-std-mutex.mutex"], "std::sync::Mutex")
+
+    def test_the_build_is_the_release_profile_tokio_users_build(self):
+        # Cargo.toml's [profile.release]: fat LTO, one codegen unit, panic = "abort", recorded
+        # in --list's context as backend.<name>.build (and .profile).
+        out = run("-b", "tokio", "-w", "create", "--plan", "tiny", "-P", "1")
+        with open(out + "/context.json") as f:
+            ctx = json.load(f)
+        for key in ("lto=fat", "codegen-units=1", "panic=abort", "opt-level=3"):
+            self.assertIn(key, ctx["backend.tokio.build"])
+        self.assertTrue(ctx["backend.tokio.build"].startswith("rustc 1."), ctx["backend.tokio.build"])
+
+    def test_current_thread_runs_every_workload_at_one_processor(self):
+        # tokio/current_thread: Builder::new_current_thread, every workload tokio runs, both
+        # vias; a request for P=2 runs at P=1 (max_processors, as boostfiber/round_robin).
+        out = run("-b", "tokio/current_thread", "--plan", "tiny", "-P", "1,2")
+        got = rows(out)
+        self.assertEqual({r["workload"] for r in got}, WORKLOADS)
+        self.assertEqual({r["processors"] for r in got}, {"1"})
+        self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [])
+        apps = {"city", "eratosthenes", "producer", "tokenring"}
+        self.assertEqual({(r["workload"], r["param.via"]) for r in got if r["workload"] in apps},
+                         {(w, v) for w in apps for v in VIAS})
+        for r in got:
+            self.assertEqual(json.loads(r["counters"])["worker_threads"], 1.0, r["point"])
+        with open(out + "/context.json") as f:
+            ctx = json.load(f)
+        self.assertEqual(ctx["backend.tokio/current_thread.runtime"], "tokio::runtime::Builder::new_current_thread")
+        got = rows(run("-b", "tokio/current_thread", "--plan", "tiny", "-P", "1", "--inject-fault"))
+        self.assertEqual({r["workload"] for r in got}, WORKLOADS)
+        self.assertEqual([r["point"] for r in got if r["status"] != "failed" or "self-check failed" not in r["reason"]],
+                         [])
+
+    def test_current_thread_refuses_more_processors_itself(self):
+        # The program too refuses P > 1 (the harness never asks, max_processors): one line.
+        manifest = json.loads(subprocess.run([pb.BIN, "list", "--json"], capture_output=True, text=True,
+                                             check=True).stdout)
+        names = {b["name"] for b in manifest["backends"]}
+        self.assertIn("tokio/current_thread", names)
+        program = self.program()
+        req = {"protocol": 1, "workload": "create", "params": {"N": "10"}, "processors": 2, "warmup": 0,
+               "iterations": 1}
+        p = subprocess.run([program, "--runtime=current_thread"], input=json.dumps(req) + "\n", capture_output=True,
+                           text=True, timeout=60)
+        reply = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(reply["status"], "unsupported", reply)
+        self.assertIn("processors must be 1", reply["reason"])
+
+    def program(self):
+        """program — the tokio program, from the context of a tiny run."""
+        out = run("-b", "tokio", "-w", "create", "-p", "N=3", "-P", "1")
+        with open(out + "/context.json") as f:
+            return json.load(f)["backend.tokio.program"]
+
+    def test_a_panicking_run_still_replies_the_runs_before_it(self):
+        # panic = "abort" ends the process at a panic; the panic hook first replies the runs
+        # measured before it and the panic as the failed run (as the JoinHandle's error did
+        # with unwinding), so nothing measured is lost. COOPBENCH_TOKIO_TEST_PANIC=2: run 2 panics.
+        d = tempfile.mkdtemp(prefix="coopbench-tokio-test.")
+        for backend in ("tokio", "tokio/current_thread"):
+            env = dict(os.environ, COOPBENCH_TOKIO_TEST_PANIC="2")
+            p = subprocess.run([pb.BIN, "run", "-b", backend, "-w", "create", "-p", "N=10", "-P", "1", "-r", "1",
+                                "-W", "1", "-I", "3", "-o", f"{d}/{backend.replace('/', '_')}", "-q"],
+                               env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 3, p.stderr)  # the run ended with a failed point
+            got = rows(f"{d}/{backend.replace('/', '_')}")
+            self.assertEqual([r["status"] for r in got], ["ok", "ok", "failed"], backend)
+            self.assertIn("panicked: COOPBENCH_TOKIO_TEST_PANIC", got[2]["reason"])
 
     def test_both_variants_of_via_pass_and_catch_a_fault(self):
         # The parameter via of the apps that pass values: monitor = apps.rs (the C++ programs),

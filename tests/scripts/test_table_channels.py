@@ -91,6 +91,34 @@ class TableChannels(TempDirCase):
         with open(out / "table_channels.csv", newline="") as f:
             self.assertEqual(len(list(csv.DictReader(f))), 3)
 
+    def test_each_family_by_its_best_variant_and_boosts_capacity_in_the_caption(self):
+        # Producer at P=1: coop's best native-ws (20), tokio's best tokio/current_thread (10, not tokio's 30),
+        # Boost.Fiber's best work_stealing (60, not shared_work's 90). Boost.Fiber's own buffered_channel ran
+        # C=10 with 7 slots: the caption says so (its context names Boost's channels).
+        c = cells({"go": 40.0, "native-ws": 20.0, "native": 80.0, "boostfiber/work_stealing": 60.0,
+                   "boostfiber/shared_work": 90.0, "tokio": 30.0, "tokio/current_thread": 10.0},
+                  "producer", PRODUCER, "channel", 1)
+        folder = write_folder(self.tmp / "r", c)
+        import json
+        ctx = json.loads((folder / "context.json").read_text())
+        ctx["backend.boostfiber/work_stealing.channel"] = "Boost.Fiber's own channels: C = 0 unbuffered_channel; " \
+            "C >= 1 buffered_channel(2^k) holding 2^k - 1 values"
+        (folder / "context.json").write_text(json.dumps(ctx))
+        table, md, _ = table_channels.write(cr.load(folder), self.tmp / "out")
+        r = table.iloc[0]
+        self.assertEqual((r["best coop"], r["best go"], r["best tokio"], r["best boostfiber"]),
+                         ("native-ws", "go", "tokio/current_thread", "boostfiber/work_stealing"))
+        self.assertAlmostEqual(r["best coop / best tokio"], 2.0)
+        self.assertAlmostEqual(r["best coop / best boostfiber"], 20.0 / 60.0)
+        self.assertAlmostEqual(r["best coop / best go"], 0.5)
+        header, *body = md_rows(md)
+        self.assertNotIn("best tokio", header)  # named inside the ratio's cell, not a time column
+        row = dict(zip(header, body[0]))
+        self.assertEqual(row["best coop / best tokio"], "native-ws / tokio/current_thread: 2.00× (1.64–2.44)")
+        self.assertIn("C=10 ran with capacity 7", md)
+        self.assertEqual([table_channels.boost_capacity(c) for c in (0, 1, 2, 3, 5, 10, 11, 64)],
+                         [0, 1, 3, 3, 7, 7, 15, 63])
+
     def test_noisy_cells_are_marked(self):
         res = self.folder(noisy={("go", "eratosthenes", "channel", 2, 1)})
         table, md, _ = table_channels.write(res, self.tmp / "out")

@@ -26,6 +26,7 @@
 // backends (which never preempt) switch to other threads while one waits.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -223,6 +224,16 @@ struct ChannelOf<B, T, true> {
 // channel_t — B's own channel of T when it has one (HasChannel), else GenericChannel.
 template <Backend B, class T>
 using channel_t = typename detail::ChannelOf<B, T, HasChannel<B>>::type;
+
+// never_closed_channel — a channel C of `capacity` that its program never closes: made with
+// C's (capacity, NeverClosed) constructor when it has one (runtimes/concept.hpp: a backend
+// may then use its fastest channel, e.g. Boost.Fiber's unbuffered_channel, whose close is
+// unsafe), else C(capacity). A prvalue, so C need not be movable.
+template <class C>
+C never_closed_channel(std::size_t capacity) {
+    if constexpr (std::constructible_from<C, std::size_t, NeverClosed>) return C(capacity, NeverClosed{});
+    else return C(capacity);
+}
 
 // channel_kind — what channel_t<B, T> is, in words (recorded in context.json).
 template <Backend B>

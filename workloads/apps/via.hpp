@@ -76,7 +76,8 @@ class Pipe<B, T, Via::monitor> {
 template <Backend B, class T>
 class Pipe<B, T, Via::channel> {
   public:
-    explicit Pipe(std::size_t capacity) : channel_(capacity) {}
+    // Never closed (see the file comment), so a backend may use its channel without close.
+    explicit Pipe(std::size_t capacity) : channel_(never_closed_channel<channel_t<B, T>>(capacity)) {}
     void put(T v) { channel_.send(std::move(v)); }
     T take() {
         auto v = channel_.recv();

@@ -3,9 +3,10 @@
 //
 // T pairs play ping-pong: in each pair, ping sends j (j = 0..K-1) over channel `there` and
 // receives the reply over channel `back`; pong receives each value and sends it + 1 back.
-// Both channels have capacity C (0: unbuffered, a rendezvous). The channel is each
-// backend's best (apps::channel_t: its own channel when it has one, else GenericChannel from
-// its mutex and condition variables). Value: wall ns per hand-off = elapsed / (2*T*K), from
+// Both channels have capacity C (0: unbuffered, a rendezvous) and are never closed. The
+// channel is each backend's best (apps::channel_t: its own channel when it has one, made
+// with apps::never_closed_channel, else GenericChannel from its mutex and condition
+// variables). Value: wall ns per hand-off = elapsed / (2*T*K), from
 // opening the start gate to the last join. Self-check: every ping received K replies adding
 // up to K(K+1)/2.
 #pragma once
@@ -47,8 +48,9 @@ struct ChannelPingPong {
         if (!group.check_capacity(ctx, 2 * t)) return Outcome::failed(group.error());
         std::vector<std::unique_ptr<Chan>> there, back;
         for (std::size_t i = 0; i < t; ++i) {
-            there.push_back(std::make_unique<Chan>(c));
-            back.push_back(std::make_unique<Chan>(c));
+            // Never closed: a backend may use its channel without close (never_closed_channel).
+            there.push_back(std::unique_ptr<Chan>(new Chan(apps::never_closed_channel<Chan>(c))));
+            back.push_back(std::unique_ptr<Chan>(new Chan(apps::never_closed_channel<Chan>(c))));
         }
         std::vector<Padded<std::int64_t>> sums(t), replies(t);
         StartGate<B> gate(GateWait::spin);

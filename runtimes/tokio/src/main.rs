@@ -6,15 +6,21 @@
 //
 // Protocol (version 1), as runtimes/go/main.go:
 //
-//   coopbench-tokio [--mutex=std] --list   prints {"protocol":1,"iterations":true,"workloads":[...],"context":{...}}
-//   coopbench-tokio [--mutex=std] < request
+//   coopbench-tokio [--mutex=std] [--runtime=current_thread] --list
+//     prints {"protocol":1,"iterations":true,"workloads":[...],"context":{...}}
+//   coopbench-tokio [--mutex=std] [--runtime=current_thread] < request
 //     reads one JSON request line on stdin and runs the workload warmup + iterations times
 //     in one tokio runtime with worker_threads = the request's processors (fresh tasks each
 //     time, iteration 0 the cold one); prints one JSON line {"runs":[reply, ...]}, stopping
 //     after the first run that failed. A request without "iterations" gets one bare reply.
 //
 // `--mutex=std` (the manifest backend-std-mutex.json) makes every workload's mutex a
-// std::sync::Mutex instead of tokio::sync::Mutex.
+// std::sync::Mutex instead of tokio::sync::Mutex. `--runtime=current_thread` (the manifest
+// backend-current-thread.json, the backend tokio/current_thread) runs the workloads on
+// tokio's single-threaded scheduler, Builder::new_current_thread, what a Rust user builds for
+// one thread: the tasks run on the thread that calls block_on, with no worker pool, no
+// stealing and no cross-thread wake-ups. It serves processors = 1 only (its manifest's
+// max_processors; a request for more is refused here too).
 // The workload parameter `via` of the apps that pass values (city, eratosthenes, producer,
 // tokenring; workloads/apps/via.hpp) picks their buffers: monitor = the C++ monitor programs
 // (apps.rs), channel = tokio's channels (channels.rs; city and producer are one program in
@@ -27,6 +33,7 @@ mod sync;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -142,13 +149,35 @@ async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
     }
 }
 
-fn context(mutex: MutexKind) -> BTreeMap<&'static str, String> {
+/// Which tokio scheduler runs the workloads (`--runtime=`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RuntimeKind {
+    MultiThread,
+    CurrentThread,
+}
+
+fn context(mutex: MutexKind, runtime: RuntimeKind) -> BTreeMap<&'static str, String> {
     let mut m = BTreeMap::new();
     m.insert("tokio_version", env!("COOPBENCH_TOKIO_VERSION").to_string());
     m.insert("tokio_features", env!("COOPBENCH_TOKIO_FEATURES").to_string());
     m.insert("rustc", env!("COOPBENCH_RUSTC_VERSION").to_string());
-    m.insert("runtime", "tokio::runtime::Builder::new_multi_thread (LIFO slot on)".to_string());
-    m.insert("worker_threads", "the point's processors".to_string());
+    // How the program was built (context.json: backend.<name>.build, as every backend's):
+    // the compiler and cargo's profile with its keys (build.rs reads them from Cargo.toml).
+    m.insert("profile", env!("COOPBENCH_CARGO_PROFILE").to_string());
+    m.insert(
+        "build",
+        format!("{}; cargo profile {}", env!("COOPBENCH_RUSTC_VERSION"), env!("COOPBENCH_CARGO_PROFILE")),
+    );
+    match runtime {
+        RuntimeKind::MultiThread => {
+            m.insert("runtime", "tokio::runtime::Builder::new_multi_thread (LIFO slot on)".to_string());
+            m.insert("worker_threads", "the point's processors".to_string());
+        }
+        RuntimeKind::CurrentThread => {
+            m.insert("runtime", "tokio::runtime::Builder::new_current_thread".to_string());
+            m.insert("worker_threads", "none: the tasks run on the thread that calls block_on (processors = 1 only)".to_string());
+        }
+    }
     m.insert(
         "mutex",
         match mutex {
@@ -171,6 +200,37 @@ fn failed(reason: String) -> Reply {
     Reply { status: "failed".into(), reason, ..Default::default() }
 }
 
+/// The runs replied so far (None: a request without "iterations", one bare reply), for the
+/// panic hook: the release profile aborts on a panic (Cargo.toml), so the hook, not a
+/// JoinHandle's error, turns a panicking workload into a failed run after the measured ones.
+static REPLIES: Mutex<Option<Vec<Reply>>> = Mutex::new(None);
+
+/// on_panic — prints the default panic message, then the runs before the panic and a failed
+/// run saying why, and exits 0 (the reply carries the failure; a non-zero status would turn
+/// the measured runs before it into failures, harness/external.cpp).
+fn on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let reply = failed(format!("the workload's task failed: panicked: {what}"));
+        let runs = REPLIES.lock().map(|mut g| g.take()).unwrap_or(None);
+        match runs {
+            Some(mut runs) => {
+                runs.push(reply);
+                emit(&serde_json::json!({ "runs": runs }));
+            }
+            None => emit(&reply),
+        }
+        std::process::exit(0);
+    }));
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut mutex = MutexKind::Tokio;
@@ -185,17 +245,29 @@ fn main() {
         };
         args.remove(pos);
     }
+    let mut runtime = RuntimeKind::MultiThread;
+    if let Some(pos) = args.iter().position(|a| a.starts_with("--runtime=")) {
+        runtime = match args[pos].as_str() {
+            "--runtime=multi_thread" => RuntimeKind::MultiThread,
+            "--runtime=current_thread" => RuntimeKind::CurrentThread,
+            other => {
+                eprintln!("coopbench-tokio: unknown {other} (multi_thread or current_thread)");
+                std::process::exit(2);
+            }
+        };
+        args.remove(pos);
+    }
     if args == ["--list"] {
         let names: Vec<&str> = WORKLOADS
             .iter()
             .filter(|(_, locks)| mutex == MutexKind::Tokio || *locks)
             .map(|(n, _)| *n)
             .collect();
-        emit(&serde_json::json!({"protocol": 1, "iterations": true, "workloads": names, "context": context(mutex)}));
+        emit(&serde_json::json!({"protocol": 1, "iterations": true, "workloads": names, "context": context(mutex, runtime)}));
         return;
     }
     if !args.is_empty() {
-        eprintln!("usage: coopbench-tokio [--mutex=std] --list | coopbench-tokio [--mutex=std] < request.json (see main.rs)");
+        eprintln!("usage: coopbench-tokio [--mutex=std] [--runtime=current_thread] --list | coopbench-tokio [--mutex=std] [--runtime=current_thread] < request.json (see main.rs)");
         std::process::exit(2);
     }
     let mut line = String::new();
@@ -219,9 +291,21 @@ fn main() {
         return;
     }
     let workers = usize::try_from(req.processors.max(1)).unwrap_or(1);
+    if runtime == RuntimeKind::CurrentThread && workers > 1 {
+        emit(&Reply {
+            status: "unsupported".into(),
+            reason: format!("tokio's current_thread runtime runs on one thread: processors must be 1, got {workers}"),
+            ..Default::default()
+        });
+        return;
+    }
     // worker_threads = P: tokio's counterpart of GOMAXPROCS. The runtime lives for the whole
     // request, so warm-up and timed runs share its workers (and their queues and caches).
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build() {
+    let built = match runtime {
+        RuntimeKind::MultiThread => tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build(),
+        RuntimeKind::CurrentThread => tokio::runtime::Builder::new_current_thread().build(),
+    };
+    let rt = match built {
         Ok(rt) => rt,
         Err(e) => {
             emit(&failed(format!("cannot start the tokio runtime: {e}")));
@@ -238,13 +322,23 @@ fn main() {
         }
     };
     let ctx = Ctx { params: req.params.clone(), inject_fault: req.inject_fault, mutex, channels };
+    // A test seam: COOPBENCH_TOKIO_TEST_PANIC=i makes run i's task panic (test_tokio.py: the
+    // runs before it are still replied, and the panic is the failure).
+    let panic_at: Option<i64> = std::env::var("COOPBENCH_TOKIO_TEST_PANIC").ok().and_then(|v| v.parse().ok());
     let run_once = |i: Option<i64>| -> Reply {
         let c = ctx.clone();
         let name = req.workload.clone();
+        let panics = panic_at.is_some() && panic_at == i;
         // The workload's main function runs as a task on a worker, as the C++ workloads'
         // run() runs on the backend (and Go's main on a P): a task it spawns goes to that
         // worker's local queue, not to the injection queue of a spawn from outside.
-        let res = rt.block_on(async move { tokio::spawn(async move { run_workload(&name, c).await }).await });
+        let task = async move {
+            if panics {
+                panic!("COOPBENCH_TOKIO_TEST_PANIC");
+            }
+            run_workload(&name, c).await
+        };
+        let res = rt.block_on(async move { tokio::spawn(task).await });
         let out = match res {
             Ok(Ok(o)) => o,
             Ok(Err(reason)) => return failed(reason),
@@ -258,6 +352,7 @@ fn main() {
         let check = if out.check.is_empty() { "passed".to_string() } else { out.check };
         Reply { status: "ok".into(), reason: String::new(), seconds: out.seconds, value: out.value, check, counters }
     };
+    on_panic();
     let iterations = match req.iterations {
         Some(i) => i,
         None => {
@@ -270,14 +365,17 @@ fn main() {
         emit(&failed(format!("bad request: warmup {}, iterations {}", req.warmup, iterations)));
         return;
     }
-    let mut runs = Vec::new();
+    *REPLIES.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
     for i in 0..n {
         let r = run_once(Some(i));
         let stop = r.status != "ok" || r.check != "passed";
-        runs.push(r);
+        let mut g = REPLIES.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_mut().expect("the runs are kept until replied").push(r);
+        drop(g);
         if stop {
             break; // the harness records the runs before it and this failure
         }
     }
+    let runs = REPLIES.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
     emit(&serde_json::json!({ "runs": runs }));
 }

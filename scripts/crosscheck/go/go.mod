@@ -1,0 +1,3 @@
+module coopbench/crosscheck
+
+go 1.18

@@ -130,9 +130,11 @@ def summary_rows(df: pd.DataFrame) -> tuple:
                     r = ratio_ci(a, b_)
                     per_fam[f]["ratios"].append(r)
                     per_fam[f]["variants"].append(v)
-                for b in samples:  # every backend's ratio, to break ties between equally winning backends
-                    a, b_ = (samples[best_b], samples[b]) if not higher else (samples[b], samples[best_b])
-                    ratios_of.setdefault(b, []).append(ratio_ci(a, b_)[0])
+                fast = float(samples[best_b].median()) if best_b is not None else math.nan
+                for b in samples:  # every backend's ratio of medians, to break ties between equally winning ones
+                    m = float(samples[b].median())
+                    ratios_of.setdefault(b, []).append((fast / m if higher else m / fast) if m > 0 and fast > 0
+                                                       else math.nan)
             fastest = None
             if wins:
                 fastest = min(wins, key=lambda b: (-wins[b], _geomean(ratios_of.get(b, [])), b))

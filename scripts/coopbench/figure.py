@@ -42,13 +42,15 @@ def save_figure(fig, outdir, name: str) -> list:
 
 
 def discrete_x(ax, max_values: int = 12) -> None:
-    """discrete_x — on a linear x axis left to matplotlib's default ticks, whose lines take a few whole-number x
+    """discrete_x — on an x axis (linear or log) left to matplotlib's default ticks, whose lines take a few whole-number x
     values (P, T, C: counts), put the ticks at those values and nowhere else: one value gets one tick ("2", not
     1.900 … 2.100), a few get theirs without fractional ones between them. save_figure calls it on every axes;
-    an axis whose ticks a figure set itself (bars, categories, FixedLocator) or a log axis is left as it is."""
-    from matplotlib.ticker import AutoLocator, FixedLocator, FuncFormatter, NullFormatter
+    an axis whose ticks a figure set itself (bars, categories, FixedLocator) is left as it is."""
+    from matplotlib.ticker import AutoLocator, FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-    if ax.get_xscale() != "linear" or type(ax.xaxis.get_major_locator()) is not AutoLocator:
+    scale = ax.get_xscale()
+    default = AutoLocator if scale == "linear" else LogLocator if scale == "log" else None
+    if default is None or type(ax.xaxis.get_major_locator()) is not default:
         return
     xs = set()
     for ln in ax.get_lines():
@@ -66,7 +68,7 @@ def discrete_x(ax, max_values: int = 12) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     if len(xs) == 1:
         v = next(iter(xs))
-        ax.set_xlim(v - 1, v + 1)
+        ax.set_xlim(*((v - 1, v + 1) if scale == "linear" else (v / 2, v * 2)))
 
 
 _P_LINESTYLES = ["-", "--", ":", "-."]

@@ -90,6 +90,15 @@ class AxesTest(synthetic.TempDirCase):
         self.assertEqual(list(ax.get_xticks()), [2.0])
         self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["2"])
 
+    def test_one_x_value_on_a_log_axis_gets_one_tick(self):
+        fig, ax = plt.subplots()
+        ax.plot([2], [5.0], marker="o")
+        ax.set_xscale("log")
+        cr.save_figure(fig, self.tmp, "one-log")
+        fig.canvas.draw()
+        self.assertEqual(list(ax.get_xticks()), [2.0])
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["2"])
+
     def test_a_few_counts_get_their_own_ticks(self):
         fig, ax = plt.subplots()
         ax.plot([1, 2, 4], [5.0, 4.0, 3.0])

@@ -177,7 +177,7 @@ def summary_section(df: pd.DataFrame, escape=str) -> str:
             "over its for a rate (a unit per second): **1.00× is the fastest, 2× twice as slow**. Over several "
             "points (parameter values) a cell is the geometric mean of the per-point ratios, with the geometric "
             f"means of the per-point interval ends ({METHOD}; the ratio's interval resamples both sides). "
-            "`failed`/`refused`: the family has no ok run there (*at k*: at k of the points).", ""]
+            "`failed`/`refused`: the family has no ok run there (*at k*: at k of the points); –: not measured.", ""]
     header = ["workload", "P", "points", "fastest (points won)"] + [family_label(f) for f in families]
     out += ["| " + " | ".join(header) + " |", "|---|---:|---:|---|" + "---|" * len(families)]
     for r in rows:

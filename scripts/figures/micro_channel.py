@@ -24,13 +24,19 @@ def channel_of(context: dict, backend: str) -> str:
 
 
 def _name_channels(fig, context: dict) -> None:
-    """Append each backend's channel to its legend label ("go P=2" -> "go P=2 — Go's chan")."""
-    for leg in fig.legends:
+    """Name each backend's channel in the legend ("go P=2 — Go's chan (...)"): one entry a line, below the panels
+    (a channel's description is a sentence; side by side they made the figure three times wider)."""
+    import textwrap
+
+    for leg in list(fig.legends):
+        handles = leg.legend_handles if hasattr(leg, "legend_handles") else leg.legendHandles
+        labels = []
         for t in leg.get_texts():
             backend = t.get_text().split(" ")[0]
             ch = channel_of(context, backend)
-            if ch:
-                t.set_text(f"{t.get_text()} — {ch}")
+            labels.append(textwrap.shorten(f"{t.get_text()} — {ch}" if ch else t.get_text(), 110, placeholder=" …"))
+        leg.remove()
+        fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1)
 
 
 def make(res, outdir):

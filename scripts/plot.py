@@ -204,10 +204,10 @@ def median_tables(res) -> str:
     out = ["## Median values", "",
            f"Each cell: {cr.METHOD}, written \"median (low–high)\". **Warm**: every timed (measure-phase) "
            "iteration of every fork of the point. **Cold**: iteration 0 of each fork, the first run of the "
-           "workload in a fresh process (median and interval over the forks). **Bold**: the best value of the row at its P (the lowest; the "
-           "highest for a rate, a unit per second). `failed`: no ok run (reasons below); `refused`: not run, a system "
-           f"limit known before the run (*Refused points*); –: not measured; `{NOISY_MARK}`: a fork of the point ran while the machine was busy "
-           "(see *Noisy points*).", ""]
+           "workload in a fresh process (median and interval over the forks). **Bold**: the best value of the row "
+           "at its P (the lowest; the highest for a rate, a unit per second). `failed`: no ok run (reasons below); "
+           "`refused`: not run, a system limit known before the run (*Refused points*); –: not measured; "
+           f"`{NOISY_MARK}`: a fork of the point ran while the machine was busy (see *Noisy points*).", ""]
     for w in sorted(df["workload"].unique()):
         d = df[df["workload"] == w].copy()
         params = _param_cols(d)

@@ -42,8 +42,8 @@ def save_figure(fig, outdir, name: str) -> list:
 
 
 def discrete_x(ax, max_values: int = 12) -> None:
-    """discrete_x — on an x axis (linear or log) left to matplotlib's default ticks, whose lines take a few whole-number x
-    values (P, T, C: counts), put the ticks at those values and nowhere else: one value gets one tick ("2", not
+    """discrete_x — on an x axis (linear or log) left to matplotlib's default ticks, whose lines take a few
+    whole-number x values (P, T, C: counts), put the ticks at those values and nowhere else: one value gets one tick ("2", not
     1.900 … 2.100), a few get theirs without fractional ones between them. save_figure calls it on every axes;
     an axis whose ticks a figure set itself (bars, categories, FixedLocator) is left as it is."""
     from matplotlib.ticker import AutoLocator, FixedLocator, FuncFormatter, LogLocator, NullFormatter

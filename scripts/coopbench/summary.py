@@ -89,6 +89,11 @@ def summary_rows(df: pd.DataFrame) -> tuple:
     df = df.copy()
     df["_pkey"] = _param_key(df)
     df["_family"] = df["backend"].map(family_of)
+    if "host" in df.columns and df["host"][df["host"] != ""].nunique() > 1:
+        # A merged sweep from several hosts: a backend on each host is a contender of its own ("native @node07"),
+        # never one sample pooled across machines.
+        df["backend"] = df["backend"] + " @" + df["host"]
+    family_of_backend = dict(zip(df["backend"], df["_family"]))
     families = sorted(df["_family"].unique(), key=family_rank)
     rows = []
     for w, dw in df.groupby("workload", sort=True):
@@ -114,7 +119,7 @@ def summary_rows(df: pd.DataFrame) -> tuple:
                     best_b = (max if higher else min)(sorted(meds), key=lambda b: meds[b])
                     wins[best_b] = wins.get(best_b, 0) + 1
                 for f in families:
-                    members = sorted(b for b in status if family_of(b) == f)
+                    members = sorted(b for b in status if family_of_backend[b] == f)
                     if not members:
                         continue
                     ran = [b for b in members if b in samples]

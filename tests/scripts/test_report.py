@@ -20,6 +20,7 @@ import synthetic  # noqa: E402
 from synthetic import md_rows, run  # noqa: E402
 
 import coopbench as cr  # noqa: E402
+import pandas as pd  # noqa: E402
 from coopbench import summary  # noqa: E402
 
 # Medians in ms per backend at P=1 and P=2 (N=1 and N=2 take the same value times N):
@@ -110,6 +111,19 @@ class SummaryTest(synthetic.TempDirCase):
         self.assertEqual(p1["fastest"], "pthreads")  # the highest rate
         self.assertAlmostEqual(p1["cells"]["go"]["ratio"], 10.0)  # 200 / 20: ten times fewer per second
         self.assertEqual(p1["cells"]["boostfiber"]["variants"], ["boostfiber/round_robin"])
+
+    def test_a_merged_sweep_keeps_hosts_apart(self):
+        cells_ = {("native", "work", (("N", 1),), 2): 10.0, ("go", "work", (("N", 1),), 2): 20.0}
+        d = synthetic.write_cells(self.tmp / "r", ("N",), cells_)
+        df = cr.load(d).df
+        slow = df.copy()
+        slow["value"] = slow["value"] * 3  # the same points measured on a slower host
+        df["host"], slow["host"] = "fast", "slow"
+        both = pd.concat([df, slow], ignore_index=True)
+        rows, _ = summary.summary_rows(both)
+        self.assertEqual(rows[0]["fastest"], "native @fast")
+        self.assertEqual(rows[0]["cells"]["go"]["variants"], ["go @fast"])
+        self.assertAlmostEqual(rows[0]["cells"]["go"]["ratio"], 2.0)
 
     def test_failed_and_refused_are_counted_apart(self):
         d = synthetic.write_cells(self.tmp / "r", ("N",), cells())

@@ -255,6 +255,30 @@ class WorkloadFiguresTest(synthetic.TempDirCase):
         self.assertNotIn("channel — a generic figure", md)
 
 
+class OwnerAccessTest(synthetic.TempDirCase):
+    def test_shares_and_w_read_as_numbers(self):
+        cells = {("pthreads", "owner-access", (("W", 1), ("guard", g), ("share_permille", sp)), 2): 1.0
+                 for g in ("owner-guard", "tas-backoff") for sp in (900, 990)}
+        d = synthetic.write_cells(self.tmp / "r", ("W", "guard", "share_permille"), cells)
+
+        def counters(row):
+            row["counters"] = json.dumps({"owner_ns": 5.0 + int(row["param.share_permille"]) / 100,
+                                          "nonowner_ns": 300.0, "owner_slow_pct": 1.0})
+            return row
+
+        rewrite(d, counters)
+        with CaptureFigures() as cap:
+            load_module("owner_access").make(cr.load(d), self.tmp / "figs")
+        fig = cap.figs[0]
+        fig.canvas.draw()
+        ax = fig.get_axes()[0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["90", "99"])
+        self.assertIn("W=1 non-owners", ax.get_title())
+        self.assertIn("P=2,", ax.get_title())
+        self.assertFalse([t.get_text() for t in ax.get_yticklabels() if "times" in t.get_text() or "^" in
+                          t.get_text()])
+
+
 class NoPandasWarningsTest(synthetic.TempDirCase):
     def folder(self):
         d = synthetic.make_results(self.tmp / "r", workloads=("switch", "mystery"))

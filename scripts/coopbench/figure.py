@@ -78,13 +78,13 @@ _HOST_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 def series_labels(df: pd.DataFrame, x: str) -> list:
     """series_labels — the columns that split a workload's rows into lines, besides x.
 
-    Always `backend`; `processors` when more than one P is present (unless x is P); `host` when the rows
+    Always `backend`; `processors` when more than one P is present; `host` when the rows
     come from more than one host (a merged sweep, coopbench merge); and every other
     `param.*` column that takes more than one value in df (e.g. K), so that no line
     mixes points with different parameters.
     """
     cols = ["backend"]
-    if x != "processors" and df["processors"].nunique(dropna=True) > 1:  # P on the x axis: not a series too
+    if df["processors"].nunique(dropna=True) > 1:
         cols.append("processors")
     if "host" in df.columns and df["host"][df["host"] != ""].nunique() > 1:
         cols.append("host")  # a merged sweep from several hosts: never one line across machines
@@ -292,7 +292,7 @@ def split_series(df: pd.DataFrame, x: str, max_lines: int = 8) -> list:
     if count(df) <= max_lines:
         return [("", df)]
     parts = ([(f"P={compact_number(p)}", df[df["processors"] == p]) for p in sorted(df["processors"].unique())]
-             if x != "processors" and df["processors"].nunique() > 1 else [("", df)])
+             if df["processors"].nunique() > 1 else [("", df)])
     out = []
     for label, d in parts:
         n = count(d)

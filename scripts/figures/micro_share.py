@@ -15,10 +15,15 @@ WORKLOAD = "share"
 NAME = "micro_share"
 
 
-def _as_value(df, counter):
-    """The rows with `value` replaced by a counter (the line helpers draw `value`); rows without it dropped."""
+def _as_value(df, counter, x):
+    """The rows with `value` replaced by a counter (the line helpers draw `value`); rows without it dropped. With P
+    on the x axis (x "P"), P is copied to column P and `processors` made one value: the line helpers split lines by
+    `processors`, which must not also be the x."""
     d = df.copy()
     d["value"] = d[counter] if counter in d else float("nan")
+    if x == "P":
+        d["P"] = d["processors"]
+        d["processors"] = 0
     return d[d["value"].notna() | (d["status"] != "ok")]
 
 
@@ -28,16 +33,16 @@ def make(res, outdir):
     if df.empty or "counter.progress_ratio" not in df.columns:
         return []
     sweep_t = "param.T" in df and df["param.T"].nunique() > 1
-    x, xlabel = ("param.T", "compute-bound threads (T)") if sweep_t else ("processors", "processors (P)")
-    panels = [{"title": "progress ratio when the first thread finishes", "df": _as_value(df, "counter.progress_ratio"),
-               "ylabel": "max / min progress (1 = fair)", "yscale": "log"}]
+    x, xlabel = ("param.T", "compute-bound threads (T)") if sweep_t else ("P", "processors (P)")
+    panels = [{"title": "progress ratio when the first thread finishes",
+               "df": _as_value(df, "counter.progress_ratio", x), "ylabel": "max / min progress (1 = fair)", "yscale": "log"}]
     if "counter.wake_p50_us" in df:
-        panels.append({"title": "sleeper's wake-up to run, median", "df": _as_value(df, "counter.wake_p50_us"),
+        panels.append({"title": "sleeper's wake-up to run, median", "df": _as_value(df, "counter.wake_p50_us", x),
                        "ylabel": "wake-up latency [µs]", "yscale": "log"})
     if "counter.wake_max_us" in df:
-        panels.append({"title": "sleeper's wake-up to run, maximum", "df": _as_value(df, "counter.wake_max_us"),
+        panels.append({"title": "sleeper's wake-up to run, maximum", "df": _as_value(df, "counter.wake_max_us", x),
                        "ylabel": "wake-up latency [µs]", "yscale": "log"})
-    fig, _ = cr.line_figure(panels, x, xlabel=xlabel, xscale="linear" if x == "processors" else "log",
+    fig, _ = cr.line_figure(panels, x, xlabel=xlabel, xscale="linear" if x == "P" else "log",
                             suptitle="share — compute-bound threads that never yield")
     cr.add_caption(fig, res.context, df)
     return [{"title": "share — progress ratio and wake-up latency of compute-bound threads",

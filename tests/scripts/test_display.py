@@ -200,9 +200,9 @@ def channel_folder(folder):
     return d
 
 
-def share_folder(folder):
+def share_folder(folder, ts=(2, 4)):
     cells = {(b, "share", (("R", 100), ("T", t), ("U", 1000), ("W", 20000)), p): 50.0 * t / p
-             for b in ("native", "pthreads") for t in (2, 4) for p in (1, 2)}
+             for b in ("native", "pthreads") for t in ts for p in (1, 2)}
     d = synthetic.write_cells(folder, ("R", "T", "U", "W"), cells)
 
     def counters(row):
@@ -245,6 +245,17 @@ class WorkloadFiguresTest(synthetic.TempDirCase):
         ys = sorted(y for ln in ratio_ax.get_lines() for y in ln.get_ydata())
         self.assertAlmostEqual(ys[0], 1.1)
         self.assertAlmostEqual(ys[-1], 20000.0)
+
+    def test_share_with_one_t_is_drawn_against_p(self):  # the quick plan: T=4 alone, P=1 and 2
+        d = share_folder(self.tmp / "r", ts=(4,))
+        mod = load_module("micro_share")
+        with CaptureFigures() as cap:
+            items = mod.make(cr.load(d), self.tmp / "figs")
+        self.assertEqual(len(items), 1)
+        ax = next(a for a in cap.figs[0].get_axes() if a.get_visible())
+        self.assertEqual(ax.get_xlabel(), "processors (P)")
+        self.assertEqual(list(ax.get_xticks()), [1.0, 2.0])
+        self.assertEqual(len([ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]), 2)  # a backend each
 
     def test_plot_gives_them_no_generic_figure(self):
         d = channel_folder(self.tmp / "c")

@@ -8,12 +8,16 @@ every module under scripts/figures/ (or --modules DIR) in name order — files s
 with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each returns []
 (no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables);
 an item may add "text", a paragraph shown under its title (what is measured, how to read it).
-Then writes RESULTS_DIR/report.md: the run's context, every figure (relative links),
+Then writes RESULTS_DIR/report.md. It opens with the answer (coopbench.summary): per workload and P, the
+fastest backend and each peer family's best variant (coop, Go, tokio, Boost.Fiber, OS threads) with its ratio
+to the fastest and that ratio's interval, and the failed, refused and noisy counts; then the run's context,
+every figure (relative links),
 every table, a generic figure for each workload no module knows (value against its first
 swept parameter, a line per backend), tables of every workload's medians with their 95 % intervals over forks
-(backends as columns; warm = timed iterations and cold = iteration 0 of each fork; so
-workloads without a figure module are still shown), the noisy points (measured on a busy
-machine, also marked in the tables) and the failed points with their reasons.
+(backends as columns, the best value of each row at its P in bold; warm = timed iterations and cold =
+iteration 0 of each fork; so workloads without a figure module are still shown), the noisy points (measured
+on a busy machine, also marked in the tables), the failed points with their reasons and the refused ones
+(status `refused`: not run, a limit of the machine known before the run; not failures).
 
 Lines of results.csv that are not results (no status, point, backend or workload) are left
 out and named (how many, which lines) on stderr and at the top of report.md.
@@ -40,7 +44,7 @@ SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 
 import coopbench as cr  # noqa: E402
-from coopbench import schema  # noqa: E402
+from coopbench import schema, summary  # noqa: E402
 
 # Context keys in report.md: in harness/schema.json's order (others, e.g. an older folder's, after).
 _CONTEXT_ORDER = [c["name"] for c in schema.CONTEXT]
@@ -96,14 +100,15 @@ def context_section(res) -> str:
                       "", "</details>", ""]
     df = res.df
     n_points = df["point"].nunique()
-    failed = df[df["status"] != "ok"]
+    failed = df[~df["status"].isin(("ok", summary.REFUSED))]
+    refused = df[df["status"] == summary.REFUSED]
     reps = int(df["repetition"].max()) + 1 if len(df) else 0
     iters = int(df["iteration"].max()) + 1 if len(df) else 0
     if df.empty:
         return "\n".join(lines + ["No rows: results.csv holds no result (a sweep that measured nothing yet).", ""])
     lines += [
         f"Rows: {len(df)} ({n_points} points, up to {reps} fork(s) × {iters} iteration(s)); "
-        f"ok: {int((df['status'] == 'ok').sum())}, failed: {len(failed)}.",
+        f"ok: {int((df['status'] == 'ok').sum())}, failed: {len(failed)}, refused: {len(refused)}.",
         "",
         "Backends: " + ", ".join(f"`{b}`" for b in sorted(df["backend"].unique())) + ".  ",
         *(["Hosts (a merged sweep; figures and tables show them apart): "
@@ -128,15 +133,35 @@ def _param_cols(df) -> list:
 NOISY_MARK = "⚠ noisy"
 
 
-def _cell(st, which: str) -> str:
-    """One table cell: "median (lo–hi)", "failed" without an ok run, marked when the point was noisy."""
+def _cell(st, which: str, status: str = "ok", best: bool = False) -> str:
+    """One table cell: "median (lo–hi)" (bold when the best of its row), "failed" or "refused" without an ok run,
+    marked when the point was noisy."""
     n = st[f"n_{which}"]
     if n == 0:
-        text = "failed" if st["n_failed"] else "–"
+        text = status if status != "ok" else ("failed" if st["n_failed"] else "–")
     else:
         forks = st["warm_forks"] if which == "warm" else n  # a cold sample has one value per fork
         text = cr.fmt_ci(st[f"{which}_median"], st[f"{which}_lo"], st[f"{which}_hi"], forks=forks)
+        text = f"**{text}**" if best else text
     return text + (f" {NOISY_MARK}" if st["noisy"] else "")
+
+
+def _best_columns(stats: dict, which: str, higher: bool, group_of) -> set:
+    """The columns holding the best median of a row, one per group of columns (a P, a host): the lowest median,
+    the highest for a rate (higher is better); none when only one column ran."""
+    best = {}
+    for col, (st, _) in stats.items():
+        m = st[f"{which}_median"] if st[f"n_{which}"] else float("nan")
+        if m != m:
+            continue
+        g = group_of(col)
+        best.setdefault(g, []).append((m, col))
+    out = set()
+    for cands in best.values():
+        if len(cands) > 1:
+            top = max(m for m, _ in cands) if higher else min(m for m, _ in cands)
+            out |= {c for m, c in cands if m == top}
+    return out
 
 
 def _workload_table(d, keys, col_order, which: str) -> list:
@@ -145,7 +170,11 @@ def _workload_table(d, keys, col_order, which: str) -> list:
         key = key if isinstance(key, tuple) else (key,)
         rk, col = key[:-1], key[-1]
         # A cell holds one point (of one host, in a merged sweep): its statistics from its own rows.
-        rows.setdefault(rk, {})[col] = _cell(cr.point_stats(g).iloc[0], which)
+        rows.setdefault(rk, {})[col] = (cr.point_stats(g).iloc[0], summary.point_status(g))
+    higher = summary.higher_is_better(next((u for u in d["unit"] if u), ""))
+
+    def group_of(col):  # the columns a best value is chosen among: one P (and host), every backend
+        return col.split(" P=", 1)[1] if " P=" in col else col.split(" @", 1)[1] if " @" in col else ""
 
     def sort_key(rk):
         return tuple((0, float(v), "") if isinstance(v, (int, float)) and v == v else (1, 0.0, str(v)) for v in rk)
@@ -156,7 +185,9 @@ def _workload_table(d, keys, col_order, which: str) -> list:
     for rk in sorted(rows, key=sort_key):
         cells = [cr.compact_number(v) if isinstance(v, (int, float)) and v == v else str(v) for v in rk]
         cells = [c if c != "nan" else "" for c in cells]
-        cells += [rows[rk].get(c, "–") for c in col_order]
+        best = _best_columns(rows[rk], which, higher, group_of)
+        cells += [_cell(rows[rk][c][0], which, rows[rk][c][1], best=c in best) if c in rows[rk] else "–"
+                  for c in col_order]
         out.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return out + [""]
 
@@ -176,7 +207,8 @@ def median_tables(res) -> str:
     """median_tables — per workload: rows = parameter values, columns = backend (× P when several).
 
     Each cell is the median with its 95 % interval over forks, "median (lo–hi)" (a point of 1
-    fork: "median (lo–hi; 1 fork: within one process)", no 95 % interval); a workload
+    fork: "median (lo–hi; 1 fork: within one process)", no 95 % interval), in bold when it is the best of
+    its row among the backends at the same P (lowest; highest for a rate, a unit per second); a workload
     whose forks ran more than one iteration gets a warm table (timed iterations) and a cold
     table (iteration 0 of each fork); one whose forks ran once gets the cold table alone.
     A noisy point (any fork measured on a busy machine) is marked "⚠ noisy".
@@ -185,9 +217,11 @@ def median_tables(res) -> str:
     out = ["## Median values", "",
            f"Each cell: {cr.METHOD}, written \"median (low–high)\". **Warm**: every timed (measure-phase) "
            "iteration of every fork of the point. **Cold**: iteration 0 of each fork, the first run of the "
-           "workload in a fresh process (median and interval over the forks). `failed`: no ok run (reasons "
-           f"below); –: not measured; `{NOISY_MARK}`: a fork of the point ran while the machine was busy "
-           "(see *Noisy points*).", "", _forks_line(df), ""]
+           "workload in a fresh process (median and interval over the forks). **Bold**: the best value of the row "
+           "at its P (the lowest; the highest for a rate, a unit per second). `failed`: no ok run (reasons below); "
+           "`refused`: not run, a system limit known before the run (*Refused points*); –: not measured; "
+           f"`{NOISY_MARK}`: a fork of the point ran while the machine was busy (see *Noisy points*).", "",
+           _forks_line(df), ""]
     for w in sorted(df["workload"].unique()):
         d = df[df["workload"] == w].copy()
         params = _param_cols(d)
@@ -225,12 +259,19 @@ def noisy_section(res) -> str:
             "cores free, or used more CPU time than that (`other_cpus`: CPUs' worth of busy time, from /proc/stat, "
             "that the fork did not spend itself; docs/results-format.md, *Noise guard*); its values may be slower "
             "than on a quiet machine. The load average is recorded for the reader but is not part of the rule.", "",
-            "| point | noisy forks | other_cpus | runnable before → after | load before → after |",
+            "Columns: *noisy forks*, how many of the point's forks were noisy, of how many, and which (fork "
+            "indices from 0); then, for each noisy fork in that order, *other_cpus* (CPUs' worth of other processes' "
+            "busy time during the fork), the other processes' runnable threads and the 1-minute load average, "
+            "before → after the fork.", "",
+            "| point | noisy forks (of the point's) | other_cpus | runnable before → after | load before → after |",
             "|---|---|---|---|---|"]
+    forks_of = df.groupby("point")["repetition"].nunique()
     for point, g in n.groupby("point", sort=True):
         forks = g.drop_duplicates("repetition").sort_values("repetition")
         other = forks["other_cpus"] if "other_cpus" in forks else [float("nan")] * len(forks)
-        out.append(f"| `{md_escape(point)}` {NOISY_MARK} | " + ", ".join(str(int(r)) for r in forks["repetition"])
+        which = ", ".join(str(int(r)) for r in forks["repetition"])
+        out.append(f"| `{md_escape(point)}` {NOISY_MARK} | {len(forks)} of {int(forks_of[point])}: "
+                   f"fork{'s' if len(forks) > 1 else ''} {which}"
                    + " | " + ", ".join(cr.fmt_value(o) for o in other)
                    + " | " + ", ".join(f"{cr.fmt_value(a)} → {cr.fmt_value(b)}"
                                        for a, b in zip(forks["runnable_before"], forks["runnable_after"]))
@@ -240,8 +281,9 @@ def noisy_section(res) -> str:
 
 
 def failed_section(res) -> str:
-    """failed_section — every failed point: its failed repetitions and reason (one row per point and reason)."""
-    f = res.df[res.df["status"] != "ok"].copy()
+    """failed_section — every failed point: its failed repetitions and reason (one row per point and reason).
+    A refused point (status refused: never run) is not failed: refused_section lists it."""
+    f = res.df[~res.df["status"].isin(("ok", summary.REFUSED))].copy()
     out = ["## Failed points", ""]
     if f.empty:
         return "\n".join(out + ["None.", ""])
@@ -252,6 +294,23 @@ def failed_section(res) -> str:
         out.append(f"| `{md_escape(point)}` | {reps} | {md_escape(reason)} |")
     out.append("")
     return "\n".join(out)
+
+
+def refused_section(res) -> str:
+    """refused_section — every refused point (status refused: the harness did not run it, a system limit known
+    before the run, e.g. more threads than pid_max) with its reason: a result about the machine, not a failure."""
+    df = res.df
+    pts = summary.refused_points(df)
+    out = ["## Refused points", ""]
+    if not pts:
+        return "\n".join(out + ["None.", ""])
+    out += ["Not run: the harness refused them before they started, for a limit of this machine (the reason); "
+            "they do not count as failed.", "", "| point | reason |", "|---|---|"]
+    r = df[df["point"].isin(pts)]
+    for point, g in r.groupby("point", sort=True):
+        reasons = [x for x in g["reason"].astype(str).unique() if x] or ["(no reason given)"]
+        out.append(f"| `{md_escape(point)}` | {md_escape('; '.join(reasons))} |")
+    return "\n".join(out + [""])
 
 
 def load_module(path: Path):
@@ -373,6 +432,7 @@ def write_report(res, items, errors, out_dir: Path | None = None) -> Path:
         parts += [f"**Warning: {len(res.dropped)} row(s) of results.csv dropped** (line(s) {lines}): they are not "
                   "results (no status, point, backend or workload: a line cut short by a sweep still writing, or "
                   f"damage), e.g. `{md_escape(res.dropped[0][1])}`.", ""]
+    parts.append(summary.summary_section(res.df, md_escape))
     parts.append(context_section(res))
     figs = [i for _, i in items if "files" in i]
     tables = [i for _, i in items if "files" not in i]
@@ -383,6 +443,7 @@ def write_report(res, items, errors, out_dir: Path | None = None) -> Path:
     parts.append(median_tables(res))
     parts.append(noisy_section(res))
     parts.append(failed_section(res))
+    parts.append(refused_section(res))
     if errors:
         parts += ["## Errors", ""]
         for name, tb in errors:

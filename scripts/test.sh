@@ -24,13 +24,8 @@ for c in "${configs[@]}"; do
 done
 jobs=$(nproc)
 start=$(date +%s)
-# ccache (installed by install-deps.sh) makes a rebuild of unchanged files free; base_dir
-# makes its entries independent of where the repository was cloned.
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  export CCACHE_BASEDIR="$root"
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+# The cache values run.sh uses too (-Werror, ccache when installed): one build/release for both.
+. scripts/build-env.sh
 
 # cpu <var> — sets <var> to the CPU seconds (user + sys) used so far by this script's
 # finished children (cmake, ninja, the compilers, ctest and the tests), from the shell's
@@ -54,7 +49,7 @@ stage_times() {
 for c in "${configs[@]}"; do
   t0=$(date +%s); cpu c0
   echo "=== $c: configure and build" >&2
-  cmake --preset "$c" -DCOOPBENCH_WERROR=ON "${launcher[@]}" >/dev/null
+  configure_preset "$c"
   cmake --build "build/$c" -j "$jobs"
   t1=$(date +%s); cpu c1
   if [ "$c" = clang ]; then

@@ -26,6 +26,8 @@ def save_figure(fig, outdir, name: str) -> list:
     """save_figure — write `name`.png and `name`.svg into outdir (created), close fig, return the paths."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
+    for ax in fig.get_axes():
+        discrete_x(ax)
     paths = []
     # Reproducible files: fixed SVG ids, no date in the metadata, so a re-plot of the same data diffs clean.
     with plt.rc_context({"svg.hashsalt": "coopbench"}):
@@ -38,6 +40,36 @@ def save_figure(fig, outdir, name: str) -> list:
     return paths
 
 
+
+
+def discrete_x(ax, max_values: int = 12) -> None:
+    """discrete_x — on an x axis (linear or log) left to matplotlib's default ticks, whose lines take a few
+    whole-number x values (P, T, C: counts), put the ticks at those values and nowhere else: one value gets one tick ("2", not
+    1.900 … 2.100), a few get theirs without fractional ones between them. save_figure calls it on every axes;
+    an axis whose ticks a figure set itself (bars, categories, FixedLocator) is left as it is."""
+    from matplotlib.ticker import AutoLocator, FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    scale = ax.get_xscale()
+    default = AutoLocator if scale == "linear" else LogLocator if scale == "log" else None
+    if default is None or type(ax.xaxis.get_major_locator()) is not default:
+        return
+    xs = set()
+    for ln in ax.get_lines():
+        for v in ln.get_xdata():
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                return  # dates or categories: not ours to change
+            if v == v:
+                xs.add(v)
+    if not xs or len(xs) > max_values or any(v != round(v) for v in xs):
+        return
+    ax.xaxis.set_major_locator(FixedLocator(sorted(xs)))
+    ax.xaxis.set_major_formatter(FuncFormatter(compact_number))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if len(xs) == 1:
+        v = next(iter(xs))
+        ax.set_xlim(*((v - 1, v + 1) if scale == "linear" else (v / 2, v * 2)))
 
 
 _P_LINESTYLES = ["-", "--", ":", "-."]
@@ -145,7 +177,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
             cstyle = dict(style, linestyle=":", markerfacecolor="none")
             _draw_series(ax, x, c[c["n_ok"] > 0], name + " cold", cstyle, bands, all_medians, thin=True)
         for xv in s[s["n_ok"] == 0][x]:
-            pending_failed.append((xv, ok, style))
+            pending_failed.append((xv, ok, style, _refused(g, x, xv)))
     siblings = [a for a in ax.get_shared_y_axes().get_siblings(ax) if a is not ax]
     sibling_medians = [y for a in siblings for ln in a.get_lines() if not ln.get_label().startswith("_")
                        for y in ln.get_ydata()]
@@ -170,7 +202,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         ax.set_autoscaley_on(True)
         ax.autoscale_view()
     lo, hi = ax.get_ylim()
-    for xv, ok, style in pending_failed:
+    for xv, ok, style, refused in pending_failed:
         if len(ok):
             before = ok[ok[x] <= xv]
             yv = before["median"].iloc[-1] if len(before) else ok["median"].iloc[0]
@@ -178,7 +210,12 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
             yv = 0.5
         else:
             yv = (lo * (hi / lo) ** 0.08) if yscale == "log" and lo > 0 else lo + 0.08 * (hi - lo)
-        ax.plot([xv], [yv], linestyle="none", marker="x", markersize=10, markeredgewidth=2.2, color=style["color"])
+        if refused:  # never run (a system limit known before the run): a hollow ring, not a failure's x
+            ax.plot([xv], [yv], linestyle="none", marker="o", markersize=9, markeredgewidth=1.8,
+                    markerfacecolor="none", color=style["color"], gid=REFUSED_GID)
+        else:
+            ax.plot([xv], [yv], linestyle="none", marker="x", markersize=10, markeredgewidth=2.2,
+                    color=style["color"])
     xs = sorted(d[x].unique())
     if 0 < len(xs) <= 12:
         ax.xaxis.set_major_locator(FixedLocator(xs))
@@ -199,12 +236,23 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
+    n_failed = sum(1 for p in pending_failed if not p[3])
     if legend:
-        handles, labels = legend_entries([ax], failed=bool(pending_failed))
+        handles, labels = legend_entries([ax], failed=bool(n_failed))
         if handles:
             ax.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16),
                       ncol=_legend_columns(labels))
-    return len(pending_failed)
+    return n_failed
+
+
+# The gid of a refused point's marker (legend_entries finds them by it).
+REFUSED_GID = "coopbench-refused"
+
+
+def _refused(g: pd.DataFrame, x: str, xv) -> bool:
+    """Whether the series' point at x == xv was refused (every row status `refused`: never run), not failed."""
+    st = g[pd.to_numeric(g[x], errors="coerce") == xv]["status"]
+    return bool(len(st)) and bool((st == "refused").all())
 
 
 def _top_at_a_tick(ax, medians) -> None:
@@ -369,7 +417,8 @@ def _draw_series(ax, x, ok, label, style, bands, all_medians, thin=False):
 
 
 def legend_entries(axes, failed: bool = False):
-    """legend_entries — (handles, labels) of the series on axes, without duplicates; plus the failed marker."""
+    """legend_entries — (handles, labels) of the series on axes, without duplicates; plus the failed marker, and
+    the refused one when an axis shows a refused point (plot_lines)."""
     from matplotlib.lines import Line2D
 
     handles, labels = [], []
@@ -381,6 +430,10 @@ def legend_entries(axes, failed: bool = False):
     if failed:
         handles.append(Line2D([], [], linestyle="none", marker="x", color="black", markersize=8, markeredgewidth=2))
         labels.append("failed (reason in report.md)")
+    if any(ln.get_gid() == REFUSED_GID for ax in axes for ln in ax.get_lines()):
+        handles.append(Line2D([], [], linestyle="none", marker="o", markerfacecolor="none", color="black",
+                              markersize=8, markeredgewidth=1.6))
+        labels.append("refused: not run, a system limit (report.md)")
     return handles, labels
 
 

@@ -62,10 +62,14 @@ class Results:
 def _expand_counters(df: pd.DataFrame) -> pd.DataFrame:
     """Expand the (parsed) `counters` column into `counter.<name>` numeric columns."""
     names = sorted({k for d in df["counters"] for k in d})
-    for k in names:
-        df["counter." + k] = pd.to_numeric(pd.Series([d.get(k) for d in df["counters"]], index=df.index),
-                                           errors="coerce")
-    return df
+    if not names:
+        return df
+    # All at once: a column added at a time fragments the frame (a workload with a counter per processor and
+    # per unit has hundreds), and pandas then warns (PerformanceWarning) at every later insert.
+    cols = {"counter." + k: pd.to_numeric(pd.Series([d.get(k) for d in df["counters"]], index=df.index),
+                                          errors="coerce") for k in names}
+    return pd.concat([df.drop(columns=[c for c in cols if c in df.columns]), pd.DataFrame(cols, index=df.index)],
+                     axis=1)
 
 
 def _record_lines(path: Path) -> list:

@@ -80,8 +80,24 @@ _KNOWN_COLORS = {
     "boostfiber/shared_work": "#AA4499",  # purple
     "boostfiber/work_stealing": "#44AA99",  # teal
 }
-# Colours no known backend has: where an unknown backend goes first (a hash of its name picks one).
-_FREE = [c for c in PALETTE if c not in set(_KNOWN_COLORS.values())]
+
+
+def contrast_on_white(color: str) -> float:
+    """contrast_on_white — the WCAG 2 contrast ratio of a "#RRGGBB" colour against the white background (1 to 21)."""
+    def lin(c):
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    return 1.05 / (lum + 0.05)
+
+
+# The least contrast against white an unknown backend's colour may have: the pale palette colours (Okabe-Ito's
+# yellow, Tol's pale grey, sand and pale cyan) are near-invisible as a thin line or a small marker, so an unknown
+# backend never gets one (a known one keeps its fixed colour).
+MIN_CONTRAST = 2.5
+# Colours no known backend has, readable on white: where an unknown backend goes first (a hash of its name picks one).
+_FREE = [c for c in PALETTE if c not in set(_KNOWN_COLORS.values()) and contrast_on_white(c) >= MIN_CONTRAST]
 _KNOWN_MARKERS = {"native": "o", "native-ws": "v", "native-parasail": "X", "native-clang": "h",
                   "native-implicit": "p", "pthreads": "s", "stdthread": "^", "boostfiber": "D", "go": "P",
                   "tokio": "*"}
@@ -103,17 +119,24 @@ def use_backends(names) -> None:
 
 
 def _extra_color(i: int) -> str:
-    """More backends than PALETTE has colours: evenly spaced hues (no longer colour-blind-safe, but distinct)."""
+    """More backends than the readable free colours: hues spaced by the golden angle (no longer colour-blind-safe,
+    but distinct), dark enough to read on white (a light hue such as yellow darkened until it has MIN_CONTRAST)."""
     import colorsys
-    r, g, b = colorsys.hsv_to_rgb((i * 0.618034) % 1.0, 0.75, 0.75)
-    return "#{:02X}{:02X}{:02X}".format(int(r * 255), int(g * 255), int(b * 255))
+    value = 0.7
+    while True:
+        r, g, b = colorsys.hsv_to_rgb((i * 0.618034) % 1.0, 0.8, value)
+        c = "#{:02X}{:02X}{:02X}".format(int(r * 255), int(g * 255), int(b * 255))
+        if contrast_on_white(c) >= MIN_CONTRAST or value < 0.3:
+            return c
+        value -= 0.05
 
 
 def backend_colors(names) -> dict:
     """backend_colors — {backend: colour} with a different colour for every name, from PALETTE.
 
-    Known backends have fixed colours; unknown ones take a free colour picked by a hash of the
-    name (the next free one when it is taken), in name order, so the answer depends only on the
+    Known backends have fixed colours; unknown ones take a free colour readable on white (contrast at least
+    MIN_CONTRAST: never the pale yellow or grey) picked by a hash of the name (evenly spaced dark-enough hues
+    when none is left), in name order, so the answer depends only on the
     set of names. Names of the run registered by use_backends take part too, so that a figure
     showing some of them gives each the colour it has in the others.
     """
@@ -127,10 +150,9 @@ def backend_colors(names) -> dict:
     for n in names:
         if n in out:
             continue
-        free = [c for c in PALETTE if c not in used]
+        free = [c for c in _FREE if c not in used]
         if free:
-            pref = [c for c in _FREE if c not in used] or free
-            c = pref[zlib.crc32(n.encode()) % len(pref)]
+            c = free[zlib.crc32(n.encode()) % len(free)]
         else:
             c = next(_extra_color(i) for i in range(len(used) + 1) if _extra_color(i) not in used)
         out[n] = c

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 import coopbench as cr
 
@@ -46,11 +47,17 @@ def make(res, outdir):
                      .sort_values("share_pct"))
                 if s.empty:
                     continue
-                ax.plot(s["share_pct"].astype(str), s[col], label=guard, **GUARD_STYLE.get(guard, {}))
+                # "99", not "99.0": the shares as categories, written as numbers are
+                ax.plot(s["share_pct"].map(lambda v: f"{v:g}"), s[col], label=guard, **GUARD_STYLE.get(guard, {}))
             ax.set_yscale("log")
+            # Labels 1, 2, 5 x 10^k written plainly ("6", "20"), no "6x10^0" minor labels.
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(FuncFormatter(cr.compact_number))
+            ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("owner's share of accesses [%]")
             ax.set_ylabel(label)
-            ax.set_title(f"{key[0]}, P={key[1]}, W={key[2]} non-owners", fontsize=9)
+            ax.set_title(f"{key[0]}, P={cr.compact_number(key[1])}, W={cr.compact_number(key[2])} non-owners",
+                         fontsize=9)
             ax.grid(True, alpha=0.3)
     fig.suptitle("Owner/non-owner access (ParaSail):\ncost per access against the owner's share", fontsize=10)
     fig.tight_layout()

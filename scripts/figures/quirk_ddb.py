@@ -24,6 +24,13 @@ import coopbench as cr
 NAME = "quirk_fig7_10_ddb"
 
 
+def _styles(entries):
+    """(handles, labels) of black lines in the given styles: a panel's legend of what each line style means."""
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], color="black", linestyle=ls) for ls, _ in entries], [lab for _, lab in entries]
+
+
 def make(res, outdir):
     """make — the ddb figure and a table, or [] without ddb rows."""
     units = res.workload("ddb")
@@ -48,10 +55,11 @@ def make(res, outdir):
                 ax7.bar(x + i * 0.8 / max(1, r["processors"]), r[c], width=0.8 / max(1, r["processors"]),
                         color=plt.cm.tab10(i % 10), label=f"processor {i}" if x == 0 or i >= x else None)
             ticks.append(x + 0.4)
-            labels.append(f"{r['backend']}\nP={int(r['processors'])}")
+            labels.append(f"{r['backend']} P={int(r['processors'])}")
             x += 1
         ax7.set_xticks(ticks)
-        ax7.set_xticklabels(labels, fontsize=7)
+        # Slanted, one line each: side by side the "backend P=n" labels overprinted from three backends on.
+        ax7.set_xticklabels(labels, fontsize=7, rotation=60, ha="right", rotation_mode="anchor")
         ax7.set_ylabel("operations run")
         ax7.set_title("Fig. 7: operations per processor (units)", fontsize=9)
         handles, lbls = ax7.get_legend_handles_labels()
@@ -60,34 +68,39 @@ def make(res, outdir):
         # Fig. 8
         for backend, g in med.groupby("backend"):
             st = cr.backend_style(backend)
-            ax8.plot(g["processors"], g["counter.migrations_per_1e6"], label=f"{backend}: all units", **st)
+            ax8.plot(g["processors"], g["counter.migrations_per_1e6"], label=backend, **st)
             st2 = dict(st)
             st2["linestyle"] = "--"
-            ax8.plot(g["processors"], g["counter.hot_migrations_per_1e6"], label=f"{backend}: hot server", **st2)
+            ax8.plot(g["processors"], g["counter.hot_migrations_per_1e6"], **st2)
         ax8.set_xlabel("processors P")
         ax8.set_ylabel("migrations per 10^6 operations")
-        ax8.set_title("Fig. 8: units run on another processor than before (units)", fontsize=9)
-        ax8.legend(fontsize=7, frameon=False)
+        ax8.set_title("Fig. 8: migrations (units)", fontsize=9)
+        ax8.legend(*_styles([("-", "all units"), ("--", "hot server")]), fontsize=7, frameon=False)
         ax8.grid(True, alpha=0.3)
-        # Fig. 9
+        # Fig. 9: one group of bars per unit (server s0.., the clients), a bar per backend in its colour, named in
+        # the legend: short tick labels that never overprint, however many backends ran.
         top = med[med["processors"] == med["processors"].max()]
-        scols = sorted([c for c in med.columns if re.fullmatch(r"counter\.migrations_s\d+", c)])
-        x = 0
-        for _, r in top.iterrows():
-            names = [c.split(".")[1].replace("migrations_", "server ") for c in scols] + ["clients"]
+        scols = sorted([c for c in med.columns if re.fullmatch(r"counter\.migrations_s\d+", c)],
+                       key=lambda c: int(c.split("migrations_s")[1]))
+        names = [c.split("migrations_")[1] for c in scols] + ["clients"]  # s0, s1, ...
+        backends = list(top["backend"])
+        width = 0.8 / max(1, len(backends))
+        for j, (_, r) in enumerate(top.iterrows()):
             vals = [r[c] for c in scols] + [r.get("counter.migrations_clients", float("nan"))]
-            ax9.bar([f"{n}\n{r['backend']}" for n in names], vals, color=cr.backend_style(r["backend"]).get("color"))
-            x += 1
+            ax9.bar([i - 0.4 + (j + 0.5) * width for i in range(len(names))], vals, width=width,
+                    color=cr.backend_style(r["backend"], backends).get("color"))
+        ax9.set_xticks(range(len(names)))
+        ax9.set_xticklabels(names, fontsize=7)
+        ax9.set_xlabel("server units s0, s1, ... and the clients")
         ax9.set_ylabel("migrations")
         ax9.set_title(f"Fig. 9: migrations per unit at P={int(med['processors'].max())} (units)", fontsize=9)
-        ax9.tick_params(axis="x", labelsize=7)
         # Fig. 10 (units part)
         for backend, g in med.groupby("backend"):
-            ax10.plot(g["processors"], g["counter.utilisation"], label=f"ddb (units) {backend}: carriers busy",
-                      **cr.backend_style(backend))
+            ax10.plot(g["processors"], g["counter.utilisation"], **cr.backend_style(backend))
             st = dict(cr.backend_style(backend))
             st["linestyle"] = ":"
-            ax10.plot(g["processors"], g["counter.cpu_util"], label=f"ddb (units) {backend}: CPU time", **st)
+            ax10.plot(g["processors"], g["counter.cpu_util"], **st)
+    named = set(u["backend"]) if not u.empty else set()
     m = cr.ok_rows(mutex) if not mutex.empty else mutex
     if not m.empty:
         m = m.copy()
@@ -96,15 +109,30 @@ def make(res, outdir):
         for backend, g in mm.groupby("backend"):
             st = dict(cr.backend_style(backend))
             st["linestyle"] = "--"
-            ax10.plot(g["processors"], g["counter.cpu_util"], label=f"ddb-mutex {backend}: CPU time", **st)
+            # Named in the legend unless its units line already named it (in Fig. 8).
+            ax10.plot(g["processors"], g["counter.cpu_util"], label=None if backend in named else backend, **st)
     ax10.set_xlabel("processors P")
     ax10.set_ylabel("utilisation")
     ax10.set_ylim(0, 1.05)
     ax10.set_title("Fig. 10: CPU utilisation", fontsize=9)
-    ax10.legend(fontsize=6, frameon=False)
+    if ax10.get_lines():  # the line styles only: the backends' colours are in the figure's legend
+        ax10.legend(*_styles([("-", "units: carriers busy"), (":", "units: CPU time"), ("--", "ddb-mutex: CPU time")]),
+                    fontsize=6, frameon=False, loc="lower left")
     ax10.grid(True, alpha=0.3)
+    for ax in (ax7, ax8, ax9, ax10):
+        if not ax.has_data():  # no rows for this panel (ddb-mutex alone has no per-unit counters): say so
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.text(0.5, 0.5, "no ddb (units) rows" if ax is not ax10 else "no rows", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=8, color="#666666")
     fig.suptitle("ddb (Quirk 2008, Figs. 7-10):\n4 server units, 28 client units, one hot key", fontsize=10)
     fig.tight_layout()
+    # One legend for the backends (colour and marker, the same in the four panels), below them all: in a panel,
+    # a line per backend and quantity covered half of it.
+    handles, labels = cr.legend_entries([ax8, ax10])
+    if handles:
+        fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=min(len(labels), 4))
     cr.add_caption(fig, res.context, pd.concat([d for d in (units, mutex) if not d.empty]), band=False)
     items.append({"title": "Quirk Figs. 7-10 — ddb: operations per processor, migrations, utilisation",
                   "files": cr.save_figure(fig, outdir, NAME)})

@@ -200,11 +200,13 @@ def _noisy(rows: pd.DataFrame) -> bool:
 
 
 def _median(rows: pd.DataFrame):
-    """The median of the timed ok values (coopbench.stats.warm_sample); "failed" when every run failed; NaN
-    when there are none."""
+    """The median of the timed ok values (coopbench.stats.warm_sample); "refused" when every row was refused (not
+    run: a limit of the machine), "failed" when every run failed; NaN when there are none."""
     ok = cr.warm_sample(rows)
     if len(ok):
         return float(ok.median())
+    if not rows.empty and bool((rows["status"] == "refused").all()):
+        return "refused"
     return math.nan if rows.empty else "failed"
 
 

@@ -437,7 +437,7 @@ class ReportAndFigureTest(TempDirCase):
         p = run("plot.py", d)
         self.assertEqual(p.returncode, 0, p.stderr)
         report = (d / "report.md").read_text()
-        med = report[report.index("### create"):report.index("## Noisy points")]
+        med = report[report.index("### create"):report.index("## Noisy points")].replace("**", "")  # bold: best
         warm = med[med.index("Warm (timed"):med.index("Cold (iteration 0")]
         cold = med[med.index("Cold (iteration 0"):]
         # Warm: the 15 timed iterations (value x 0.99 / 1 / 1.01 per fork); cold: 3 x the fork's value.
@@ -448,7 +448,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertRegex(cold, r"\| 10 \| 216 \([^)]+\) ⚠ noisy \| 108 \([^)]+\) \|")
         self.assertEqual(med.count("⚠ noisy"), 2)
         noisy = report[report.index("## Noisy points"):report.index("## Failed points")]
-        self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
+        self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 1 of 3: fork 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
         self.assertIn("hierarchical bootstrap", report)
 
     def test_merged_hosts_are_not_pooled(self):

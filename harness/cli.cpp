@@ -266,6 +266,26 @@ SweepOptions resume_options(const std::string& dir, const std::vector<std::strin
     return o;
 }
 
+// list_flag — a flag's comma-separated list; an empty item ("1,,2", "native,", ",") is bad
+// input, not an item to drop: the user meant something there.
+std::vector<std::string> list_flag(const std::string& flag, const std::string& text) {
+    auto items = split_list(text);
+    if (items.empty() || std::count(text.begin(), text.end(), ',') + 1 != static_cast<std::ptrdiff_t>(items.size()))
+        throw UsageError(flag + " takes a comma-separated list without empty items, got '" + text + "'");
+    return items;
+}
+
+// refuse_empty_values — a flag that takes a path, a name or a list, given an empty value
+// (--resume "", --out "", --shard ''), or --shards 0: bad input, where it would otherwise
+// fall back to the default (a new sweep into results/, an unsharded run).
+void refuse_empty_values(CLI::App& run, unsigned shard_count) {
+    for (const char* f : {"--backends", "--workloads", "--plan", "--processors", "--out", "--resume", "--isolation",
+                          "--stack-size", "--memory-limit-mb", "--proc-root", "--shard"})
+        if (run.count(f) > 0 && run.get_option(f)->as<std::string>().empty())
+            throw UsageError(std::string(f) + " takes a value, got ''");
+    if (run.count("--shards") > 0 && shard_count == 0) throw UsageError("--shards takes a shard count of 1 or more, got 0");
+}
+
 void print_points(const std::vector<Point>& points) {
     for (auto& p : points) {
         std::cout << p.id();
@@ -374,6 +394,7 @@ int cli_main(int argc, char** argv) {
             for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
             return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command);
         }
+        refuse_empty_values(*run, shard_count);
         SweepOptions o;
         std::optional<int> benchmark_repetitions;
         for (auto& extra : run->remaining()) {
@@ -401,19 +422,17 @@ int cli_main(int argc, char** argv) {
             o = resume_options(resume, o.benchmark_args);
         } else {
             SweepRequest& r = o.request;
-            r.backends = split_list(backends);
-            r.workloads = split_list(workloads);
+            if (run->count("--backends") > 0) r.backends = list_flag("--backends", backends);
+            if (run->count("--workloads") > 0) r.workloads = list_flag("--workloads", workloads);
             r.plan = plan;
             for (auto& p : params) {
                 auto eq = p.find('=');
                 if (eq == std::string::npos || eq == 0)
                     throw UsageError("--param takes NAME=v1,v2,... , got '" + p + "'");
-                r.params[p.substr(0, eq)] = split_list(p.substr(eq + 1));
+                r.params[p.substr(0, eq)] = list_flag("--param " + p.substr(0, eq), p.substr(eq + 1));
             }
-            for (const char* f : {"--backends", "--workloads", "--processors", "--plan"})
-                if (run->count(f) > 0 && split_list(run->get_option(f)->as<std::string>()).empty())
-                    throw UsageError(std::string(f) + " takes a comma-separated list, got ''");
-            for (auto& p : split_list(processors)) {
+            for (auto& p : run->count("--processors") > 0 ? list_flag("--processors", processors)
+                                                          : std::vector<std::string>{}) {
                 std::string why;
                 auto v = parse_integer(p, why);
                 if (!v || *v < 1 || *v > 65536)

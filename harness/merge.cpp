@@ -255,7 +255,7 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
             const std::string iteration = col.count("iteration") ? r[col["iteration"]] : "0";
             auto& fr = fork_rows[{point, rep}];
             ++fr.first;
-            fr.second |= col.count("status") && r[col["status"]] == "failed";
+            fr.second |= col.count("status") && (r[col["status"]] == "failed" || r[col["status"]] == "refused");  // the fork ended
             auto [it, fresh] = seen.emplace(std::make_pair(point, rep), &s);
             if ((!fresh && it->second != &s) || !seen_rows.emplace(point, rep, iteration).second)
                 throw UsageError("refusing to merge: " + point + " repetition " + rep + " is measured twice (in " +

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "harness/child_process.hpp"  // interrupt_running_child
 #include "harness/external.hpp"  // external backends' context (their --list answers)
 #include "harness/machine.hpp"
 #include "harness/gbench_reporter.hpp"
@@ -138,15 +139,29 @@ fs::path next_benchmark_json(const fs::path& dir) {
     }
 }
 
-volatile sig_atomic_t g_interrupted = 0;
+volatile sig_atomic_t g_interrupted = 0;  // the signal that interrupted the sweep (0: none)
 const char* g_out_dir = nullptr;
 
+// on_interrupt — SIGINT/SIGTERM during a sweep: say how to continue, then die of the signal.
+// A point running in a child is killed first (its whole tree: run_child ends it and
+// returns; the sweep loop then dies of the signal, before recording the point).
 void on_interrupt(int sig) {
-    g_interrupted = 1;
-    const char msg[] = "\ncoopbench: interrupted; every finished point is saved. Continue with: coopbench run --resume ";
-    [[maybe_unused]] auto r1 = write(STDERR_FILENO, msg, sizeof msg - 1);
-    if (g_out_dir) [[maybe_unused]] auto r2 = write(STDERR_FILENO, g_out_dir, std::strlen(g_out_dir));
-    [[maybe_unused]] auto r3 = write(STDERR_FILENO, "\n", 1);
+    if (!g_interrupted) {
+        g_interrupted = sig;
+        const char msg[] = "\ncoopbench: interrupted; every finished point is saved. Continue with: coopbench run --resume ";
+        [[maybe_unused]] auto r1 = write(STDERR_FILENO, msg, sizeof msg - 1);
+        if (g_out_dir) [[maybe_unused]] auto r2 = write(STDERR_FILENO, g_out_dir, std::strlen(g_out_dir));
+        [[maybe_unused]] auto r3 = write(STDERR_FILENO, "\n", 1);
+    }
+    if (interrupt_running_child()) return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+// die_if_interrupted — after a point that an interrupt ended: die of that signal.
+void die_if_interrupted() {
+    const int sig = g_interrupted;
+    if (!sig) return;
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -271,15 +286,25 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         auto it = runs_of.find(id);
         return it == runs_of.end() ? -1 : it->second;
     };
+    std::set<std::string> param_set;
+    for (auto& p : points)
+        for (auto& [k, v] : p.params) param_set.insert(k);
     if (opts.resume) {
+        // Every check before any repair: a refused resume leaves the folder as it was.
+        // A damaged line before the end is no interruption's trace: the folder was edited or
+        // broken otherwise, and resuming would leave it among the rows (readers drop it
+        // quietly); a duplicated row would count a measurement twice (merge refuses it too).
+        auto refuse = [&](const std::vector<std::string>& bad, const std::string& what) {
+            if (!bad.empty())
+                throw UsageError("cannot resume: " + (opts.out / "results.csv").string() + " " + bad.front() +
+                                 (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more)" : "") + ": " +
+                                 what + ", then resume");
+        };
+        refuse(damaged_rows(opts.out / "results.csv"), "repair or remove it");
+        refuse(duplicated_rows(opts.out / "results.csv"), "remove the later one");
+        check_resumable_header(opts.out, {param_set.begin(), param_set.end()});
         repair_torn_tail(opts.out / "results.csv");
         repair_torn_tail(opts.out / "points.jsonl");
-        // A damaged line before the end is no interruption's trace: the folder was edited or
-        // broken otherwise, and resuming would leave it among the rows (readers drop it quietly).
-        if (const auto damaged = damaged_rows(opts.out / "results.csv"); !damaged.empty())
-            throw UsageError("cannot resume: " + (opts.out / "results.csv").string() + " " + damaged.front() +
-                             (damaged.size() > 1 ? " (and " + std::to_string(damaged.size() - 1) + " more)" : "") +
-                             ": repair or remove it, then resume");
         repair_incomplete_fork(opts.out, runs);
     }
     const auto done = opts.resume ? completed(opts.out, runs) : std::set<std::pair<std::string, int>>{};
@@ -299,9 +324,6 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     if (opts.resume)
         std::fprintf(stderr, "coopbench: resuming %s: %zu forks done, %zu to go\n", opts.out.c_str(), done.size(), total);
 
-    std::set<std::string> param_set;
-    for (auto& p : points)
-        for (auto& [k, v] : p.params) param_set.insert(k);
     ResultWriter writer(opts.out, {param_set.begin(), param_set.end()});
     std::size_t name_width = 10;
     for (auto& p : points) name_width = std::max(name_width, p.id().size() + std::string("/manual_time").size());
@@ -321,7 +343,7 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
 
     const bool progress = !opts.quiet && isatty(STDERR_FILENO);
     const auto start = std::chrono::steady_clock::now();
-    std::size_t measured = 0, failed = 0, noisy_points = 0;
+    std::size_t measured = 0, failed = 0, refused = 0, noisy_points = 0;
     const auto& reg = Registry::instance();
     const ProcReader proc{opts.proc_root};
     const unsigned proc_cpus = proc.cpus();
@@ -368,13 +390,16 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             ForkResult fork;
             fork.point = p;
             fork.family = b->family;
-            fork.unit = reg.workloads().at(p->workload).info(machine).unit;
+            const WorkloadInfo info = reg.workloads().at(p->workload).info(machine);
+            fork.unit = info.unit;
             fork.repetition = rep;
             fork.noise.load_before = proc.load1();
             fork.noise.runnable_before = proc.runnable_settled();
             const double busy_before = proc.busy_seconds();
             const auto fork_start = std::chrono::steady_clock::now();
             fork.m = measure(*p, opts.runner);
+            die_if_interrupted();  // an interrupted fork is not recorded: --resume measures it again
+            refuse_implausible(fork.m, info.unit);
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - fork_start).count();
             fork.noise.other_cpus = other_cpus(busy_before, proc.busy_seconds(), fork.m.cpu_seconds, wall, proc_cpus,
                                                ProcReader::tick_seconds());
@@ -388,8 +413,10 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
             if (progress) std::cout.flush();  // Google's console table (std::cout) before the next progress line
             line.add(fork);
             ++measured;
+            // A fork refused before it ran (a system limit known in advance) is a result, not a failure.
             const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
-            if (!ok) ++failed;
+            if (!ok && is_refusal(fork.m.runs.back())) ++refused;
+            else if (!ok) ++failed;
             // In a log of one line per point, that line says "noisy"; the other formats get
             // a line of their own, with the readings.
             if (fork.noise.noisy && !said_noisy) {
@@ -411,8 +438,9 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     for (Reporter* r : reporters) r->finish();
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu noisy points) in %s\n", measured, failed, noisy_points,
-                 opts.out.c_str());
+    die_if_interrupted();
+    std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu refused, %zu noisy points) in %s\n", measured, failed,
+                 refused, noisy_points, opts.out.c_str());
     // The folder's failed forks: after a resume, those measured before it count too.
     const std::size_t failed_in_folder = opts.resume ? failed_forks(opts.out).size() : failed;
     if (failed_in_folder > failed)

@@ -163,23 +163,6 @@ bool has_exited(pid_t pid) {
     return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
-// drain — read what is left in `fd` (its writers are gone) into `sink`, until EOF or
-// `deadline`: a descriptor passed out of the point's tree could keep it open forever.
-void drain(int fd, std::vector<char>& buf, const std::function<void(const char*, std::size_t)>& sink,
-           std::chrono::steady_clock::time_point deadline) {
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        pollfd p{fd, POLLIN, 0};
-        const int r = poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return;
-        const ssize_t n = read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        sink(buf.data(), static_cast<std::size_t>(n));
-    }
-}
-
 }  // namespace
 
 void become_subreaper() {
@@ -214,71 +197,92 @@ bool interrupt_running_child() {
     return true;
 }
 
-ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, ReplyReader& reply,
-                   const std::function<void(std::string&&)>& each_line) {
-    ChildRun c;
-    // Whatever the point starts and leaves behind becomes this process's child (its orphans
-    // come here, not to init), so end_descendants can end it when the point ends.
-    become_subreaper();
-    const std::set<pid_t> before = children_of_self();
-    int out_pipe[2], err_pipe[2];
-    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-        c.error = std::string("pipe: ") + std::strerror(errno);
-        return c;
-    }
-    std::fflush(nullptr);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        c.error = std::string("fork: ") + std::strerror(errno);
-        return c;
-    }
-    if (pid == 0) {
-        // Child: it dies with the driver (a SIGKILLed driver must not leave a point running
-        // that competes with the next --resume), and leads its own process group, so a timeout
-        // kills whatever it started too. The getppid() check closes the window in which the
-        // driver died before prctl took effect. A program exec'd from here inherits both (the
-        // death signal survives exec). Its descendants: end_descendants, and the supervisor
-        // (run_supervised) when the driver itself is killed.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);
-        setpgid(0, 0);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        dup2(err_pipe[1], STDERR_FILENO);
-        if (opts.memory_limit_bytes) {
-            rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
-            setrlimit(RLIMIT_AS, &lim);
-        }
-        child(out_pipe[1]);
-        // Leave without running exit handlers.
-        close(out_pipe[1]);
-        std::fflush(nullptr);
-        _exit(0);
-    }
-    setpgid(pid, pid);  // also here: whichever of parent and child runs first
-    g_point_interrupted = 0;
-    g_point_pid = pid;
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    const int exit_fd = pidfd_of(pid);
+namespace {
 
-    // What the child writes is read with a bound, so a program that floods its output cannot
-    // take the driver down: stdout is taken line by line (ReplyReader), and of stderr the
-    // last kStderrTailBytes are kept (the telling line is near its end).
-    std::string& err = c.stderr_tail;
-    auto take_out = [&](const char* d, std::size_t n) { reply.feed(d, n, each_line); };
-    auto take_err = [&](const char* d, std::size_t n) {
-        err.append(d, n);
+// in_child — the point's child, after fork: it dies with the driver (a SIGKILLed driver must
+// not leave a point running that competes with the next --resume), and leads its own process
+// group. The getppid() check closes the window in which the driver died before prctl took
+// effect. A program exec'd from here inherits both (the death signal survives exec). Its
+// descendants: end_point_tree, and the supervisor (run_supervised) when the driver itself is
+// killed.
+[[noreturn]] void in_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, pid_t parent,
+                           const int out_pipe[2], const int err_pipe[2]) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    setpgid(0, 0);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    dup2(err_pipe[1], STDERR_FILENO);
+    if (opts.memory_limit_bytes) {
+        rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
+        setrlimit(RLIMIT_AS, &lim);
+    }
+    child(out_pipe[1]);
+    // Leave without running exit handlers.
+    close(out_pipe[1]);
+    std::fflush(nullptr);
+    _exit(0);
+}
+
+// ChildOutput — a child's stdout and stderr, read with a bound, so a program that floods its
+// output cannot take the driver down: stdout is taken line by line (ReplyReader), and of
+// stderr the last kStderrTailBytes are kept (the telling line is near its end).
+class ChildOutput {
+  public:
+    ChildOutput(int out_fd, int err_fd, ReplyReader& reply, const std::function<void(std::string&&)>& each_line,
+                std::string& err_tail)
+        : fd_{out_fd, err_fd}, reply_(reply), each_line_(each_line), err_(err_tail) {}
+
+    int fd(int i) const { return open_[i] ? fd_[i] : -1; }
+
+    // take — read once from stream `i` (0 stdout, 1 stderr) that poll found ready.
+    void take(int i) {
+        const ssize_t n = read(fd_[i], buf_.data(), buf_.size());
+        if (n > 0) feed(i, static_cast<std::size_t>(n));
+        else if (n == 0 || (errno != EINTR && errno != EAGAIN)) open_[i] = false;
+    }
+
+    // drain — what is left in both pipes once their writers are gone, until EOF or a second
+    // has passed (a descriptor passed out of the point's tree could keep one open forever).
+    void drain() {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        for (int i = 0; i < 2; ++i) {
+            while (open_[i]) {
+                const auto left =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+                pollfd p{fd_[i], POLLIN, 0};
+                const int r = poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) break;
+                take(i);
+            }
+        }
+    }
+
+  private:
+    void feed(int i, std::size_t n) {
+        if (i == 0) return reply_.feed(buf_.data(), n, each_line_);
+        err_.append(buf_.data(), n);
         // Cut at twice the bound, so the cut is amortised over many reads.
-        if (err.size() > 2 * kStderrTailBytes) err.erase(0, err.size() - kStderrTailBytes);
-    };
-    bool out_open = true, err_open = true, exited = false;
+        if (err_.size() > 2 * kStderrTailBytes) err_.erase(0, err_.size() - kStderrTailBytes);
+    }
+
+    int fd_[2];
+    bool open_[2] = {true, true};
+    ReplyReader& reply_;
+    const std::function<void(std::string&&)>& each_line_;
+    std::string& err_;
+    std::vector<char> buf_ = std::vector<char>(65536);
+};
+
+// read_until_exit — the child's output until it exits (not until EOF: a descendant that
+// inherited stdout would hold the point open after the program replied and exited), the
+// timeout (c.timed_out), or an interrupt; whether it exited.
+bool read_until_exit(pid_t pid, ChildOutput& out, const RunnerOptions& opts, ChildRun& c) {
+    const int exit_fd = pidfd_of(pid);
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<long>(opts.timeout_seconds * 1000));
-    std::vector<char> buf(65536);
-    // Until the child exits (not until EOF: a descendant that inherited stdout would hold the
-    // point open after the program replied and exited), the timeout, or an interrupt.
+    bool exited = false;
     while (!exited && !g_point_interrupted) {
         int wait_ms = exit_fd >= 0 ? 1000 : 100;
         if (opts.timeout_seconds > 0) {
@@ -289,40 +293,64 @@ ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdou
             }
             wait_ms = static_cast<int>(std::min<long>(left.count(), wait_ms));
         }
-        pollfd fds[3] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0},
-                         {exit_fd, POLLIN, 0}};
-        int r = poll(fds, 3, wait_ms);
-        if (r < 0 && errno == EINTR) continue;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            ssize_t n = read(fds[i].fd, buf.data(), buf.size());
-            if (n > 0 && i == 0) take_out(buf.data(), static_cast<std::size_t>(n));
-            else if (n > 0) take_err(buf.data(), static_cast<std::size_t>(n));
-            else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) (i == 0 ? out_open : err_open) = false;
-        }
+        pollfd fds[3] = {{out.fd(0), POLLIN, 0}, {out.fd(1), POLLIN, 0}, {exit_fd, POLLIN, 0}};
+        if (poll(fds, 3, wait_ms) < 0 && errno == EINTR) continue;
+        for (int i = 0; i < 2; ++i)
+            if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) out.take(i);
         exited = exit_fd >= 0 ? (fds[2].revents & POLLIN) != 0 : has_exited(pid);
     }
-    // The point ends here, whatever ended it (its exit, the timeout, the driver's SIGINT or
-    // SIGTERM): its process group, then every descendant that left the group (setsid) and
-    // came to this subreaper when its parent died. The child itself stays a zombie until
-    // wait4 below, so its pid (and group id) cannot be reused meanwhile.
+    if (exit_fd >= 0) close(exit_fd);
+    return exited;
+}
+
+// end_point_tree — the point ends, whatever ended it (its exit, the timeout, the driver's
+// SIGINT or SIGTERM): its process group, then every descendant that left the group (setsid)
+// and came to this subreaper when its parent died. The child itself stays a zombie (not
+// reaped here), so its pid and group id cannot be reused meanwhile.
+void end_point_tree(pid_t pid, bool exited, std::set<pid_t> keep) {
     kill(-pid, SIGKILL);
     if (!exited) kill(pid, SIGKILL);
     for (siginfo_t info{}; waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR;) {
     }
-    std::set<pid_t> keep = before;
     keep.insert(pid);
     end_descendants(keep);
-    // What the program wrote before it exited is still in the pipes: read it to the end (all
-    // its writers are gone now).
-    const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    if (out_open) drain(out_pipe[0], buf, take_out, drain_deadline);
-    if (err_open) drain(err_pipe[0], buf, take_err, drain_deadline);
+}
+
+}  // namespace
+
+ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, ReplyReader& reply,
+                   const std::function<void(std::string&&)>& each_line) {
+    ChildRun c;
+    // Whatever the point starts and leaves behind becomes this process's child (its orphans
+    // come here, not to init), so end_point_tree can end it when the point ends.
+    become_subreaper();
+    const std::set<pid_t> before = children_of_self();
+    int out_pipe[2], err_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+        c.error = std::string("pipe: ") + std::strerror(errno);
+        return c;
+    }
+    std::fflush(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+        c.error = std::string("fork: ") + std::strerror(errno);
+        return c;
+    }
+    if (pid == 0) in_child(opts, child, parent, out_pipe, err_pipe);
+    setpgid(pid, pid);  // also here: whichever of parent and child runs first
+    g_point_interrupted = 0;
+    g_point_pid = pid;
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    ChildOutput out(out_pipe[0], err_pipe[0], reply, each_line, c.stderr_tail);
+    const bool exited = read_until_exit(pid, out, opts, c);
+    end_point_tree(pid, exited, before);
+    out.drain();  // what the child wrote before it ended is still in the pipes; its writers are gone
     while (wait4(pid, &c.status, 0, &c.usage) < 0 && errno == EINTR) {
     }
     c.interrupted = g_point_interrupted != 0;
     g_point_pid = 0;
-    if (exit_fd >= 0) close(exit_fd);
     close(out_pipe[0]);
     close(err_pipe[0]);
     return c;

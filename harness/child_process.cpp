@@ -1,9 +1,11 @@
 #include "harness/child_process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <vector>
 
 namespace coopbench {
@@ -110,9 +113,218 @@ std::string telling_line(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// The running point's child (0: none), for the driver's SIGINT/SIGTERM handler; and whether
+// that handler killed it. sig_atomic_t: written here, read in a signal handler.
+volatile sig_atomic_t g_point_pid = 0;
+volatile sig_atomic_t g_point_interrupted = 0;
+
+// children_of_self — the pids whose parent is this process (from /proc/<pid>/stat).
+std::set<pid_t> children_of_self() {
+    std::set<pid_t> kids;
+    const pid_t self = getpid();
+    DIR* proc = opendir("/proc");
+    if (!proc) return kids;
+    while (const dirent* e = readdir(proc)) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        char path[300], buf[512];
+        std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        const ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = '\0';
+        // pid (comm) state ppid ...: comm may hold spaces and parentheses, so from the last ')'.
+        const char* close_paren = std::strrchr(buf, ')');
+        char state = 0;
+        int ppid = 0;
+        if (close_paren && std::sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
+            kids.insert(static_cast<pid_t>(std::atoi(e->d_name)));
+    }
+    closedir(proc);
+    return kids;
+}
+
+// pidfd_of — a descriptor that polls readable when `pid` exits (-1 where the kernel has none).
+int pidfd_of(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+// has_exited — `pid` (a child) has exited, without reaping it.
+bool has_exited(pid_t pid) {
+    siginfo_t info{};
+    return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+}  // namespace
+
+void become_subreaper() {
+    static const bool done = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    (void)done;
+}
+
+std::size_t end_descendants(const std::set<pid_t>& keep) {
+    std::size_t ended = 0;
+    // A killed process's children are ours (a subreaper) by the time waitpid reaps it: the
+    // kernel reparents them in its exit, before it can be reaped. So one scan after another
+    // reaches the whole tree, setsid descendants included, and ends when a scan finds none.
+    for (;;) {
+        std::vector<pid_t> kids;
+        for (pid_t k : children_of_self())
+            if (!keep.count(k)) kids.push_back(k);
+        if (kids.empty()) return ended;
+        for (pid_t k : kids) kill(k, SIGKILL);
+        for (pid_t k : kids)
+            while (waitpid(k, nullptr, 0) < 0 && errno == EINTR) {
+            }
+        ended += kids.size();
+    }
+}
+
+bool interrupt_running_child() {
+    const pid_t pid = g_point_pid;
+    if (pid <= 0) return false;
+    g_point_interrupted = 1;
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    return true;
+}
+
+namespace {
+
+// in_child — the point's child, after fork: it dies with the driver (a SIGKILLed driver must
+// not leave a point running that competes with the next --resume), and leads its own process
+// group. The getppid() check closes the window in which the driver died before prctl took
+// effect. A program exec'd from here inherits both (the death signal survives exec). Its
+// descendants: end_point_tree, and the supervisor (run_supervised) when the driver itself is
+// killed.
+[[noreturn]] void in_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, pid_t parent,
+                           const int out_pipe[2], const int err_pipe[2]) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    setpgid(0, 0);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    dup2(err_pipe[1], STDERR_FILENO);
+    if (opts.memory_limit_bytes) {
+        rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
+        setrlimit(RLIMIT_AS, &lim);
+    }
+    child(out_pipe[1]);
+    // Leave without running exit handlers.
+    close(out_pipe[1]);
+    std::fflush(nullptr);
+    _exit(0);
+}
+
+// ChildOutput — a child's stdout and stderr, read with a bound, so a program that floods its
+// output cannot take the driver down: stdout is taken line by line (ReplyReader), and of
+// stderr the last kStderrTailBytes are kept (the telling line is near its end).
+class ChildOutput {
+  public:
+    ChildOutput(int out_fd, int err_fd, ReplyReader& reply, const std::function<void(std::string&&)>& each_line,
+                std::string& err_tail)
+        : fd_{out_fd, err_fd}, reply_(reply), each_line_(each_line), err_(err_tail) {}
+
+    int fd(int i) const { return open_[i] ? fd_[i] : -1; }
+
+    // take — read once from stream `i` (0 stdout, 1 stderr) that poll found ready.
+    void take(int i) {
+        const ssize_t n = read(fd_[i], buf_.data(), buf_.size());
+        if (n > 0) feed(i, static_cast<std::size_t>(n));
+        else if (n == 0 || (errno != EINTR && errno != EAGAIN)) open_[i] = false;
+    }
+
+    // drain — what is left in both pipes once their writers are gone, until EOF or a second
+    // has passed (a descriptor passed out of the point's tree could keep one open forever).
+    void drain() {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        for (int i = 0; i < 2; ++i) {
+            while (open_[i]) {
+                const auto left =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+                pollfd p{fd_[i], POLLIN, 0};
+                const int r = poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) break;
+                take(i);
+            }
+        }
+    }
+
+  private:
+    void feed(int i, std::size_t n) {
+        if (i == 0) return reply_.feed(buf_.data(), n, each_line_);
+        err_.append(buf_.data(), n);
+        // Cut at twice the bound, so the cut is amortised over many reads.
+        if (err_.size() > 2 * kStderrTailBytes) err_.erase(0, err_.size() - kStderrTailBytes);
+    }
+
+    int fd_[2];
+    bool open_[2] = {true, true};
+    ReplyReader& reply_;
+    const std::function<void(std::string&&)>& each_line_;
+    std::string& err_;
+    std::vector<char> buf_ = std::vector<char>(65536);
+};
+
+// read_until_exit — the child's output until it exits (not until EOF: a descendant that
+// inherited stdout would hold the point open after the program replied and exited), the
+// timeout (c.timed_out), or an interrupt; whether it exited.
+bool read_until_exit(pid_t pid, ChildOutput& out, const RunnerOptions& opts, ChildRun& c) {
+    const int exit_fd = pidfd_of(pid);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<long>(opts.timeout_seconds * 1000));
+    bool exited = false;
+    while (!exited && !g_point_interrupted) {
+        int wait_ms = exit_fd >= 0 ? 1000 : 100;
+        if (opts.timeout_seconds > 0) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                c.timed_out = true;
+                break;
+            }
+            wait_ms = static_cast<int>(std::min<long>(left.count(), wait_ms));
+        }
+        pollfd fds[3] = {{out.fd(0), POLLIN, 0}, {out.fd(1), POLLIN, 0}, {exit_fd, POLLIN, 0}};
+        if (poll(fds, 3, wait_ms) < 0 && errno == EINTR) continue;
+        for (int i = 0; i < 2; ++i)
+            if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) out.take(i);
+        exited = exit_fd >= 0 ? (fds[2].revents & POLLIN) != 0 : has_exited(pid);
+    }
+    if (exit_fd >= 0) close(exit_fd);
+    return exited;
+}
+
+// end_point_tree — the point ends, whatever ended it (its exit, the timeout, the driver's
+// SIGINT or SIGTERM): its process group, then every descendant that left the group (setsid)
+// and came to this subreaper when its parent died. The child itself stays a zombie (not
+// reaped here), so its pid and group id cannot be reused meanwhile.
+void end_point_tree(pid_t pid, bool exited, std::set<pid_t> keep) {
+    kill(-pid, SIGKILL);
+    if (!exited) kill(pid, SIGKILL);
+    for (siginfo_t info{}; waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR;) {
+    }
+    keep.insert(pid);
+    end_descendants(keep);
+}
+
+}  // namespace
+
 ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, ReplyReader& reply,
-                   const std::function<void(std::string&&)>& each_line, bool kill_group_after) {
+                   const std::function<void(std::string&&)>& each_line) {
     ChildRun c;
+    // Whatever the point starts and leaves behind becomes this process's child (its orphans
+    // come here, not to init), so end_point_tree can end it when the point ends.
+    become_subreaper();
+    const std::set<pid_t> before = children_of_self();
     int out_pipe[2], err_pipe[2];
     if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
         c.error = std::string("pipe: ") + std::strerror(errno);
@@ -120,83 +332,71 @@ ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdou
     }
     std::fflush(nullptr);
     const pid_t parent = getpid();
-    pid_t pid = fork();
+    const pid_t pid = fork();
     if (pid < 0) {
         c.error = std::string("fork: ") + std::strerror(errno);
         return c;
     }
-    if (pid == 0) {
-        // Child: it dies with the driver (a SIGKILLed driver must not leave a point running
-        // that competes with the next --resume), and leads its own process group, so a timeout
-        // kills whatever it started too. The getppid() check closes the window in which the
-        // driver died before prctl took effect. A program exec'd from here inherits both (the
-        // death signal survives exec).
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);
-        setpgid(0, 0);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        dup2(err_pipe[1], STDERR_FILENO);
-        if (opts.memory_limit_bytes) {
-            rlimit lim{opts.memory_limit_bytes, opts.memory_limit_bytes};
-            setrlimit(RLIMIT_AS, &lim);
-        }
-        child(out_pipe[1]);
-        // Leave without running exit handlers.
-        close(out_pipe[1]);
-        std::fflush(nullptr);
-        _exit(0);
-    }
+    if (pid == 0) in_child(opts, child, parent, out_pipe, err_pipe);
     setpgid(pid, pid);  // also here: whichever of parent and child runs first
+    g_point_interrupted = 0;
+    g_point_pid = pid;
     close(out_pipe[1]);
     close(err_pipe[1]);
-
-    // What the child writes is read with a bound, so a program that floods its output cannot
-    // take the driver down: stdout is taken line by line (ReplyReader), and of stderr the
-    // last kStderrTailBytes are kept (the telling line is near its end).
-    std::string& err = c.stderr_tail;
-    bool out_open = true, err_open = true;
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(static_cast<long>(opts.timeout_seconds * 1000));
-    std::vector<char> buf(65536);
-    while (out_open || err_open) {
-        int wait_ms = -1;
-        if (opts.timeout_seconds > 0) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) {
-                c.timed_out = true;
-                break;
-            }
-            wait_ms = static_cast<int>(std::min<long>(left.count(), 1000));
-        }
-        pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
-        int r = poll(fds, 2, wait_ms);
-        if (r < 0 && errno == EINTR) continue;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            ssize_t n = read(fds[i].fd, buf.data(), buf.size());
-            if (n > 0) {
-                if (i == 0) reply.feed(buf.data(), static_cast<std::size_t>(n), each_line);
-                else {
-                    err.append(buf.data(), static_cast<std::size_t>(n));
-                    // Cut at twice the bound, so the cut is amortised over many reads.
-                    if (err.size() > 2 * kStderrTailBytes) err.erase(0, err.size() - kStderrTailBytes);
-                }
-            } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-                (i == 0 ? out_open : err_open) = false;
-            }
-        }
-    }
-    if (c.timed_out) {
-        kill(-pid, SIGKILL);  // the point's whole process group (an external program's children too)
-        kill(pid, SIGKILL);
-    }
+    ChildOutput out(out_pipe[0], err_pipe[0], reply, each_line, c.stderr_tail);
+    const bool exited = read_until_exit(pid, out, opts, c);
+    end_point_tree(pid, exited, before);
+    out.drain();  // what the child wrote before it ended is still in the pipes; its writers are gone
     while (wait4(pid, &c.status, 0, &c.usage) < 0 && errno == EINTR) {
     }
-    if (kill_group_after) kill(-pid, SIGKILL);
+    c.interrupted = g_point_interrupted != 0;
+    g_point_pid = 0;
     close(out_pipe[0]);
     close(err_pipe[0]);
     return c;
+}
+
+namespace {
+volatile sig_atomic_t g_supervised = 0;  // the supervised child's pid, for forward_signal
+void forward_signal(int sig) {
+    if (g_supervised > 0) kill(g_supervised, sig);
+}
+}  // namespace
+
+int run_supervised(const std::function<int()>& main) {
+    std::fflush(nullptr);
+    const pid_t supervisor = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) return main();  // no supervisor: the driver still ends its points on SIGINT/SIGTERM
+    if (pid == 0) {
+        // The driver. A supervisor killed with SIGKILL sends it SIGTERM: it ends its running
+        // point as on any SIGTERM (harness/sweep.cpp), then dies of it.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != supervisor) raise(SIGTERM);
+        return main();
+    }
+    // The supervisor: the driver's orphans (its point's tree, after the driver died) come here.
+    become_subreaper();
+    g_supervised = pid;
+    struct sigaction sa{};
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    end_descendants({});
+    if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+    // Die as the driver did, so the shell sees the same status (130 for SIGINT, 137 for kill -9).
+    const int sig = WTERMSIG(status);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+    _exit(128 + sig);
 }
 
 std::string reply_too_long(const ReplyReader& reply, const std::string& whose) {

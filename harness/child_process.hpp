@@ -5,9 +5,11 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "harness/runner.hpp"
@@ -46,6 +48,7 @@ struct ChildRun {
     std::string error;      // pipe or fork failed: nothing ran (the other fields are unset)
     int status = 0;         // wait4's status
     bool timed_out = false;  // killed (with its process group) at the timeout
+    bool interrupted = false;  // killed by interrupt_running_child (the driver's SIGINT/SIGTERM)
     rusage usage{};         // the child's, from wait4
     std::string stderr_tail;  // the last kStderrTailBytes (or up to twice that) of its stderr
 };
@@ -54,11 +57,36 @@ struct ChildRun {
 // (PR_SET_PDEATHSIG) and runs under opts.memory_limit_bytes, with stderr to a pipe; `child`
 // runs in it with the write end of the stdout pipe; when it returns, the child exits with
 // status 0 without running exit handlers (a child that execs never returns).
-// The parent feeds stdout to `reply` (each complete line to `each_line`), keeps stderr's
-// tail, kills the group at opts.timeout_seconds, and waits. `kill_group_after`: kill
-// whatever the child left running in its group once it has exited.
+// The parent feeds stdout to `reply` (each complete line to `each_line`) and keeps stderr's
+// tail until the child exits (not until EOF: a descendant may hold the pipes open), the
+// timeout, or interrupt_running_child; then it ends the child's whole process tree (its
+// group, and through this process as a subreaper every descendant that left the group),
+// reads what is left in the pipes, and waits.
 ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdout_fd)>& child, ReplyReader& reply,
-                   const std::function<void(std::string&&)>& each_line, bool kill_group_after);
+                   const std::function<void(std::string&&)>& each_line);
+
+// interrupt_running_child — async-signal-safe, for the driver's SIGINT/SIGTERM handler:
+// kill the running point's child and group (false when no point runs in a child); run_child
+// then ends the rest of its tree and returns with `interrupted` set.
+bool interrupt_running_child();
+
+// become_subreaper — make this process the child subreaper of its descendants
+// (PR_SET_CHILD_SUBREAPER): an orphan among them becomes its child, not init's.
+void become_subreaper();
+
+// end_descendants — SIGKILL and reap every child of this process but those in `keep`, and
+// what they leave (orphans come back here, a subreaper), until none is left; returns how
+// many ended.
+std::size_t end_descendants(const std::set<pid_t>& keep);
+
+// run_supervised — run `main` in a child process while this one (the pid its caller knows)
+// supervises it: a subreaper that passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on, and, when
+// the child ends however it ends (kill -9 included), ends every descendant left, then exits
+// as the child did. The child gets SIGTERM when the supervisor dies (kill -9 of it), and
+// ends its points as on any SIGTERM. So a point's process tree never outlives the driver,
+// whichever of the two is killed; only both at once (kill -9 of their process group) leaves
+// a point's descendants to init.
+int run_supervised(const std::function<int()>& main);
 
 // end_fork — the common end of a fork measured in a child: the child's peak RSS and CPU
 // time into `m`, then, unless its last run already failed, one failed run saying why the

@@ -46,39 +46,44 @@ std::string utc_stamp() {
     return buf;
 }
 
+// print_list_json — `coopbench list --json`: backends, workloads and the left-out manifests.
+void print_list_json(const Machine& m) {
+    const auto& reg = Registry::instance();
+    nlohmann::json j;
+    for (auto& b : reg.backends()) {
+        nlohmann::json jb = {{"name", b.name},       {"family", b.family},         {"description", b.description},
+                             {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed},
+                             {"external", external_backend(b.name) != nullptr}};
+        for (auto& o : b.options)
+            jb["options"].push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help},
+                                     {"choices", o.choices}});
+        for (auto& [w, fn] : b.runners) jb["workloads"].push_back(w);
+        j["backends"].push_back(jb);
+    }
+    for (auto& [n, w] : reg.workloads()) {
+        auto info = w.info(m);
+        nlohmann::json jw = {{"name", info.name}, {"origin", info.origin}, {"description", info.description},
+                             {"unit", info.unit}};
+        for (auto& p : info.params)
+            jw["params"].push_back({{"name", p.name}, {"default", p.default_value}, {"help", p.help},
+                                    {"min", p.min}, {"choices", p.choices}});
+        for (auto& [plan, g] : info.plans) jw["plans"].push_back(plan);
+        j["workloads"].push_back(jw);
+    }
+    // The build's external backends whose manifest could not be used (their program not
+    // built, most often): names, manifests and reasons.
+    j["left_out"] = nlohmann::json::array();
+    for (auto& l : left_out_backends())
+        j["left_out"].push_back({{"name", l.name}, {"manifest", l.manifest}, {"reason", l.reason}});
+    std::cout << j.dump(2) << "\n";
+}
+
+// print_list — `coopbench list`: every backend (its origin, options, and for a program the
+// workloads it implements), the left-out manifests, every workload, the plans.
 void print_list(bool as_json) {
     const Machine m = detect_machine();
     const auto& reg = Registry::instance();
-    if (as_json) {
-        nlohmann::json j;
-        for (auto& b : reg.backends()) {
-            nlohmann::json jb = {{"name", b.name},       {"family", b.family},         {"description", b.description},
-                                 {"origin", relative_origin(b.origin)},   {"preemptive", b.preemptive}, {"fixed_options", b.fixed},
-                                 {"external", external_backend(b.name) != nullptr}};
-            for (auto& o : b.options)
-                jb["options"].push_back({{"name", o.name}, {"default", o.default_value}, {"help", o.help},
-                                         {"choices", o.choices}});
-            for (auto& [w, fn] : b.runners) jb["workloads"].push_back(w);
-            j["backends"].push_back(jb);
-        }
-        for (auto& [n, w] : reg.workloads()) {
-            auto info = w.info(m);
-            nlohmann::json jw = {{"name", info.name}, {"origin", info.origin}, {"description", info.description},
-                                 {"unit", info.unit}};
-            for (auto& p : info.params)
-                jw["params"].push_back({{"name", p.name}, {"default", p.default_value}, {"help", p.help},
-                                        {"min", p.min}, {"choices", p.choices}});
-            for (auto& [plan, g] : info.plans) jw["plans"].push_back(plan);
-            j["workloads"].push_back(jw);
-        }
-        // The build's external backends whose manifest could not be used (their program not
-        // built, most often): names, manifests and reasons.
-        j["left_out"] = nlohmann::json::array();
-        for (auto& l : left_out_backends())
-            j["left_out"].push_back({{"name", l.name}, {"manifest", l.manifest}, {"reason", l.reason}});
-        std::cout << j.dump(2) << "\n";
-        return;
-    }
+    if (as_json) return print_list_json(m);
     std::cout << "Backends (" << reg.backends().size() << "):\n";
     for (auto& b : reg.backends()) {
         std::cout << "  " << b.name << "  — " << b.description << "\n";
@@ -266,6 +271,26 @@ SweepOptions resume_options(const std::string& dir, const std::vector<std::strin
     return o;
 }
 
+// list_flag — a flag's comma-separated list; an empty item ("1,,2", "native,", ",") is bad
+// input, not an item to drop: the user meant something there.
+std::vector<std::string> list_flag(const std::string& flag, const std::string& text) {
+    auto items = split_list(text);
+    if (items.empty() || std::count(text.begin(), text.end(), ',') + 1 != static_cast<std::ptrdiff_t>(items.size()))
+        throw UsageError(flag + " takes a comma-separated list without empty items, got '" + text + "'");
+    return items;
+}
+
+// refuse_empty_values — a flag that takes a path, a name or a list, given an empty value
+// (--resume "", --out "", --shard ''), or --shards 0: bad input, where it would otherwise
+// fall back to the default (a new sweep into results/, an unsharded run).
+void refuse_empty_values(CLI::App& run, unsigned shard_count) {
+    for (const char* f : {"--backends", "--workloads", "--plan", "--processors", "--out", "--resume", "--isolation",
+                          "--stack-size", "--memory-limit-mb", "--proc-root", "--shard"})
+        if (run.count(f) > 0 && run.get_option(f)->as<std::string>().empty())
+            throw UsageError(std::string(f) + " takes a value, got ''");
+    if (run.count("--shards") > 0 && shard_count == 0) throw UsageError("--shards takes a shard count of 1 or more, got 0");
+}
+
 void print_points(const std::vector<Point>& points) {
     for (auto& p : points) {
         std::cout << p.id();
@@ -275,18 +300,8 @@ void print_points(const std::vector<Point>& points) {
     std::cout << points.size() << " points\n";
 }
 
-}  // namespace
-
-int cli_main(int argc, char** argv) {
-    CLI::App app{"coopbench — run the lock-free scheduler paper's workloads on pluggable threading backends"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", "coopbench 0.1");
-
-    auto* list = app.add_subcommand("list", "list backends (with options and origin), workloads (with parameters) and plans");
-    bool list_json = false;
-    list->add_flag("--json", list_json, "print as JSON");
-
-    auto* run = app.add_subcommand("run", "run a sweep: every selected backend x workload x parameter point");
+// RunFlags — what `coopbench run` was given, as CLI11 parsed it (checked by new_sweep).
+struct RunFlags {
     std::string backends, workloads, plan, processors, out, resume, isolation = "process";
     std::vector<std::string> params, backend_opts;
     int repetitions = 1, warmup = -1, iterations = -1;
@@ -294,62 +309,207 @@ int cli_main(int argc, char** argv) {
     std::string proc_root = "/proc";
     std::string stack_size_text, memory_limit_text;
     bool pin = false, quiet = false, dry_run = false, inject_fault = false;
-    run->add_option("--backends,-b", backends, "comma-separated backends or families (default: all)");
-    run->add_option("--workloads,-w", workloads, "comma-separated workloads (default: all of the plan)");
-    run->add_option("--plan", plan, "a named sweep plan: tiny, quick, paper, ... (see `coopbench list`)");
-    run->add_option("--param,-p", params, "NAME=v1,v2,... sweep a parameter (repeatable; 1e6 and 10^6 accepted)");
-    run->add_option("--processors,-P", processors, "comma-separated processor counts (default: the plan's, else one P: every core this process may use)");
-    run->add_option("--repetitions,-r", repetitions, "repetitions of every point (default 1)");
-    run->add_option("--warmup,-W", warmup,
-                    "untimed warm-up iterations in each fork (default: each point's, 1 for micro points; "
-                    "iteration 0 is the cold one)");
-    run->add_option("--iterations,-I", iterations,
-                    "measured iterations in each fork, after the warm-up (default: each point's, 5 for micro points)");
-    run->add_option("--budget", budget,
-                    "seconds one fork of a point should take when --warmup/--iterations do not say: fewer default "
-                    "iterations for a point whose expected run time exceeds it (default 2)");
-    run->add_option("--out,-o", out, "result folder (default results/<host>-<UTC timestamp>)");
-    run->add_option("--resume", resume, "continue the interrupted sweep in this result folder");
-    run->add_option("--isolation", isolation, "process: each point in a child process (default); none: in-process")
-        ->check(CLI::IsMember({"process", "none"}));
-    run->add_option("--timeout", timeout, "seconds a point may take before it is killed and recorded as failed (0: none)");
-    run->add_option("--stack-size", stack_size_text,
-                    "bytes per thread stack, up to 1 GiB (default: each backend's; below a backend's minimum: refused with it)");
-    run->add_option("--memory-limit-mb", memory_limit_text,
-                    "address-space limit of each point's process in MiB, 1 to 2^30 (default, or 0: none)");
-    run->add_option("--backend-opt", backend_opts, "KEY=VALUE backend option (repeatable; see `coopbench list`)");
-    run->add_flag("--pin", pin, "pin threads / workers to the chosen cores");
-    run->add_flag("--quiet,-q", quiet, "no progress on stderr");
-    run->add_flag("--dry-run", dry_run, "print the points and exit");
-    run->add_flag("--inject-fault", inject_fault, "tests: perturb every result so the self-checks must fail")
-        ->group("");
-    run->add_option("--proc-root", proc_root, "tests: the noise guard's /proc (loadavg, stat)")->group("");
-    // Sharding: one part of a sweep per run, for a cluster's job array (harness/shard.hpp).
     std::string shard_flag;
     unsigned shard_count = 0;
-    run->add_option("--shard", shard_flag,
-                    "I/N: run shard I (0..N-1) of the sweep only, into OUT/shard-I-of-N (default: from "
-                    "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX)");
-    run->add_option("--shards", shard_count, "N: the shard count, with the index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX");
-    run->allow_extras();
+};
 
+// add_run_flags — the flags of `coopbench run`.
+void add_run_flags(CLI::App& run, RunFlags& f) {
+    run.add_option("--backends,-b", f.backends, "comma-separated backends or families (default: all)");
+    run.add_option("--workloads,-w", f.workloads, "comma-separated workloads (default: all of the plan)");
+    run.add_option("--plan", f.plan, "a named sweep plan: tiny, quick, paper, ... (see `coopbench list`)");
+    run.add_option("--param,-p", f.params, "NAME=v1,v2,... sweep a parameter (repeatable; 1e6 and 10^6 accepted)");
+    run.add_option("--processors,-P", f.processors, "comma-separated processor counts (default: the plan's, else one P: every core this process may use)");
+    run.add_option("--repetitions,-r", f.repetitions, "repetitions of every point (default 1)");
+    run.add_option("--warmup,-W", f.warmup,
+                   "untimed warm-up iterations in each fork (default: each point's, 1 for micro points; "
+                   "iteration 0 is the cold one)");
+    run.add_option("--iterations,-I", f.iterations,
+                   "measured iterations in each fork, after the warm-up (default: each point's, 5 for micro points)");
+    run.add_option("--budget", f.budget,
+                   "seconds one fork of a point should take when --warmup/--iterations do not say: fewer default "
+                   "iterations for a point whose expected run time exceeds it (default 2)");
+    run.add_option("--out,-o", f.out, "result folder (default results/<host>-<UTC timestamp>)");
+    run.add_option("--resume", f.resume, "continue the interrupted sweep in this result folder");
+    run.add_option("--isolation", f.isolation, "process: each point in a child process (default); none: in-process")
+        ->check(CLI::IsMember({"process", "none"}));
+    run.add_option("--timeout", f.timeout, "seconds a point may take before it is killed and recorded as failed (0: none)");
+    run.add_option("--stack-size", f.stack_size_text,
+                   "bytes per thread stack, up to 1 GiB (default: each backend's; below a backend's minimum: refused with it)");
+    run.add_option("--memory-limit-mb", f.memory_limit_text,
+                   "address-space limit of each point's process in MiB, 1 to 2^30 (default, or 0: none)");
+    run.add_option("--backend-opt", f.backend_opts, "KEY=VALUE backend option (repeatable; see `coopbench list`)");
+    run.add_flag("--pin", f.pin, "pin threads / workers to the chosen cores");
+    run.add_flag("--quiet,-q", f.quiet, "no progress on stderr");
+    run.add_flag("--dry-run", f.dry_run, "print the points and exit");
+    run.add_flag("--inject-fault", f.inject_fault, "tests: perturb every result so the self-checks must fail")->group("");
+    run.add_option("--proc-root", f.proc_root, "tests: the noise guard's /proc (loadavg, stat)")->group("");
+    // Sharding: one part of a sweep per run, for a cluster's job array (harness/shard.hpp).
+    run.add_option("--shard", f.shard_flag,
+                   "I/N: run shard I (0..N-1) of the sweep only, into OUT/shard-I-of-N (default: from "
+                   "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX)");
+    run.add_option("--shards", f.shard_count, "N: the shard count, with the index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX");
+    run.allow_extras();
+}
+
+// unknown_command — a first word that is no command ("bench"): say so (exit 2), instead of
+// CLI11's "A subcommand is required" or "not expected".
+bool unknown_command(int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return false;
+    const std::string word = argv[1];
+    const std::vector<std::string> commands = {"list", "run", "merge"};
+    if (std::find(commands.begin(), commands.end(), word) != commands.end()) return false;
+    std::fprintf(stderr, "coopbench: unknown command '%s'%s; the commands are list, run and merge (see coopbench --help)\n",
+                 word.c_str(), closest(word, commands).c_str());
+    return true;
+}
+
+// command_line — argv as one line, recorded where a folder says how it was made.
+std::string command_line(int argc, char** argv) {
+    std::string command = "coopbench";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+    return command;
+}
+
+// resumed_sweep — --resume continues the sweep sweep.json records: a flag that would change
+// it (or where it goes) cannot apply, and is refused rather than ignored.
+SweepOptions resumed_sweep(const CLI::App& run, const RunFlags& f, bool benchmark_repetitions,
+                           const std::vector<std::string>& benchmark_args) {
+    std::vector<std::string> given;
+    for (const char* flag : {"--backends", "--workloads", "--plan", "--param", "--processors", "--repetitions",
+                             "--warmup", "--iterations", "--budget", "--out", "--isolation", "--timeout",
+                             "--stack-size", "--memory-limit-mb", "--backend-opt", "--pin", "--shard", "--shards"})
+        if (run.count(flag) > 0) given.push_back(flag);
+    if (benchmark_repetitions) given.push_back("--benchmark_repetitions");
+    if (!given.empty()) {
+        std::string list;
+        for (auto& g : given) list += (list.empty() ? "" : ", ") + g;
+        throw UsageError("--resume continues the sweep recorded in " + f.resume + "/sweep.json and takes no " + list +
+                         " (a new sweep: coopbench run ... --out ANOTHER_FOLDER)");
+    }
+    return resume_options(f.resume, benchmark_args);
+}
+
+// requested_points — what to sweep: backends, workloads, plan, parameters, processors and
+// backend options, each checked.
+SweepRequest requested_points(const CLI::App& run, const RunFlags& f) {
+    SweepRequest r;
+    if (run.count("--backends") > 0) r.backends = list_flag("--backends", f.backends);
+    if (run.count("--workloads") > 0) r.workloads = list_flag("--workloads", f.workloads);
+    r.plan = f.plan;
+    for (auto& p : f.params) {
+        auto eq = p.find('=');
+        if (eq == std::string::npos || eq == 0) throw UsageError("--param takes NAME=v1,v2,... , got '" + p + "'");
+        r.params[p.substr(0, eq)] = list_flag("--param " + p.substr(0, eq), p.substr(eq + 1));
+    }
+    for (auto& p : run.count("--processors") > 0 ? list_flag("--processors", f.processors) : std::vector<std::string>{}) {
+        std::string why;
+        auto v = parse_integer(p, why);
+        if (!v || *v < 1 || *v > 65536) throw UsageError("--processors takes integers from 1 to 65536, got '" + p + "'");
+        r.processors.push_back(static_cast<unsigned>(*v));
+    }
+    for (auto& kv : f.backend_opts) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) throw UsageError("--backend-opt takes KEY=VALUE, got '" + kv + "'");
+        r.backend_options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    r.stack_size = f.stack_size_text.empty() ? 0 : size_flag("--stack-size", f.stack_size_text, kMaxStackSize, "bytes (1 GiB)");
+    r.pin = f.pin;
+    return r;
+}
+
+// new_sweep — a new sweep's options: the points, how many runs of each, and how each fork
+// runs (isolation, timeout, memory limit) and where its results go.
+SweepOptions new_sweep(const CLI::App& run, const RunFlags& f, std::optional<int> benchmark_repetitions,
+                       const std::vector<std::string>& benchmark_args) {
+    SweepOptions o;
+    o.benchmark_args = benchmark_args;
+    o.request = requested_points(run, f);
+    SweepRequest& r = o.request;
+    r.repetitions = f.repetitions;
+    // -1 is the "not given" value of both: typed by the user it is refused too.
+    if (run.count("--warmup") > 0 && (f.warmup < 0 || f.warmup > 1000000))
+        throw UsageError("--warmup must be from 0 to 1000000, got " + std::to_string(f.warmup));
+    if (run.count("--iterations") > 0 && (f.iterations < 1 || f.iterations > 1000000))
+        throw UsageError("--iterations must be from 1 to 1000000, got " + std::to_string(f.iterations));
+    if (run.count("--repetitions") > 0 && benchmark_repetitions && *benchmark_repetitions != f.repetitions)
+        throw UsageError("--repetitions " + std::to_string(f.repetitions) + " and --benchmark_repetitions=" +
+                         std::to_string(*benchmark_repetitions) + " disagree: give one of them");
+    if (benchmark_repetitions) r.repetitions = *benchmark_repetitions;
+    check_seconds("--budget", f.budget, /*zero_ok=*/false);
+    check_seconds("--timeout", f.timeout, /*zero_ok=*/true);
+    r.warmup = f.warmup;
+    r.iterations = f.iterations;
+    r.budget_seconds = f.budget;
+    o.runner.isolation = f.isolation == "none" ? Isolation::none : Isolation::process;
+    o.runner.timeout_seconds = f.timeout;
+    o.runner.memory_limit_bytes = f.memory_limit_text.empty()
+                                      ? 0
+                                      : size_flag("--memory-limit-mb", f.memory_limit_text, kMaxMemoryLimitMb, "MiB") << 20;
+    o.out = f.out.empty() ? std::filesystem::path("results") / (hostname() + "-" + utc_stamp()) : std::filesystem::path(f.out);
+    return o;
+}
+
+// print_dry_run — the points, and a shard's expected share of the sweep's time.
+void print_dry_run(const SweepOptions& o, const std::vector<Point>& points, const std::optional<Shard>& shard) {
+    print_points(points);
+    if (!shard) return;
+    auto cost = o.shard.at("cost_us").get<std::vector<double>>();
+    double total = 0;
+    for (double c : cost) total += c;
+    auto [lo, hi] = std::minmax_element(cost.begin(), cost.end());
+    std::printf("shard %s of %zu points: expected ~%.0f s of the sweep's ~%.0f s (shards %.0f..%.0f s)\n",
+                shard->name().c_str(), o.shard.at("sweep_points").get<std::size_t>(), cost[shard->index] / 1e6,
+                total / 1e6, *lo / 1e6, *hi / 1e6);
+}
+
+// run_command — `coopbench run`: the sweep's options, its points (a shard's), then the sweep
+// (or, with --dry-run, its points).
+int run_command(CLI::App& run, const RunFlags& f, int argc, char** argv) {
+    refuse_empty_values(run, f.shard_count);
+    std::vector<std::string> benchmark_args;
+    std::optional<int> benchmark_repetitions;
+    for (auto& extra : run.remaining()) {
+        if (extra.rfind("--benchmark_", 0) != 0) throw UsageError("unknown argument '" + extra + "' (see coopbench run --help)");
+        if (auto reps = benchmark_flag(extra, benchmark_args)) benchmark_repetitions = reps;
+    }
+    SweepOptions o = !f.resume.empty() ? resumed_sweep(run, f, benchmark_repetitions.has_value(), benchmark_args)
+                                       : new_sweep(run, f, benchmark_repetitions, benchmark_args);
+    o.quiet = f.quiet;
+    o.runner.inject_fault = f.inject_fault;
+    o.proc_root = f.proc_root;
+    o.command = command_line(argc, argv);
+    const auto shard = choose_shard(o, f.shard_flag, f.shard_count, ShardEnvironment::from_process());
+    if (shard && !o.resume) o.out = shard_out(o.out, !f.out.empty(), *shard);
+    if (!o.resume && !f.dry_run) refuse_folder_with_results(o.out);  // before a shard writes shard.json there
+    auto points = expand(o.request, detect_machine());
+    if (shard) points = apply_shard(o, *shard, points, detect_machine(), f.dry_run);
+    if (f.dry_run) {
+        print_dry_run(o, points, shard);
+        return 0;
+    }
+    return run_sweep(o, points);
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+    CLI::App app{"coopbench — run the lock-free scheduler paper's workloads on pluggable threading backends"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "coopbench 0.1");
+    auto* list = app.add_subcommand("list", "list backends (with options and origin), workloads (with parameters) and plans");
+    bool list_json = false;
+    list->add_flag("--json", list_json, "print as JSON");
+    auto* run = app.add_subcommand("run", "run a sweep: every selected backend x workload x parameter point");
+    RunFlags flags;
+    add_run_flags(*run, flags);
     auto* merge = app.add_subcommand("merge", "merge the shard folders of one sweep (coopbench run --shard) into OUT");
     std::string merge_out;
     std::vector<std::string> merge_in;
     merge->add_option("OUT", merge_out, "the merged results folder (new)")->required();
     merge->add_option("DIR", merge_in, "shard folders, or folders holding shard-I-of-N folders")->required();
 
-    // A first word that is no command ("bench"): say so, instead of CLI11's "A subcommand is
-    // required" or "not expected".
-    if (argc >= 2 && argv[1][0] != '-') {
-        const std::string word = argv[1];
-        const std::vector<std::string> commands = {"list", "run", "merge"};
-        if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
-            std::fprintf(stderr, "coopbench: unknown command '%s'%s; the commands are list, run and merge (see coopbench --help)\n",
-                         word.c_str(), closest(word, commands).c_str());
-            return 2;
-        }
-    }
+    if (unknown_command(argc, argv)) return 2;
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -362,117 +522,14 @@ int cli_main(int argc, char** argv) {
         std::fprintf(stderr, "coopbench: %s (see coopbench --help)\n", e.what());
         return 2;
     }
-
     try {
         load_external_backends();  // backends that are programs (harness/external.hpp)
         if (list->parsed()) {
             print_list(list_json);
             return 0;
         }
-        if (merge->parsed()) {
-            std::string command = "coopbench";
-            for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-            return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command);
-        }
-        SweepOptions o;
-        std::optional<int> benchmark_repetitions;
-        for (auto& extra : run->remaining()) {
-            if (extra.rfind("--benchmark_", 0) == 0) {
-                if (auto reps = benchmark_flag(extra, o.benchmark_args)) benchmark_repetitions = reps;
-            } else {
-                throw UsageError("unknown argument '" + extra + "' (see coopbench run --help)");
-            }
-        }
-        if (!resume.empty()) {
-            // --resume continues the sweep sweep.json records: a flag that would change it
-            // (or where it goes) cannot apply, and is refused rather than ignored.
-            std::vector<std::string> given;
-            for (const char* f : {"--backends", "--workloads", "--plan", "--param", "--processors", "--repetitions",
-                                  "--warmup", "--iterations", "--budget", "--out", "--isolation", "--timeout",
-                                  "--stack-size", "--memory-limit-mb", "--backend-opt", "--pin", "--shard", "--shards"})
-                if (run->count(f) > 0) given.push_back(f);
-            if (benchmark_repetitions) given.push_back("--benchmark_repetitions");
-            if (!given.empty()) {
-                std::string list;
-                for (auto& g : given) list += (list.empty() ? "" : ", ") + g;
-                throw UsageError("--resume continues the sweep recorded in " + resume + "/sweep.json and takes no " + list +
-                                 " (a new sweep: coopbench run ... --out ANOTHER_FOLDER)");
-            }
-            o = resume_options(resume, o.benchmark_args);
-        } else {
-            SweepRequest& r = o.request;
-            r.backends = split_list(backends);
-            r.workloads = split_list(workloads);
-            r.plan = plan;
-            for (auto& p : params) {
-                auto eq = p.find('=');
-                if (eq == std::string::npos || eq == 0)
-                    throw UsageError("--param takes NAME=v1,v2,... , got '" + p + "'");
-                r.params[p.substr(0, eq)] = split_list(p.substr(eq + 1));
-            }
-            for (const char* f : {"--backends", "--workloads", "--processors", "--plan"})
-                if (run->count(f) > 0 && split_list(run->get_option(f)->as<std::string>()).empty())
-                    throw UsageError(std::string(f) + " takes a comma-separated list, got ''");
-            for (auto& p : split_list(processors)) {
-                std::string why;
-                auto v = parse_integer(p, why);
-                if (!v || *v < 1 || *v > 65536)
-                    throw UsageError("--processors takes integers from 1 to 65536, got '" + p + "'");
-                r.processors.push_back(static_cast<unsigned>(*v));
-            }
-            for (auto& kv : backend_opts) {
-                auto eq = kv.find('=');
-                if (eq == std::string::npos || eq == 0)
-                    throw UsageError("--backend-opt takes KEY=VALUE, got '" + kv + "'");
-                r.backend_options[kv.substr(0, eq)] = kv.substr(eq + 1);
-            }
-            r.stack_size = stack_size_text.empty() ? 0 : size_flag("--stack-size", stack_size_text, kMaxStackSize, "bytes (1 GiB)");
-            r.pin = pin;
-            r.repetitions = repetitions;
-            // -1 is the "not given" value of both: typed by the user it is refused too.
-            if (run->count("--warmup") > 0 && (warmup < 0 || warmup > 1000000))
-                throw UsageError("--warmup must be from 0 to 1000000, got " + std::to_string(warmup));
-            if (run->count("--iterations") > 0 && (iterations < 1 || iterations > 1000000))
-                throw UsageError("--iterations must be from 1 to 1000000, got " + std::to_string(iterations));
-            if (run->count("--repetitions") > 0 && benchmark_repetitions && *benchmark_repetitions != repetitions)
-                throw UsageError("--repetitions " + std::to_string(repetitions) + " and --benchmark_repetitions=" +
-                                 std::to_string(*benchmark_repetitions) + " disagree: give one of them");
-            if (benchmark_repetitions) r.repetitions = *benchmark_repetitions;
-            check_seconds("--budget", budget, /*zero_ok=*/false);
-            check_seconds("--timeout", timeout, /*zero_ok=*/true);
-            r.warmup = warmup;
-            r.iterations = iterations;
-            r.budget_seconds = budget;
-            o.runner.isolation = isolation == "none" ? Isolation::none : Isolation::process;
-            o.runner.timeout_seconds = timeout;
-            o.runner.memory_limit_bytes =
-                memory_limit_text.empty() ? 0 : size_flag("--memory-limit-mb", memory_limit_text, kMaxMemoryLimitMb, "MiB") << 20;
-            o.out = out.empty() ? std::filesystem::path("results") / (hostname() + "-" + utc_stamp()) : std::filesystem::path(out);
-        }
-        o.quiet = quiet;
-        o.runner.inject_fault = inject_fault;
-        o.proc_root = proc_root;
-        o.command = "coopbench";
-        for (int i = 1; i < argc; ++i) o.command += std::string(" ") + argv[i];
-        const auto shard = choose_shard(o, shard_flag, shard_count, ShardEnvironment::from_process());
-        if (shard && !o.resume) o.out = shard_out(o.out, !out.empty(), *shard);
-        if (!o.resume && !dry_run) refuse_folder_with_results(o.out);  // before a shard writes shard.json there
-        auto points = expand(o.request, detect_machine());
-        if (shard) points = apply_shard(o, *shard, points, detect_machine(), dry_run);
-        if (dry_run) {
-            print_points(points);
-            if (shard) {
-                auto cost = o.shard.at("cost_us").get<std::vector<double>>();
-                double total = 0;
-                for (double c : cost) total += c;
-                auto [lo, hi] = std::minmax_element(cost.begin(), cost.end());
-                std::printf("shard %s of %zu points: expected ~%.0f s of the sweep's ~%.0f s (shards %.0f..%.0f s)\n",
-                            shard->name().c_str(), o.shard.at("sweep_points").get<std::size_t>(), cost[shard->index] / 1e6,
-                            total / 1e6, *lo / 1e6, *hi / 1e6);
-            }
-            return 0;
-        }
-        return run_sweep(o, points);
+        if (merge->parsed()) return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command_line(argc, argv));
+        return run_command(*run, flags, argc, argv);
     } catch (const UsageError& e) {
         std::fprintf(stderr, "coopbench: %s\n", e.what());
         return 2;

@@ -111,6 +111,41 @@ std::string last_line(const std::string& text) {
 
 std::string shorten(std::string s) { return s.size() > 200 ? s.substr(0, 200) + "..." : s; }
 
+// json_depth — the deepest nesting of arrays and objects in `text`, counted outside strings
+// (a bracket inside a string is text); the scan stops as soon as it passes `limit`.
+int json_depth(const std::string& text, int limit) {
+    int depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (const char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            deepest = std::max(deepest, ++depth);
+            if (deepest > limit) break;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
+// read_manifest — a manifest file's text, at most kMaxReplyBytes (a manifest is a few lines;
+// a longer file is not one).
+std::string read_manifest(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::string text(kMaxReplyBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxReplyBytes)
+        throw std::runtime_error("longer than " + std::to_string(kMaxReplyBytes) + " bytes: not a manifest");
+    return text;
+}
+
 // Manifest — one manifest file to load, and whether it is one of the build's own.
 struct Manifest {
     std::string path;
@@ -161,8 +196,11 @@ std::vector<LeftOutBackend>& left_out() {
 // manifest_name — the "name" a manifest declares, or its file name without .json when it
 // declares none that can be read.
 std::string manifest_name(const std::string& path) {
-    std::ifstream in(path);
-    const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json j;
+    try {
+        j = parse_program_json(read_manifest(path));
+    } catch (const std::exception&) {
+    }
     if (j.is_object() && j.contains("name") && j.at("name").is_string()) return j.at("name").get<std::string>();
     return fs::path(path).stem().string();
 }
@@ -209,8 +247,8 @@ class ProgramRunner : public PointRunner {
         // Only the last non-blank line counts (ReplyReader keeps it); whatever the program
         // printed before is its own.
         auto ignore = [](std::string&&) {};
-        // The group is killed after the program exits: whatever it left running there.
-        const ChildRun c = run_child(opts, child, reply, ignore, /*kill_group_after=*/true);
+        // The point's process tree ends with the program (run_child): whatever it left running.
+        const ChildRun c = run_child(opts, child, reply, ignore);
         if (!c.error.empty()) {
             m.runs.push_back(Outcome::failed(c.error));
             return m;
@@ -237,10 +275,14 @@ std::map<std::string, ProgramRunner>& program_runners() {
 
 std::optional<std::string> load_manifest(const std::string& path) {
     nlohmann::json j;
+    std::string text;
     try {
-        std::ifstream in(path);
-        if (!in) return "cannot read " + path;
-        j = nlohmann::json::parse(in);
+        text = read_manifest(path);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    try {
+        j = parse_program_json(text);
     } catch (const std::exception& e) {
         return "not JSON: " + shorten(e.what());
     }
@@ -287,7 +329,7 @@ std::optional<std::string> load_manifest(const std::string& path) {
     std::string out;
     if (auto why = run_list(b.command, out)) return *why;
     try {
-        auto l = nlohmann::json::parse(last_line(out));
+        auto l = parse_program_json(last_line(out));
         if (l.value("protocol", 0) != 1) return std::string("--list speaks protocol ") + l.value("protocol", nlohmann::json(0)).dump() + ", not 1";
         const auto& known = Registry::instance().workloads();
         for (auto& w : l.at("workloads")) {
@@ -361,11 +403,17 @@ std::string external_request(const Point& point, bool inject_fault) {
     return j.dump() + "\n";
 }
 
+nlohmann::json parse_program_json(const std::string& text) {
+    if (json_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
+        throw std::runtime_error("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    return nlohmann::json::parse(text);
+}
+
 Outcome external_outcome(const std::string& out, int exit_code) {
     const std::string line = last_line(out);
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(line);
+        j = parse_program_json(line);
         if (!j.is_object()) throw std::runtime_error("not a JSON object");
     } catch (const std::exception& e) {
         return Outcome::failed("unreadable result from the backend's program: " + shorten(e.what()) + "; its last line: " +
@@ -403,13 +451,18 @@ Outcome external_outcome(const std::string& out, int exit_code) {
 std::vector<Outcome> external_outcomes(const std::string& out, int exit_code, int expected_runs) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(last_line(out));
+        j = parse_program_json(last_line(out));
     } catch (const std::exception&) {
         return {external_outcome(out, exit_code)};  // says why it is unreadable
     }
     if (!j.is_object() || !j.contains("runs")) return {external_outcome(out, exit_code)};
     std::vector<Outcome> runs;
     if (!j.at("runs").is_array()) return {Outcome::failed("the program's \"runs\" is not an array")};
+    // More runs than were asked cannot be told apart (which were warm-up, which measured?):
+    // none of them is kept. Fewer are kept, followed by the failure, as a fork that ended early.
+    if (j.at("runs").size() > static_cast<std::size_t>(std::max(expected_runs, 0)))
+        return {Outcome::failed("the program replied " + std::to_string(j.at("runs").size()) + " runs, " +
+                                std::to_string(expected_runs) + " were requested")};
     for (auto& r : j.at("runs")) {
         runs.push_back(external_outcome(r.dump() + "\n", exit_code));
         if (!runs.back().ok) return runs;

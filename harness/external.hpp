@@ -86,6 +86,18 @@ std::string external_request(const Point& point, bool inject_fault);
 // its program exec'd in the point's own process), or nullptr for a C++ backend.
 const PointRunner* program_runner(const std::string& backend);
 
+// kMaxJsonDepth — the deepest nesting of arrays and objects the driver accepts in anything an
+// external program prints (its --list answer, its replies) and in a manifest. Every protocol
+// message is a few levels deep; a deeper one is refused before it is parsed, so no program can
+// make the driver recurse without bound (printing or copying a 100,000-deep value overflows its
+// stack).
+inline constexpr int kMaxJsonDepth = 64;
+
+// parse_program_json — `text` parsed as JSON when it nests at most kMaxJsonDepth levels;
+// throws std::runtime_error (saying so) when it nests deeper, nlohmann's parse_error when
+// it is no JSON.
+nlohmann::json parse_program_json(const std::string& text);
+
 // external_outcome — the outcome of a program's stdout (`exit_code` from its normal exit).
 Outcome external_outcome(const std::string& out, int exit_code);
 

@@ -71,7 +71,7 @@ void GbenchReporter::report(const ForkResult& fork) {
                              (static_cast<std::int64_t>(i) - p.warmup);
         if (!o.ok) {
             r.error_occurred = true;
-            r.error_message = o.reason;
+            r.error_message = is_refusal(o) ? "refused: " + o.reason : o.reason;
             r.repetition_index = static_cast<std::int64_t>(fork.repetition) * p.iterations;
         } else {
             r.real_accumulated_time = std::max(o.seconds, 1e-12);

@@ -173,15 +173,11 @@ void write_text(const fs::path& p, const std::string& text) {
     if (!f) throw UsageError("cannot write " + p.string());
 }
 
-}  // namespace
-
-MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args, const std::string& command) {
+// load_shards — the shard folders of `args`, checked: the same sweep, each shard once.
+std::vector<ShardDir> load_shards(const std::vector<fs::path>& args, std::map<unsigned, const ShardDir*>& by_index) {
     if (args.empty()) throw UsageError("coopbench merge OUT DIR...: no shard folders given");
     std::vector<ShardDir> shards;
     for (auto& d : inputs_of(args)) shards.push_back(load_shard(d));
-
-    // The same sweep, each shard once.
-    std::map<unsigned, const ShardDir*> by_index;
     for (auto& s : shards) {
         check_same_sweep(shards.front(), s);
         auto [it, fresh] = by_index.emplace(s.shard.index, &s);
@@ -189,13 +185,11 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
             throw UsageError("refusing to merge: shard " + s.shard.name() + " is given twice (" + it->second->dir.string() +
                              " and " + s.dir.string() + ")");
     }
+    return shards;
+}
 
-    const ShardDir& first = shards.front();
-    const json& assignment = first.record.at("points");
-    const int repetitions = first.sweep.value("repetitions", 1);
-    const unsigned count = first.shard.count;
-
-    // Columns: every shard's, parameters as their union; `host` after `workload`.
+// merged_columns — every shard's columns, parameters as their union, `host` after `workload`.
+std::vector<std::string> merged_columns(const std::vector<ShardDir>& shards) {
     std::set<std::string> params;
     std::vector<std::string> leading, trailing;
     for (auto& s : shards) {
@@ -220,7 +214,7 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
         std::sort(known.begin(), known.end());
         if (mine != known)
             throw UsageError("cannot merge: " + s.dir.string() + "/results.csv has other columns than " +
-                             first.dir.string() + "/results.csv (another version of coopbench)");
+                             shards.front().dir.string() + "/results.csv (another version of coopbench)");
     }
     std::vector<std::string> columns;
     for (auto& c : leading) {
@@ -230,13 +224,34 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     if (std::find(columns.begin(), columns.end(), "host") == columns.end()) columns.push_back("host");
     columns.insert(columns.end(), params.begin(), params.end());
     columns.insert(columns.end(), trailing.begin(), trailing.end());
+    return columns;
+}
 
-    // Rows: each (point, repetition) fork from one shard, the one that owns the point, and
-    // each of its iterations once.
-    std::map<std::pair<std::string, std::string>, const ShardDir*> seen;
-    std::set<std::tuple<std::string, std::string, std::string>> seen_rows;
-    std::map<std::pair<std::string, std::string>, std::pair<int, bool>> fork_rows;  // rows, a failed one
+using ForkKey = std::pair<std::string, std::string>;  // point, repetition
+
+// MergedRows — the merged results.csv's lines, and the forks they hold with the shard of each.
+struct MergedRows {
     std::vector<std::string> lines;
+    std::map<ForkKey, const ShardDir*> forks;
+    std::map<ForkKey, std::pair<int, bool>> fork_rows;  // rows, an ended one (failed or refused)
+};
+
+// check_owner — a row's point is the sweep's and belongs to the shard whose folder holds it.
+void check_owner(const ShardDir& s, const std::string& point, const json& assignment, unsigned count) {
+    if (!assignment.contains(point))
+        throw UsageError("refusing to merge: " + s.dir.string() + " holds " + point + ", which is not a point of the sweep");
+    if (assignment[point].get<unsigned>() != s.shard.index)
+        throw UsageError("refusing to merge: " + s.dir.string() + " (shard " + s.shard.name() + ") holds " + point +
+                         ", which belongs to shard " + std::to_string(assignment[point].get<unsigned>()) + "/" +
+                         std::to_string(count));
+}
+
+// merged_rows — each (point, repetition) fork from one shard, the one that owns the point,
+// and each of its iterations once, in `columns`.
+MergedRows merged_rows(const std::vector<ShardDir>& shards, const std::vector<std::string>& columns, const json& assignment,
+                       unsigned count) {
+    MergedRows m;
+    std::set<std::tuple<std::string, std::string, std::string>> seen_rows;
     for (auto& s : shards) {
         std::map<std::string, std::size_t> col;
         for (std::size_t i = 0; i < s.header.size(); ++i) col[s.header[i]] = i;
@@ -245,18 +260,12 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
         for (auto& r : s.rows) {
             const std::string& point = r[col["point"]];
             const std::string& rep = r[col["repetition"]];
-            if (!assignment.contains(point))
-                throw UsageError("refusing to merge: " + s.dir.string() + " holds " + point +
-                                 ", which is not a point of the sweep");
-            if (assignment[point].get<unsigned>() != s.shard.index)
-                throw UsageError("refusing to merge: " + s.dir.string() + " (shard " + s.shard.name() + ") holds " + point +
-                                 ", which belongs to shard " + std::to_string(assignment[point].get<unsigned>()) + "/" +
-                                 std::to_string(count));
+            check_owner(s, point, assignment, count);
             const std::string iteration = col.count("iteration") ? r[col["iteration"]] : "0";
-            auto& fr = fork_rows[{point, rep}];
+            auto& fr = m.fork_rows[{point, rep}];
             ++fr.first;
-            fr.second |= col.count("status") && r[col["status"]] == "failed";
-            auto [it, fresh] = seen.emplace(std::make_pair(point, rep), &s);
+            fr.second |= col.count("status") && (r[col["status"]] == "failed" || r[col["status"]] == "refused");  // the fork ended
+            auto [it, fresh] = m.forks.emplace(std::make_pair(point, rep), &s);
             if ((!fresh && it->second != &s) || !seen_rows.emplace(point, rep, iteration).second)
                 throw UsageError("refusing to merge: " + point + " repetition " + rep + " is measured twice (in " +
                                  it->second->dir.string() + " and " + s.dir.string() + "); it would count double");
@@ -267,21 +276,30 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
                                                                            : "";
                 line += csv_field(v) + (i + 1 < columns.size() ? "," : "\n");
             }
-            lines.push_back(std::move(line));
+            m.lines.push_back(std::move(line));
         }
     }
-
-    // What is missing, and how to complete it.
-    MergeResult res;
-    res.shards = shards.size();
-    // A fork counts when it is whole: a failed row, or all its iterations.
-    for (auto it = seen.begin(); it != seen.end();) {
-        const auto& fr = fork_rows[it->first];
+    // A fork counts when it is whole: a failed or refused row, or all its iterations.
+    for (auto it = m.forks.begin(); it != m.forks.end();) {
+        const auto& fr = m.fork_rows[it->first];
         auto want = it->second->runs.find(it->first.first);
         const bool whole = fr.second || want == it->second->runs.end() || fr.first >= want->second;
-        it = whole ? std::next(it) : seen.erase(it);
+        it = whole ? std::next(it) : m.forks.erase(it);
     }
-    res.rows = seen.size();  // whole forks (each of one or more iteration rows)
+    return m;
+}
+
+// what_is_missing — the counts of the merge, and each shard that is missing or incomplete
+// with the command that completes it.
+MergeResult what_is_missing(const std::vector<ShardDir>& shards, const std::map<unsigned, const ShardDir*>& by_index,
+                            const std::map<ForkKey, const ShardDir*>& forks) {
+    const ShardDir& first = shards.front();
+    const json& assignment = first.record.at("points");
+    const int repetitions = first.sweep.value("repetitions", 1);
+    const unsigned count = first.shard.count;
+    MergeResult res;
+    res.shards = shards.size();
+    res.rows = forks.size();  // whole forks (each of one or more iteration rows)
     res.expected_rows = assignment.size() * static_cast<std::size_t>(std::max(1, repetitions));
     std::vector<std::size_t> points_of(count, 0);
     for (auto& [point, k] : assignment.items())
@@ -297,7 +315,7 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
         for (auto& [point, k] : assignment.items()) {
             if (k.get<unsigned>() != s.shard.index) continue;
             for (int r = 0; r < repetitions; ++r) {
-                if (seen.count({point, std::to_string(r)})) ++have;
+                if (forks.count({point, std::to_string(r)})) ++have;
                 else if (example.empty()) example = point + " repetition " + std::to_string(r);
             }
         }
@@ -306,19 +324,21 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
                                   " of " + std::to_string(want) + " measurements (e.g. " + example +
                                   "); finish it: coopbench run --resume " + s.dir.string());
     }
+    return res;
+}
 
-    // The merged folder.
+// write_merged_rows — results.csv and points.jsonl of the merged folder (made here).
+void write_merged_rows(const fs::path& out, const std::vector<ShardDir>& shards, const std::vector<std::string>& columns,
+                       const std::vector<std::string>& lines) {
     std::error_code ec;
     if (fs::exists(out / "results.csv"))
         throw UsageError("cannot merge into " + out.string() + ": it already holds a results.csv");
     fs::create_directories(out, ec);
     if (ec) throw UsageError("cannot create " + out.string());
-    std::string header;
-    for (std::size_t i = 0; i < columns.size(); ++i) header += columns[i] + (i + 1 < columns.size() ? "," : "\n");
-    std::string csv = header;
+    std::string csv;
+    for (std::size_t i = 0; i < columns.size(); ++i) csv += columns[i] + (i + 1 < columns.size() ? "," : "\n");
     for (auto& l : lines) csv += l;
     write_text(out / "results.csv", csv);
-
     std::string jsonl;
     for (auto& s : shards) {
         std::ifstream in(s.dir / "points.jsonl");
@@ -330,12 +350,14 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
         }
     }
     write_text(out / "points.jsonl", jsonl);
+}
 
-    // context.json: what every shard agrees on; a key they disagree on is listed under
-    // `differing` (shard "I/N" -> value) and keeps, as its own value, its strings joined with ", "
-    // (string keys, readable in a caption) or null (others: a number or an object cannot be
-    // two values). Then hosts and their machines. Typed as schema.json's "context" says.
-    json ctx = json::object(), differing = json::object();
+// agreed_context — what every shard's context.json agrees on; a key they disagree on is
+// listed in `differing` (shard "I/N" -> value) and keeps, as its own value, its strings
+// joined with ", " (string keys, readable in a caption) or null (others: a number or an
+// object cannot be two values).
+json agreed_context(const std::vector<ShardDir>& shards, json& differing) {
+    json ctx = json::object();
     std::set<std::string> keys;
     for (auto& s : shards)
         for (auto& [k, v] : s.context.items()) keys.insert(k);
@@ -361,6 +383,15 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
         differing[k] = per_shard;
         ctx[k] = all_strings ? json(joined) : json();
     }
+    return ctx;
+}
+
+// merged_context — context.json of the merged folder: what the shards agree on (and what
+// they do not), then hosts and their machines, typed as schema.json's "context" says.
+json merged_context(const std::vector<ShardDir>& shards, MergeResult& res, const std::string& command) {
+    const ShardDir& first = shards.front();
+    json differing = json::object();
+    json ctx = agreed_context(shards, differing);
     json machines = json::object();
     for (auto& s : shards) {
         if (std::find(res.hosts.begin(), res.hosts.end(), s.host) == res.hosts.end()) res.hosts.push_back(s.host);
@@ -378,8 +409,8 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     ctx["hosts"] = res.hosts.size();
     ctx["machines"] = machines;
     ctx["mixed_machines"] = machine_kinds.size() > 1;
-    ctx["shards"] = count;
-    ctx["points"] = assignment.size();
+    ctx["shards"] = first.shard.count;
+    ctx["points"] = first.record.at("points").size();
     ctx["sweep_fingerprint"] = first.record.value("sweep_fingerprint", std::string());
     ctx["merged_by"] = command;
     json request = first.sweep;
@@ -387,23 +418,42 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     ctx["sweep"] = request;  // an object, as a single run writes it
     if (!differing.empty()) ctx["differing"] = differing;
     if (!res.complete()) ctx["merge_incomplete"] = std::to_string(res.expected_rows - res.rows) + " measurements missing";
-    write_text(out / "context.json", ctx.dump(2) + "\n");
+    return ctx;
+}
 
-    json sweep = request;
+// write_merged_records — sweep.json (the request, and the shards it was merged from), and
+// every shard's own .json files under shards/, so nothing of what they recorded is lost.
+void write_merged_records(const fs::path& out, const std::vector<ShardDir>& shards) {
+    json sweep = shards.front().sweep;
+    sweep.erase("shard");
     json from = json::array();
     for (auto& s : shards) from.push_back({{"shard", s.shard.name()}, {"dir", s.dir.string()}, {"host", s.host}});
     sweep["merged_from"] = from;
     write_text(out / "sweep.json", sweep.dump(2) + "\n");
-
-    // Every shard's own files, so nothing of what they recorded is lost.
+    std::error_code ec;
     for (auto& s : shards) {
         fs::path dst = out / "shards" / s.shard.folder();
         fs::create_directories(dst, ec);
         for (auto& e : fs::directory_iterator(s.dir)) {
             const std::string name = e.path().filename().string();
-            if (e.is_regular_file() && e.path().extension() == ".json") fs::copy_file(e.path(), dst / name, fs::copy_options::overwrite_existing, ec);
+            if (e.is_regular_file() && e.path().extension() == ".json")
+                fs::copy_file(e.path(), dst / name, fs::copy_options::overwrite_existing, ec);
         }
     }
+}
+
+}  // namespace
+
+MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args, const std::string& command) {
+    std::map<unsigned, const ShardDir*> by_index;
+    const std::vector<ShardDir> shards = load_shards(args, by_index);
+    const std::vector<std::string> columns = merged_columns(shards);
+    const MergedRows rows = merged_rows(shards, columns, shards.front().record.at("points"), shards.front().shard.count);
+    MergeResult res = what_is_missing(shards, by_index, rows.forks);
+    write_merged_rows(out, shards, columns, rows.lines);
+    const json ctx = merged_context(shards, res, command);
+    write_text(out / "context.json", ctx.dump(2) + "\n");
+    write_merged_records(out, shards);
     return res;
 }
 

@@ -240,13 +240,17 @@ Grid full_grid(const std::string& wname, const WorkloadInfo& info, const Grid& g
     return full;
 }
 
-// processor_counts — --processors, else the grid's, else one P: the cores this process may use.
+// processor_counts — --processors, else the grid's, else the cores this process may use;
+// the quick plan adds P=1, so that each P panel of its figures compares every backend (a
+// variant with max_processors 1 runs at P=1 only: at the cores alone, it would be the only
+// backend of the P=1 panel).
 std::vector<unsigned> processor_counts(const SweepRequest& req, const std::vector<std::string>& procs,
                                        const Machine& machine) {
     std::vector<unsigned> ps;
     if (!req.processors.empty()) ps = req.processors;
     else if (!procs.empty())
         for (auto& v : procs) ps.push_back(static_cast<unsigned>(std::stoul(v)));
+    else if (req.plan == "quick" && machine.cores > 1) ps = {1, machine.cores};
     else ps = {machine.cores};
     return ps;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/runner.hpp"  // is_refusal
+
 namespace coopbench {
 
 void PointLine::add(const ForkResult& fork) {
@@ -11,7 +13,10 @@ void PointLine::add(const ForkResult& fork) {
     for (std::size_t i = 0; i < fork.m.runs.size(); ++i) {
         const Outcome& o = fork.m.runs[i];
         if (!o.ok) {
-            if (reason_.empty()) reason_ = o.reason.empty() ? std::string("failed") : o.reason;
+            if (reason_.empty()) {
+                reason_ = o.reason.empty() ? std::string("failed") : o.reason;
+                refused_ = is_refusal(o);
+            }
         } else if (static_cast<int>(i) >= warmup && std::isfinite(o.value)) {
             values_.push_back(o.value);
         }
@@ -27,14 +32,15 @@ std::string PointLine::text(const std::string& unit) const {
         const std::size_t n = v.size();
         const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
         char buf[160];
-        std::snprintf(buf, sizeof buf, "%10s %s  [%s .. %s, %zu run%s]", number(median).c_str(), unit.c_str(),
-                      number(v.front()).c_str(), number(v.back()).c_str(), n, n == 1 ? "" : "s");
+        // The extremes named as such: a bracketed range would read as a confidence interval.
+        std::snprintf(buf, sizeof buf, "%10s %s  median of %zu run%s; min %s, max %s", number(median).c_str(), unit.c_str(),
+                      n, n == 1 ? "" : "s", number(v.front()).c_str(), number(v.back()).c_str());
         t = buf;
     }
     if (noisy_) t += "  noisy";
     if (!reason_.empty()) {
         std::string r = reason_.size() > 200 ? reason_.substr(0, 200) + "..." : reason_;
-        t += std::string(t.empty() ? "" : "  ") + "FAILED: " + r;
+        t += std::string(t.empty() ? "" : "  ") + (refused_ ? "REFUSED: " : "FAILED: ") + r;
     }
     return t;
 }

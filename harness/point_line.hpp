@@ -1,5 +1,5 @@
 // point_line.hpp — the one line a point gets in the default log (hyperfine and pyperf
-// print one per benchmark): its median, range and run count in the workload's unit, and
+// print one per benchmark): its median, run count, min and max in the workload's unit, and
 // whether it ran on a busy machine or failed. Google Benchmark's console tables stay behind
 // --benchmark_format=console (gbench_reporter.hpp).
 #pragma once
@@ -12,8 +12,9 @@
 namespace coopbench {
 
 // PointLine — the one line a point gets in a log: the median of its measured iterations
-// over its forks, their range and count, in the workload's unit, and whether a fork failed
-// (with the first reason) or ran while the machine was busy. add() each fork of the point,
+// over its forks, their count, and their smallest and largest value (the extremes, not an
+// interval), in the workload's unit, and whether a fork failed or was refused (with the
+// first reason) or ran while the machine was busy. add() each fork of the point,
 // then text().
 class PointLine {
   public:
@@ -25,6 +26,7 @@ class PointLine {
     static std::string number(double x);
     std::vector<double> values_;
     std::string reason_;
+    bool refused_ = false;  // the first failed run was refused before it ran (is_refusal)
     bool noisy_ = false;
 };
 

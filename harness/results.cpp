@@ -19,8 +19,26 @@ void flush(std::FILE* f) {
 }
 }  // namespace
 
+void check_resumable_header(const std::filesystem::path& dir, const std::vector<std::string>& param_names) {
+    const auto csv_path = dir / "results.csv";
+    std::error_code ec;
+    if (!std::filesystem::exists(csv_path, ec) || std::filesystem::file_size(csv_path, ec) == 0) return;
+    std::ifstream in(csv_path);
+    std::string header;
+    std::getline(in, header);
+    const auto columns = parse_csv_line(header);
+    for (auto& p : param_names)
+        if (std::find(columns.begin(), columns.end(), "param." + p) == columns.end())
+            throw UsageError("cannot resume into " + csv_path.string() + ": it has no column param." + p);
+    for (auto& c : schema_columns())
+        if (c != "param.<NAME>" && std::find(columns.begin(), columns.end(), c) == columns.end())
+            throw UsageError("cannot resume into " + csv_path.string() + ": it has no column " + c +
+                             " (written by an older coopbench; start a new folder)");
+}
+
 ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names) {
     const auto csv_path = dir / "results.csv";
+    check_resumable_header(dir, param_names);
     // A driver killed mid-write leaves a partial last line: cut it before appending.
     repair_torn_tail(csv_path);
     repair_torn_tail(dir / "points.jsonl");
@@ -30,13 +48,6 @@ ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::st
         std::string header;
         std::getline(in, header);
         columns_ = parse_csv_line(header);
-        for (auto& p : param_names)
-            if (std::find(columns_.begin(), columns_.end(), "param." + p) == columns_.end())
-                throw UsageError("cannot resume into " + csv_path.string() + ": it has no column param." + p);
-        for (auto& c : schema_columns())
-            if (c != "param.<NAME>" && std::find(columns_.begin(), columns_.end(), c) == columns_.end())
-                throw UsageError("cannot resume into " + csv_path.string() + ": it has no column " + c +
-                                 " (written by an older coopbench; start a new folder)");
     } else {
         // The header: schema.json's columns in order, param.<NAME> expanded.
         for (auto& c : schema_columns()) {
@@ -79,7 +90,7 @@ void ResultWriter::report(const ForkResult& fork) {
         row["repetition"] = fork.repetition;
         row["iteration"] = iteration;
         row["phase"] = iteration < p.warmup ? "warmup" : "measure";
-        row["status"] = o.ok ? "ok" : "failed";
+        row["status"] = o.ok ? "ok" : is_refusal(o) ? "refused" : "failed";
         row["value"] = o.ok && std::isfinite(o.value) ? nlohmann::json(o.value) : nlohmann::json();
         row["unit"] = fork.unit;
         row["seconds"] = o.ok && std::isfinite(o.seconds) ? nlohmann::json(o.seconds) : nlohmann::json();

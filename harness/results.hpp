@@ -14,6 +14,11 @@
 
 namespace coopbench {
 
+// check_resumable_header — throw UsageError (one line) when dir/results.csv exists with a
+// header that lacks a schema column or a `param.X` column of `param_names` (written by an
+// older coopbench, or for another sweep). It reads only: --resume calls it before repairing.
+void check_resumable_header(const std::filesystem::path& dir, const std::vector<std::string>& param_names);
+
 class ResultWriter : public Reporter {
   public:
     // ResultWriter — open (append to) dir/results.csv and dir/points.jsonl. A new CSV gets a

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "harness/csv.hpp"
@@ -31,28 +32,37 @@ std::size_t repair_torn_tail(const std::filesystem::path& file) {
 namespace {
 struct ForkRows {
     int rows = 0;
-    bool failed = false;
+    bool failed = false;  // ended early: a failed or refused row
 };
 
 // csv_forks — results.csv's data rows as (point, repetition) in file order, with where each
 // row starts (byte offset) and whether it failed.
+// A torn last line (no newline: a writer killed mid-line) is no row; repair_torn_tail cuts it.
 struct CsvRow {
     std::pair<std::string, int> fork;
     std::size_t offset;
-    bool failed;
+    bool failed;   // status failed
+    bool refused;  // status refused (a fork that ended before it ran, not failed)
+    std::string iteration;  // "" in a folder written before iterations
+    std::size_t number;     // its line number
 };
 std::vector<CsvRow> csv_rows(const std::filesystem::path& file, std::vector<std::string>* damaged = nullptr) {
     std::vector<CsvRow> out;
     std::ifstream in(file, std::ios::binary);
     std::string line;
     if (!std::getline(in, line)) return out;
+    if (in.eof()) {  // not even the header is whole: nothing here can be read as rows
+        if (damaged) damaged->push_back("line 1: the header has no end (no newline)");
+        return out;
+    }
     auto header = parse_csv_line(line);
     auto col = [&](const std::string& name) {
         return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
     };
-    const std::size_t ip = col("point"), ir = col("repetition"), is = col("status");
+    const std::size_t ip = col("point"), ir = col("repetition"), is = col("status"), ii = col("iteration");
     std::size_t offset = line.size() + 1, number = 1;
     while (std::getline(in, line)) {
+        if (in.eof()) break;  // the torn last line
         const std::size_t here = offset;
         offset += line.size() + 1;
         ++number;
@@ -65,7 +75,8 @@ std::vector<CsvRow> csv_rows(const std::filesystem::path& file, std::vector<std:
                 std::size_t used = 0;
                 const int rep = std::stoi(f[ir], &used);
                 if (used != f[ir].size() || rep < 0) throw std::invalid_argument("repetition");
-                out.push_back({{f[ip], rep}, here, is < f.size() && f[is] == "failed"});
+                out.push_back({{f[ip], rep}, here, is < f.size() && f[is] == "failed", is < f.size() && f[is] == "refused",
+                               ii < f.size() ? f[ii] : "", number});
             } catch (...) {
                 why = "repetition '" + f[ir].substr(0, 40) + "' is not a number";
             }
@@ -88,12 +99,25 @@ std::vector<std::string> damaged_rows(const std::filesystem::path& file) {
     return damaged;
 }
 
+std::vector<std::string> duplicated_rows(const std::filesystem::path& file) {
+    std::vector<std::string> twice;
+    std::map<std::tuple<std::string, int, std::string>, std::size_t> first_line;
+    for (auto& r : csv_rows(file)) {
+        auto [it, fresh] = first_line.emplace(std::make_tuple(r.fork.first, r.fork.second, r.iteration), r.number);
+        if (!fresh)
+            twice.push_back("line " + std::to_string(r.number) + ": " + r.fork.first + " repetition " +
+                            std::to_string(r.fork.second) + (r.iteration.empty() ? "" : " iteration " + r.iteration) +
+                            " is measured twice (line " + std::to_string(it->second) + " too); it would count double");
+    }
+    return twice;
+}
+
 std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir, const RunsOf& runs) {
     std::map<std::pair<std::string, int>, ForkRows> forks;
     for (auto& r : csv_rows(dir / "results.csv")) {
         auto& f = forks[r.fork];
         ++f.rows;
-        f.failed |= r.failed;
+        f.failed |= r.failed || r.refused;  // its last row: the fork ended
     }
     std::set<std::pair<std::string, int>> done;
     for (auto& [k, f] : forks)
@@ -118,7 +142,7 @@ std::size_t repair_incomplete_fork(const std::filesystem::path& dir, const RunsO
     while (first > 0 && rows[first - 1].fork == last) {
         --first;
         ++f.rows;
-        f.failed |= rows[first].failed;
+        f.failed |= rows[first].failed || rows[first].refused;
     }
     if (complete(f, last.first, runs)) return 0;
     std::error_code ec;

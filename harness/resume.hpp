@@ -23,9 +23,16 @@ std::set<std::pair<std::string, int>> completed(const std::filesystem::path& dir
 std::set<std::pair<std::string, int>> failed_forks(const std::filesystem::path& dir);
 
 // damaged_rows — the lines of a results.csv that are not rows of its header ("line 7: 3
-// fields where the header has 30"), in file order; a torn last line counts too (--resume
-// repairs that one first: repair_torn_tail).
+// fields where the header has 30"), in file order. A torn last line (no newline) is not
+// among them: it is an interruption's trace, which --resume cuts (repair_torn_tail) once
+// every check has passed.
 std::vector<std::string> damaged_rows(const std::filesystem::path& file);
+
+// duplicated_rows — the rows of a results.csv whose point, repetition and iteration an
+// earlier row has too ("line 9: P repetition 0 iteration 2 is measured twice (line 4 too)"),
+// in file order: a folder that holds them would count a measurement twice (merge refuses
+// them as well).
+std::vector<std::string> duplicated_rows(const std::filesystem::path& file);
 
 // repair_incomplete_fork — when the last fork of dir/results.csv (and of points.jsonl) is
 // incomplete (a driver killed while writing a fork's rows), cut those rows and say so; the

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <sstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -118,7 +120,7 @@ class ForkRunner : public PointRunner {
                 failure = std::string("unreadable result from the point's process: ") + e.what();
             }
         };
-        const ChildRun c = run_child(opts, child, reply, take_line, /*kill_group_after=*/false);
+        const ChildRun c = run_child(opts, child, reply, take_line);
         if (!c.error.empty()) {
             m.runs.push_back(Outcome::failed(c.error));
             return m;
@@ -142,5 +144,27 @@ const PointRunner& runner_for(const Point& point, const RunnerOptions& opts) {
 }
 
 Measurement measure(const Point& point, const RunnerOptions& opts) { return runner_for(point, opts).measure(point, opts); }
+
+void refuse_implausible(Measurement& m, const std::string& unit) {
+    const bool rate = unit.size() > 2 && unit.compare(unit.size() - 2, 2, "/s") == 0;
+    auto number = [](double v) {
+        std::ostringstream s;
+        s << v;
+        return s.str();
+    };
+    for (std::size_t i = 0; i < m.runs.size(); ++i) {
+        const Outcome& o = m.runs[i];
+        if (!o.ok) return;
+        std::string why;
+        if (!std::isfinite(o.seconds) || o.seconds <= 0)
+            why = "seconds = " + number(o.seconds) + " (a run's time must be finite and above 0)";
+        else if (!std::isfinite(o.value) || o.value < 0 || (o.value == 0 && !rate))
+            why = "value = " + number(o.value) + " " + unit + " (must be finite and " + (rate ? "0 or above)" : "above 0)");
+        if (why.empty()) continue;
+        m.runs.resize(i);
+        m.runs.push_back(Outcome::failed("implausible result: " + why));
+        return;
+    }
+}
 
 }  // namespace coopbench

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/plan.hpp"
@@ -49,6 +50,22 @@ const PointRunner& runner_for(const Point& point, const RunnerOptions& opts);
 
 // measure — one fork of `point` by its runner: runner_for(point, opts).measure(point, opts).
 Measurement measure(const Point& point, const RunnerOptions& opts);
+
+// refuse_implausible — the first ok run of `m` whose seconds are not finite and above 0, or
+// whose value is not finite, or not above 0 (0 allowed for a rate, a `unit` ending in "/s":
+// e.g. acquisitions/s when every attempt gave up), becomes a failed run saying so, and the
+// runs after it are dropped (a failed run is a fork's last): a folder holds no impossible
+// measurement as ok. Every workload's value is a time per operation, a time, or a rate.
+void refuse_implausible(Measurement& m, const std::string& unit);
+
+// kRefusalPrefix — how a backend's capacity check (runtimes/concept.hpp: B::capacity; the OS
+// threads' os::thread_capacity_problem) begins its reason when a limit of the system says in
+// advance that a run cannot fit (e.g. more OS threads than kernel.pid_max leaves room for).
+inline constexpr std::string_view kRefusalPrefix = "system limit: ";
+
+// is_refusal — a run refused before it started by such a limit: a result (status
+// "refused"), not a failure; it does not make the exit code 3.
+inline bool is_refusal(const Outcome& o) { return !o.ok && o.reason.rfind(kRefusalPrefix, 0) == 0; }
 
 // outcome_to_json / outcome_from_json — the child-to-parent wire format: one JSON line
 // per run, written as each run ends (a child that crashes later keeps the runs before).

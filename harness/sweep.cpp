@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "harness/child_process.hpp"  // interrupt_running_child
 #include "harness/external.hpp"  // external backends' context (their --list answers)
 #include "harness/machine.hpp"
 #include "harness/gbench_reporter.hpp"
@@ -138,70 +139,106 @@ fs::path next_benchmark_json(const fs::path& dir) {
     }
 }
 
-volatile sig_atomic_t g_interrupted = 0;
+volatile sig_atomic_t g_interrupted = 0;  // the signal that interrupted the sweep (0: none)
 const char* g_out_dir = nullptr;
 
+// on_interrupt — SIGINT/SIGTERM during a sweep: say how to continue, then die of the signal.
+// A point running in a child is killed first (its whole tree: run_child ends it and
+// returns; the sweep loop then dies of the signal, before recording the point).
 void on_interrupt(int sig) {
-    g_interrupted = 1;
-    const char msg[] = "\ncoopbench: interrupted; every finished point is saved. Continue with: coopbench run --resume ";
-    [[maybe_unused]] auto r1 = write(STDERR_FILENO, msg, sizeof msg - 1);
-    if (g_out_dir) [[maybe_unused]] auto r2 = write(STDERR_FILENO, g_out_dir, std::strlen(g_out_dir));
-    [[maybe_unused]] auto r3 = write(STDERR_FILENO, "\n", 1);
+    if (!g_interrupted) {
+        g_interrupted = sig;
+        const char msg[] = "\ncoopbench: interrupted; every finished point is saved. Continue with: coopbench run --resume ";
+        [[maybe_unused]] auto r1 = write(STDERR_FILENO, msg, sizeof msg - 1);
+        if (g_out_dir) [[maybe_unused]] auto r2 = write(STDERR_FILENO, g_out_dir, std::strlen(g_out_dir));
+        [[maybe_unused]] auto r3 = write(STDERR_FILENO, "\n", 1);
+    }
+    if (interrupt_running_child()) return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+// die_if_interrupted — after a point that an interrupt ended: die of that signal.
+void die_if_interrupted() {
+    const int sig = g_interrupted;
+    if (!sig) return;
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
 }  // namespace
 
-void refuse_folder_with_results(const fs::path& out) {
-    for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
-        if (fs::exists(out / f))
-            throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
-                             out.string() + ", or give another --out");
-}
+namespace {
 
-int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
-    const Machine machine = detect_machine();
-    // --benchmark_filter: Google Benchmark's regular expressions (POSIX extended) on point ids.
-    std::vector<Point> points;
-    // The display: one line per point (default), Google Benchmark's console tables
-    // (--benchmark_format=console), or nothing on stdout (--benchmark_format=json).
-    std::string filter, out_file, out_format = "json", display_format = "lines";
-    for (auto& a : opts.benchmark_args) {
+// BenchmarkFlags — the --benchmark_* flags a sweep honours (cli.cpp checked their values).
+struct BenchmarkFlags {
+    std::string filter;            // --benchmark_filter: a POSIX extended expression on point ids
+    std::string out_file;          // --benchmark_out: benchmark.json's path instead of the folder's
+    std::string out_format = "json";
+    std::string display = "lines";  // --benchmark_format: lines (one per point), console or json
+};
+
+BenchmarkFlags benchmark_flags(const std::vector<std::string>& args) {
+    BenchmarkFlags f;
+    for (auto& a : args) {
         const auto eq = a.find('=');
         const std::string name = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
-        if (name == "--benchmark_filter") filter = value;
-        else if (name == "--benchmark_out") out_file = value;
-        else if (name == "--benchmark_out_format") out_format = value;
-        else if (name == "--benchmark_format") display_format = value;
+        if (name == "--benchmark_filter") f.filter = value;
+        else if (name == "--benchmark_out") f.out_file = value;
+        else if (name == "--benchmark_out_format") f.out_format = value;
+        else if (name == "--benchmark_format") f.display = value;
     }
-    if (filter.empty() || filter == "all" || filter == ".") {
-        points = all_points;
-    } else {
-        regex_t re;
-        if (regcomp(&re, filter.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
-            throw UsageError("--benchmark_filter: '" + filter + "' is not a regular expression");
-        const bool negative = false;
-        for (auto& p : all_points)
-            if ((regexec(&re, p.id().c_str(), 0, nullptr, 0) == 0) != negative) points.push_back(p);
-        regfree(&re);
-    }
-    if (out_format != "json") throw UsageError("--benchmark_out_format: coopbench writes json only");
-    // A filter that matches none of the points is bad input, as Google Benchmark's "Failed to
-    // match any benchmarks" (a shard may hold no point at all: that is no error).
-    if (points.empty() && !all_points.empty())
-        throw UsageError("--benchmark_filter=" + filter + " matches none of the sweep's " + std::to_string(all_points.size()) +
-                         " points (ids such as " + all_points.front().id() + ")");
+    if (f.out_format != "json") throw UsageError("--benchmark_out_format: coopbench writes json only");
+    return f;
+}
 
-    if (!opts.resume) refuse_folder_with_results(opts.out);
-    // --benchmark_out's folder must exist and be writable before the result folder is made.
-    if (!out_file.empty()) {
-        std::error_code fe;
-        const fs::path parent = fs::absolute(fs::path(out_file), fe).parent_path();
-        if (fs::is_directory(fs::path(out_file), fe) || !fs::is_directory(parent, fe) || access(parent.c_str(), W_OK) != 0)
-            throw UsageError("--benchmark_out=" + out_file + ": cannot write a file there");
-    }
+// what_to_run — the points --benchmark_filter keeps (Google Benchmark's regular expressions,
+// POSIX extended, on point ids). A filter that matches none is bad input, as Google
+// Benchmark's "Failed to match any benchmarks" (a shard may hold no point at all: no error).
+std::vector<Point> what_to_run(const std::vector<Point>& all, const std::string& filter) {
+    if (filter.empty() || filter == "all" || filter == ".") return all;
+    regex_t re;
+    if (regcomp(&re, filter.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+        throw UsageError("--benchmark_filter: '" + filter + "' is not a regular expression");
+    std::vector<Point> points;
+    for (auto& p : all)
+        if (regexec(&re, p.id().c_str(), 0, nullptr, 0) == 0) points.push_back(p);
+    regfree(&re);
+    if (points.empty() && !all.empty())
+        throw UsageError("--benchmark_filter=" + filter + " matches none of the sweep's " + std::to_string(all.size()) +
+                         " points (ids such as " + all.front().id() + ")");
+    return points;
+}
 
+// check_benchmark_out — --benchmark_out's folder must exist and be writable before the
+// result folder is made.
+void check_benchmark_out(const std::string& out_file) {
+    if (out_file.empty()) return;
+    std::error_code fe;
+    const fs::path parent = fs::absolute(fs::path(out_file), fe).parent_path();
+    if (fs::is_directory(fs::path(out_file), fe) || !fs::is_directory(parent, fe) || access(parent.c_str(), W_OK) != 0)
+        throw UsageError("--benchmark_out=" + out_file + ": cannot write a file there");
+}
+
+// resumed_context — a resumed folder keeps the command that made it (its points were
+// measured by it, and sweep.json holds its request); each resume is added to `resumed`, with
+// the commit that measured what came after it, so a reader can tell how the folder was made.
+void resumed_context(nlohmann::json& context, const SweepOptions& opts) {
+    std::ifstream in(opts.out / "context.json");
+    const auto before = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!before.is_object()) return;
+    if (before.contains("coopbench_command")) context["coopbench_command"] = before["coopbench_command"];
+    std::string resumed = before.value("resumed", std::string());
+    if (!resumed.empty()) resumed += "; ";
+    const std::string first_commit = before.value("git_commit", std::string("unknown"));
+    resumed += (opts.command.empty() ? std::string("coopbench run --resume") : opts.command) + " at " +
+               context.value("git_commit", std::string("unknown"));
+    if (first_commit != context.value("git_commit", std::string())) resumed += " (made at " + first_commit + ")";
+    context["resumed"] = resumed;
+}
+
+// sweep_context — context.json: the machine, the sweep, and what the points' backends say.
+nlohmann::json sweep_context(const SweepOptions& opts, const std::vector<Point>& points, const Machine& machine) {
     nlohmann::json context = machine_context();
     context["plan"] = opts.request.plan.empty() ? "(defaults)" : opts.request.plan;
     // Typed as harness/schema.json's "context" says (numbers as numbers, the sweep an object,
@@ -233,83 +270,273 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
                            std::to_string(opts.shard.at("count").get<unsigned>());
         context["sweep_fingerprint"] = opts.shard.at("sweep_fingerprint").get<std::string>();
     }
-    if (opts.resume) {
-        // A resumed folder keeps the command that made it (its points were measured by it,
-        // and sweep.json holds its request); each resume is added to `resumed`, with the
-        // commit that measured what came after it. Before, the resume's own command replaced
-        // the original one, and a reader could not tell how the folder was made.
-        std::ifstream in(opts.out / "context.json");
-        const auto before = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-        if (before.is_object()) {
-            if (before.contains("coopbench_command")) context["coopbench_command"] = before["coopbench_command"];
-            std::string resumed = before.value("resumed", std::string());
-            if (!resumed.empty()) resumed += "; ";
-            const std::string first_commit = before.value("git_commit", std::string("unknown"));
-            resumed += (opts.command.empty() ? std::string("coopbench run --resume") : opts.command) + " at " +
-                       context.value("git_commit", std::string("unknown"));
-            if (first_commit != context.value("git_commit", std::string())) resumed += " (made at " + first_commit + ")";
-            context["resumed"] = resumed;
-        }
-    }
+    if (opts.resume) resumed_context(context, opts);
+    return context;
+}
 
-    // The result folder must be writable before anything is measured. A new sweep refused
-    // from here on (e.g. --benchmark_out cannot be opened) leaves no folder behind.
+// make_folder — the result folder, made and proven writable before anything is measured;
+// whether this call made it (a refused new sweep then leaves none behind).
+bool make_folder(const fs::path& out) {
     std::error_code ec;
-    const bool made_folder = !fs::exists(opts.out, ec);
-    fs::create_directories(opts.out, ec);
-    {
-        auto probe = opts.out / ".coopbench-write-test";
-        std::ofstream t(probe);
-        if (ec || !t) throw UsageError("cannot write to output folder " + opts.out.string());
-        t.close();
-        fs::remove(probe, ec);
-    }
-    try {
-    // Which forks are still to be measured: a fork is done when all its rows are written.
+    const bool made = !fs::exists(out, ec);
+    fs::create_directories(out, ec);
+    auto probe = out / ".coopbench-write-test";
+    std::ofstream t(probe);
+    if (ec || !t) throw UsageError("cannot write to output folder " + out.string());
+    t.close();
+    fs::remove(probe, ec);
+    return made;
+}
+
+using Forks = std::set<std::pair<std::string, int>>;
+
+// prepare_resume — the forks the folder holds whole, after every check (a refused resume
+// leaves the folder as it was) and then the repairs of an interrupted run's traces. A
+// damaged line before the end is no interruption's trace (the folder was edited or broken
+// otherwise, and resuming would leave it among the rows, which readers drop quietly); a
+// duplicated row would count a measurement twice (merge refuses it too).
+Forks prepare_resume(const fs::path& out, const std::vector<Point>& all_points, const std::vector<std::string>& params) {
+    // A fork is done when all its rows are written (or its failed or refused one).
     std::map<std::string, int> runs_of;
     for (auto& p : all_points) runs_of[p.id()] = p.runs();
     const RunsOf runs = [&](const std::string& id) {
         auto it = runs_of.find(id);
         return it == runs_of.end() ? -1 : it->second;
     };
-    if (opts.resume) {
-        repair_torn_tail(opts.out / "results.csv");
-        repair_torn_tail(opts.out / "points.jsonl");
-        // A damaged line before the end is no interruption's trace: the folder was edited or
-        // broken otherwise, and resuming would leave it among the rows (readers drop it quietly).
-        if (const auto damaged = damaged_rows(opts.out / "results.csv"); !damaged.empty())
-            throw UsageError("cannot resume: " + (opts.out / "results.csv").string() + " " + damaged.front() +
-                             (damaged.size() > 1 ? " (and " + std::to_string(damaged.size() - 1) + " more)" : "") +
-                             ": repair or remove it, then resume");
-        repair_incomplete_fork(opts.out, runs);
-    }
-    const auto done = opts.resume ? completed(opts.out, runs) : std::set<std::pair<std::string, int>>{};
-    struct Todo {
-        const Point* point;
-        std::vector<int> reps;
+    const fs::path csv = out / "results.csv";
+    auto refuse = [&](const std::vector<std::string>& bad, const std::string& what) {
+        if (!bad.empty())
+            throw UsageError("cannot resume: " + csv.string() + " " + bad.front() +
+                             (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more)" : "") + ": " + what +
+                             ", then resume");
     };
+    refuse(damaged_rows(csv), "repair or remove it");
+    refuse(duplicated_rows(csv), "remove the later one");
+    check_resumable_header(out, params);
+    repair_torn_tail(csv);
+    repair_torn_tail(out / "points.jsonl");
+    repair_incomplete_fork(out, runs);
+    return completed(out, runs);
+}
+
+// Todo — a point and its forks still to measure.
+struct Todo {
+    const Point* point;
+    std::vector<int> reps;
+};
+
+// forks_to_measure — every fork of `points` that `done` does not hold, point by point.
+std::vector<Todo> forks_to_measure(const std::vector<Point>& points, int repetitions, const Forks& done) {
     std::vector<Todo> todo;
-    std::size_t total = 0;
     for (auto& p : points) {
         Todo t{&p, {}};
-        for (int r = 0; r < opts.request.repetitions; ++r)
+        for (int r = 0; r < repetitions; ++r)
             if (!done.count({p.id(), r})) t.reps.push_back(r);
-        total += t.reps.size();
         if (!t.reps.empty()) todo.push_back(std::move(t));
     }
-    if (opts.resume)
-        std::fprintf(stderr, "coopbench: resuming %s: %zu forks done, %zu to go\n", opts.out.c_str(), done.size(), total);
+    return todo;
+}
 
-    std::set<std::string> param_set;
+std::size_t fork_count(const std::vector<Todo>& todo) {
+    std::size_t n = 0;
+    for (auto& t : todo) n += t.reps.size();
+    return n;
+}
+
+// Tally — how the forks of this run ended.
+struct Tally {
+    std::size_t measured = 0, failed = 0, refused = 0, noisy_points = 0;
+};
+
+// ProgressDisplay — what a person watching the sweep sees on stderr: one live line on a
+// terminal, rewritten in place, naming the fork that runs now with the time elapsed and
+// expected left (a point may run for minutes: the line must not name the one before); and,
+// in a log of one line per point (the default), that line on stdout when the point's forks
+// are done. It draws; the fork loop (run_forks) decides nothing here.
+class ProgressDisplay {
+  public:
+    ProgressDisplay(const SweepOptions& opts, const std::vector<Todo>& todo, const std::string& display)
+        : live_(!opts.quiet && isatty(STDERR_FILENO)), lines_(display == "lines"),
+          repetitions_(opts.request.repetitions), total_(fork_count(todo)), start_(std::chrono::steady_clock::now()) {
+        // The result lines' columns line up within a workload: its ids are alike in length,
+        // while one workload with many parameters (abortable-lock: 100 characters) would push
+        // every other workload's numbers far right.
+        for (auto& t : todo) id_width_[t.point->workload] = std::max(id_width_[t.point->workload], t.point->id().size());
+        if (!opts.quiet)
+            std::fprintf(stderr, "coopbench: %zu forks of %zu points -> %s (the machine and the sweep: context.json there)\n",
+                         total_, todo.size(), opts.out.c_str());
+    }
+
+    // fork_starts — the live line for the fork `rep` of `p`. No newline: the point's result
+    // line, the next fork's progress or the summary replaces it.
+    void fork_starts(const Point& p, int rep, const Tally& tally) const {
+        if (!live_) return;
+        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        const std::string left =
+            tally.measured == 0
+                ? std::string("?")
+                : clock_text(el / static_cast<double>(tally.measured) * static_cast<double>(total_ - tally.measured));
+        std::string which = p.id();
+        if (repetitions_ > 1) which += " (repetition " + std::to_string(rep + 1) + " of " + std::to_string(repetitions_) + ")";
+        std::string text = "elapsed " + clock_text(el) + ", ~" + left + " left";
+        if (tally.failed) text += ", " + std::to_string(tally.failed) + " failed";
+        char counter[48];
+        std::snprintf(counter, sizeof counter, "[%zu/%zu]", tally.measured + 1, total_);
+        std::fprintf(stderr, "\r\033[K%s", progress_text(counter, which, text, terminal_columns(STDERR_FILENO)).c_str());
+    }
+
+    // clear — erase the live line: before anything else is printed (Google's console table,
+    // a note, the point's line), which would be glued to it.
+    void clear() const {
+        if (live_) std::fprintf(stderr, "\r\033[K");
+    }
+
+    // reported — after the reporters printed (Google's console table is on std::cout): flush
+    // it before the next live line.
+    void reported() const {
+        if (live_) std::cout.flush();
+    }
+
+    // noisy — the first noisy fork of a point: in a log of one line per point that line says
+    // "noisy"; the other formats get a line of their own, with the readings.
+    void noisy(const ForkResult& fork, unsigned cores) const {
+        if (lines_) return;
+        std::fprintf(stderr,
+                     "coopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs "
+                     "busy with other work, %u cores)\n",
+                     fork.point->id().c_str(), fork.noise.runnable_before, fork.noise.runnable_after,
+                     fork.noise.other_cpus, cores);
+    }
+
+    // point_done — the point's one line (stdout); the next fork's live line comes below it.
+    void point_done(const Point& p, const PointLine& line, const std::string& unit) {
+        if (!lines_) return;
+        std::printf("%-*s  %s\n", static_cast<int>(id_width_[p.workload]), p.id().c_str(), line.text(unit).c_str());
+        std::fflush(stdout);
+    }
+
+  private:
+    bool live_, lines_;
+    int repetitions_;
+    std::size_t total_;
+    std::chrono::steady_clock::time_point start_;
+    std::map<std::string, std::size_t> id_width_;
+};
+
+// ForkMeter — one fork measured, with the noise guard's readings around it.
+class ForkMeter {
+  public:
+    ForkMeter(const SweepOptions& opts, const Machine& machine)
+        : opts_(opts), machine_(machine), proc_{opts.proc_root}, proc_cpus_(proc_.cpus()) {}
+
+    ForkResult measure_fork(const Point& p, int rep) const {
+        const auto& reg = Registry::instance();
+        const WorkloadInfo info = reg.workloads().at(p.workload).info(machine_);
+        ForkResult fork;
+        fork.point = &p;
+        fork.family = reg.backend(p.backend)->family;
+        fork.unit = info.unit;
+        fork.repetition = rep;
+        fork.noise.load_before = proc_.load1();
+        fork.noise.runnable_before = proc_.runnable_settled();
+        const double busy_before = proc_.busy_seconds();
+        const auto fork_start = std::chrono::steady_clock::now();
+        fork.m = measure(p, opts_.runner);
+        die_if_interrupted();  // an interrupted fork is not recorded: --resume measures it again
+        refuse_implausible(fork.m, info.unit);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - fork_start).count();
+        fork.noise.other_cpus = other_cpus(busy_before, proc_.busy_seconds(), fork.m.cpu_seconds, wall, proc_cpus_,
+                                           ProcReader::tick_seconds());
+        fork.noise.load_after = proc_.load1();
+        fork.noise.runnable_after = proc_.runnable_settled();
+        fork.noise.noisy = is_noisy(fork.noise, machine_.cores, p.options.processors);
+        return fork;
+    }
+
+  private:
+    const SweepOptions& opts_;
+    const Machine& machine_;
+    const ProcReader proc_;
+    const unsigned proc_cpus_;
+};
+
+// run_forks — the fork loop: points x forks (x warm-up + measured iterations, inside the
+// fork), each fork to every reporter as it ends. SIGINT/SIGTERM end it (on_interrupt).
+Tally run_forks(const SweepOptions& opts, const std::vector<Todo>& todo, const std::vector<Reporter*>& reporters,
+                ProgressDisplay& display, const Machine& machine) {
+    const ForkMeter meter(opts, machine);
+    Tally tally;
+    const std::string out_dir = opts.out.string();
+    g_out_dir = out_dir.c_str();
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    for (auto& t : todo) {
+        bool said_noisy = false;
+        PointLine line;
+        for (int rep : t.reps) {
+            display.fork_starts(*t.point, rep, tally);
+            const ForkResult fork = meter.measure_fork(*t.point, rep);
+            display.clear();
+            for (Reporter* r : reporters) r->report(fork);
+            display.reported();
+            line.add(fork);
+            ++tally.measured;
+            // A fork refused before it ran (a system limit known in advance) is a result, not a failure.
+            const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
+            if (!ok && is_refusal(fork.m.runs.back())) ++tally.refused;
+            else if (!ok) ++tally.failed;
+            if (fork.noise.noisy && !said_noisy) {
+                said_noisy = true;
+                ++tally.noisy_points;
+                display.noisy(fork, machine.cores);
+            }
+            if (rep == t.reps.back()) display.point_done(*t.point, line, fork.unit);
+        }
+    }
+    display.clear();
+    for (Reporter* r : reporters) r->finish();
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    die_if_interrupted();
+    return tally;
+}
+
+// exit_status — the summary line, and the exit code that describes the folder: after a
+// resume, a fork that failed before it counts too.
+int exit_status(const SweepOptions& opts, const Tally& tally) {
+    std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu refused, %zu noisy points) in %s\n", tally.measured,
+                 tally.failed, tally.refused, tally.noisy_points, opts.out.c_str());
+    const std::size_t failed_in_folder = opts.resume ? failed_forks(opts.out).size() : tally.failed;
+    if (failed_in_folder > tally.failed)
+        std::fprintf(stderr, "coopbench: %zu forks of %s failed, %zu of them before this resume\n", failed_in_folder,
+                     opts.out.c_str(), failed_in_folder - tally.failed);
+    return failed_in_folder > 0 ? kExitPointsFailed : 0;
+}
+
+// param_names — every parameter of `points`, sorted: results.csv's param.<NAME> columns.
+std::vector<std::string> param_names(const std::vector<Point>& points) {
+    std::set<std::string> names;
     for (auto& p : points)
-        for (auto& [k, v] : p.params) param_set.insert(k);
-    ResultWriter writer(opts.out, {param_set.begin(), param_set.end()});
+        for (auto& [k, v] : p.params) names.insert(k);
+    return {names.begin(), names.end()};
+}
+
+// measure_into_folder — the sweep once its folder exists: what is left to measure, the
+// reporters, the records that describe the folder, then the fork loop.
+int measure_into_folder(const SweepOptions& opts, const std::vector<Point>& all_points, const std::vector<Point>& points,
+                        const BenchmarkFlags& flags, const nlohmann::json& context, const Machine& machine) {
+    const auto params = param_names(points);
+    const Forks done = opts.resume ? prepare_resume(opts.out, all_points, params) : Forks{};
+    const auto todo = forks_to_measure(points, opts.request.repetitions, done);
+    if (opts.resume)
+        std::fprintf(stderr, "coopbench: resuming %s: %zu forks done, %zu to go\n", opts.out.c_str(), done.size(),
+                     fork_count(todo));
+    ResultWriter writer(opts.out, params);
     std::size_t name_width = 10;
     for (auto& p : points) name_width = std::max(name_width, p.id().size() + std::string("/manual_time").size());
-    GbenchReporter gbench(out_file.empty() ? next_benchmark_json(opts.out) : fs::path(out_file), context,
-                          display_format == "console", opts.quiet, name_width);
+    GbenchReporter gbench(flags.out_file.empty() ? next_benchmark_json(opts.out) : fs::path(flags.out_file), context,
+                          flags.display == "console", opts.quiet, name_width);
     gbench.set_repetitions(opts.request.repetitions);
-    std::vector<Reporter*> reporters = {&writer, &gbench};
     // Written last, when nothing can refuse the sweep any more: a refused resume records nothing.
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
@@ -319,108 +546,32 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     if (opts.request.backends.empty())
         for (auto& l : left_out_backends())
             std::fprintf(stderr, "coopbench: note: external backend %s left out: %s\n", l.name.c_str(), l.reason.c_str());
+    ProgressDisplay display(opts, todo, flags.display);
+    return exit_status(opts, run_forks(opts, todo, {&writer, &gbench}, display, machine));
+}
 
-    const bool progress = !opts.quiet && isatty(STDERR_FILENO);
-    const auto start = std::chrono::steady_clock::now();
-    std::size_t measured = 0, failed = 0, noisy_points = 0;
-    const auto& reg = Registry::instance();
-    const ProcReader proc{opts.proc_root};
-    const unsigned proc_cpus = proc.cpus();
+}  // namespace
 
-    std::string out_dir = opts.out.string();
-    g_out_dir = out_dir.c_str();
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
+void refuse_folder_with_results(const fs::path& out) {
+    for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
+        if (fs::exists(out / f))
+            throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
+                             out.string() + ", or give another --out");
+}
 
-    // The sweep: points x forks x (warm-up + measured iterations, inside the fork).
-    const bool lines = display_format == "lines";
-    if (!opts.quiet)
-        std::fprintf(stderr, "coopbench: %zu forks of %zu points -> %s (the machine and the sweep: context.json there)\n", total,
-                     todo.size(), opts.out.c_str());
-    // The result lines' columns line up within a workload: its ids are alike in length,
-    // while one workload with many parameters (abortable-lock: 100 characters) would push
-    // every other workload's numbers far right.
-    std::map<std::string, std::size_t> id_width;
-    for (auto& t : todo) id_width[t.point->workload] = std::max(id_width[t.point->workload], t.point->id().size());
-    for (auto& t : todo) {
-        const Point* p = t.point;
-        const BackendEntry* b = reg.backend(p->backend);
-        bool said_noisy = false;
-        PointLine line;
-        for (int rep : t.reps) {
-            if (progress) {
-                // One live line, rewritten in place, naming the fork that runs now (a point
-                // may run for minutes: the line must not name the one before). No newline:
-                // the point's result line, the next fork's progress or the summary replaces it.
-                const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                const std::string left =
-                    measured == 0 ? std::string("?")
-                                  : clock_text(el / static_cast<double>(measured) * static_cast<double>(total - measured));
-                std::string which = p->id();
-                if (opts.request.repetitions > 1)
-                    which += " (repetition " + std::to_string(rep + 1) + " of " + std::to_string(opts.request.repetitions) + ")";
-                std::string tally = "elapsed " + clock_text(el) + ", ~" + left + " left";
-                if (failed) tally += ", " + std::to_string(failed) + " failed";
-                char counter[48];
-                std::snprintf(counter, sizeof counter, "[%zu/%zu]", measured + 1, total);
-                std::fprintf(stderr, "\r\033[K%s",
-                             progress_text(counter, which, tally, terminal_columns(STDERR_FILENO)).c_str());
-            }
-            ForkResult fork;
-            fork.point = p;
-            fork.family = b->family;
-            fork.unit = reg.workloads().at(p->workload).info(machine).unit;
-            fork.repetition = rep;
-            fork.noise.load_before = proc.load1();
-            fork.noise.runnable_before = proc.runnable_settled();
-            const double busy_before = proc.busy_seconds();
-            const auto fork_start = std::chrono::steady_clock::now();
-            fork.m = measure(*p, opts.runner);
-            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - fork_start).count();
-            fork.noise.other_cpus = other_cpus(busy_before, proc.busy_seconds(), fork.m.cpu_seconds, wall, proc_cpus,
-                                               ProcReader::tick_seconds());
-            fork.noise.load_after = proc.load1();
-            fork.noise.runnable_after = proc.runnable_settled();
-            fork.noise.noisy = is_noisy(fork.noise, machine.cores, p->options.processors);
-            // The live progress line goes before anything else is printed (Google's console
-            // table, a note, the point's line): printed after it, they would be glued to it.
-            if (progress) std::fprintf(stderr, "\r\033[K");
-            for (Reporter* r : reporters) r->report(fork);
-            if (progress) std::cout.flush();  // Google's console table (std::cout) before the next progress line
-            line.add(fork);
-            ++measured;
-            const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
-            if (!ok) ++failed;
-            // In a log of one line per point, that line says "noisy"; the other formats get
-            // a line of their own, with the readings.
-            if (fork.noise.noisy && !said_noisy) {
-                said_noisy = true;
-                ++noisy_points;
-                if (!lines)
-                    std::fprintf(stderr, "coopbench: noisy: %s ran while the machine was busy (%d/%d other runnable before/after, %.2f CPUs busy with other work, %u cores)\n",
-                             p->id().c_str(), fork.noise.runnable_before,
-                             fork.noise.runnable_after, fork.noise.other_cpus, machine.cores);
-            }
-            if (lines && rep == t.reps.back()) {
-                // The point's one line (stdout); the next fork's progress line comes below it.
-                std::printf("%-*s  %s\n", static_cast<int>(id_width[p->workload]), p->id().c_str(), line.text(fork.unit).c_str());
-                std::fflush(stdout);
-            }
-        }
-    }
-    if (progress) std::fprintf(stderr, "\r\033[K");
-    for (Reporter* r : reporters) r->finish();
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    std::fprintf(stderr, "coopbench: %zu forks (%zu failed, %zu noisy points) in %s\n", measured, failed, noisy_points,
-                 opts.out.c_str());
-    // The folder's failed forks: after a resume, those measured before it count too.
-    const std::size_t failed_in_folder = opts.resume ? failed_forks(opts.out).size() : failed;
-    if (failed_in_folder > failed)
-        std::fprintf(stderr, "coopbench: %zu forks of %s failed, %zu of them before this resume\n", failed_in_folder,
-                     opts.out.c_str(), failed_in_folder - failed);
-    return failed_in_folder > 0 ? kExitPointsFailed : 0;
+int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
+    const Machine machine = detect_machine();
+    const BenchmarkFlags flags = benchmark_flags(opts.benchmark_args);
+    const std::vector<Point> points = what_to_run(all_points, flags.filter);
+    if (!opts.resume) refuse_folder_with_results(opts.out);
+    check_benchmark_out(flags.out_file);
+    const nlohmann::json context = sweep_context(opts, points, machine);
+    const bool made_folder = make_folder(opts.out);
+    try {
+        return measure_into_folder(opts, all_points, points, flags, context, machine);
     } catch (const UsageError&) {
+        // A new sweep refused from here on (e.g. --benchmark_out cannot be opened) leaves no folder behind.
+        std::error_code ec;
         if (made_folder && !opts.resume) fs::remove_all(opts.out, ec);
         throw;
     }

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -285,6 +286,156 @@ class DocumentedExample(unittest.TestCase):
             run(["run", "-b", "pythreads", "--plan", "tiny", "--inject-fault", "-o", d + "/fault", "-q"], [example],
                 check=POINTS_FAILED)
             self.assertTrue(all(r["status"] == "failed" and "self-check failed" in r["reason"] for r in rows(d + "/fault")))
+
+
+class Hostile(unittest.TestCase):
+    """Programs that misbehave on purpose (../shared probes of the harness review): nothing they
+    print crashes the driver, and nothing they leave running outlives their point."""
+
+    def test_a_deeply_nested_list_answer_leaves_out_only_its_backend(self):
+        # 100,000 levels (about 200 KB, inside the 1 MiB bound): printing or copying it
+        # recursed until the driver's stack overflowed (SIGSEGV), in `list` and in a run of
+        # another backend alike.
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-deep-list", "deep-list")
+            p = run(["list"], [m])
+            self.assertIn("fake-deep-list.json left out: unreadable --list answer: nested deeper than 64 levels",
+                      p.stderr)
+            run(["run", "-b", "pthreads", "-w", "create", "-p", "N=3", "-P", "1", "-o", d + "/out", "-q"], [m])
+            self.assertEqual({r["status"] for r in rows(d + "/out")}, {"ok"})
+
+    def test_a_deeply_nested_reply_fails_its_point(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-deep-reply", "deep-reply")
+            run(["run", "-b", "fake-deep-reply", "-w", "create", "-p", "N=3", "-o", d + "/out", "-q"], [m],
+                check=POINTS_FAILED)
+            (r,) = rows(d + "/out")
+            self.assertEqual(r["status"], "failed")
+            self.assertIn("nested deeper than 64 levels", r["reason"])
+
+
+def alive(pid):
+    """A process that runs (a zombie has ended: it only waits to be reaped)."""
+    try:
+        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def children(pid):
+    out = []
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def wait_for(predicate, seconds=60):
+    """A watchdog: predicate() within `seconds`, else False (the test fails, it does not hang)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+class ProcessTree(unittest.TestCase):
+    """A point's whole process tree (its program, a child in its group, a setsid grandchild)
+    ends with the point, whatever ends it."""
+
+    def tree_run(self, d, mode, extra=()):
+        m = manifest(d, f"fake-{mode}", mode)
+        pids = pathlib.Path(d) / "pids"
+        env = dict(os.environ, COOPBENCH_BACKENDS=str(m), FAKE_PIDS=str(pids), FAKE_SLEEP="300")
+        args = [BIN, "run", "-b", f"fake-{mode}", "-w", "create", "-p", "N=3", "-o", d + "/out", "-q"] + list(extra)
+        return env, args, pids
+
+    def noted(self, pids):
+        return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+
+    def test_a_program_that_replies_and_exits_is_not_held_by_what_it_left(self):
+        # Before: the driver read stdout to EOF, which the descendants held: the point was
+        # recorded as a timeout, and the setsid grandchild outlived the sweep.
+        with tempfile.TemporaryDirectory() as d:
+            env, args, pids = self.tree_run(d, "grandchild", ["--timeout", "60"])
+            p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            (r,) = rows(d + "/out")
+            self.assertEqual(r["status"], "ok", r["reason"])
+            self.assertEqual(len(self.noted(pids)), 3)
+            self.assertEqual([q for q in self.noted(pids) if alive(q)], [])
+
+    def test_a_timeout_ends_the_whole_tree(self):
+        with tempfile.TemporaryDirectory() as d:
+            env, args, pids = self.tree_run(d, "tree", ["--timeout", "2"])
+            p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, POINTS_FAILED, p.stderr)
+            (r,) = rows(d + "/out")
+            self.assertIn("timeout after 2 s", r["reason"])
+            self.assertEqual(len(self.noted(pids)), 3)
+            self.assertEqual([q for q in self.noted(pids) if alive(q)], [])
+
+    def killed_mid_point(self, sig, whom, rc):
+        """`whom`: "driver" (the process measuring) or "supervisor" (the pid the shell knows)."""
+        with tempfile.TemporaryDirectory() as d:
+            env, args, pids = self.tree_run(d, "tree", ["--timeout", "300"])
+            p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                self.assertTrue(wait_for(lambda: len(self.noted(pids)) == 3), "the tree never started")
+                target = p.pid if whom == "supervisor" else children(p.pid)[0]
+                os.kill(target, sig)
+                p.wait(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                err = p.stderr.read()
+                p.stderr.close()
+            self.assertEqual(p.returncode, -rc, err)
+            left = lambda: [q for q in self.noted(pids) if alive(q)]
+            self.assertTrue(wait_for(lambda: not left(), 20), f"left running: {left()}")
+            # Nothing of the killed point was recorded: --resume measures it again.
+            self.assertFalse((pathlib.Path(d) / "out" / "results.csv").exists() and rows(d + "/out"))
+
+    def test_sigint_of_the_driver_ends_the_tree(self):
+        self.killed_mid_point(signal.SIGINT, "supervisor", signal.SIGINT)
+
+    def test_sigterm_of_the_driver_ends_the_tree(self):
+        self.killed_mid_point(signal.SIGTERM, "supervisor", signal.SIGTERM)
+
+    def test_kill_9_of_the_driver_ends_the_tree(self):
+        self.killed_mid_point(signal.SIGKILL, "driver", signal.SIGKILL)
+
+    def test_kill_9_of_the_supervisor_ends_the_tree(self):
+        self.killed_mid_point(signal.SIGKILL, "supervisor", signal.SIGKILL)
+
+
+class WhatAFolderHolds(unittest.TestCase):
+    def one_row(self, mode, extra=()):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, f"fake-{mode}", mode)
+            run(["run", "-b", f"fake-{mode}", "-w", "create", "-p", "N=3", "-o", d + "/out", "-q"] + list(extra), [m],
+                check=POINTS_FAILED)
+            got = rows(d + "/out")
+            self.assertEqual(len(got), 1, [r["status"] for r in got])
+            self.assertEqual(got[0]["status"], "failed")
+            return got[0]["reason"]
+
+    def test_more_runs_than_asked_writes_none_of_them(self):
+        # Before: the point failed, yet all 50 runs were written as ok, measured rows.
+        self.assertIn("the program replied 50 runs, 3 were requested", self.one_row("it-many", ["-W", "0", "-I", "3"]))
+
+    def test_a_value_or_time_that_cannot_be_is_a_failed_point(self):
+        self.assertIn("implausible result: value = -5", self.one_row("value-neg"))
+        self.assertIn("implausible result: seconds = 0 ", self.one_row("seconds-zero"))
+        self.assertIn("time", self.one_row("seconds-neg"))
 
 
 if __name__ == "__main__":

@@ -215,6 +215,37 @@ TEST(Folder, GarbageLineInResultsIsReportedAndTheRefusedResumeRecordsNothing) {
     fs::remove_all(dir);
 }
 
+// A duplicated row is refused by --resume as merge refuses it (it would count a measurement
+// twice), naming its line; and a refused resume changes nothing, a torn last line included
+// (before, the torn line was cut first, then the resume refused: exit 2 after a change).
+TEST(Folder, ResumeRefusesADuplicatedRowAndARefusalChangesNothing) {
+    const auto dir = fresh_dir("twice");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20", "-W", "0", "-I", "1", "-q", "--out",
+                   dir.string()}),
+              0);
+    {
+        std::string csv = slurp(dir / "results.csv");
+        const auto last_row = csv.rfind('\n', csv.size() - 2) + 1;
+        csv += csv.substr(last_row) + "torn, half a ro";  // the last row twice, then a torn line
+        std::ofstream(dir / "results.csv", std::ios::trunc) << csv;
+    }
+    auto before = snapshot(dir);
+    auto [rc, err] = cli_err({"run", "--resume", dir.string()});
+    EXPECT_EQ(rc, 2) << err;
+    EXPECT_EQ(lines_of(err), 1u) << err;
+    EXPECT_NE(err.find("results.csv line 4: "), std::string::npos) << err;
+    EXPECT_NE(err.find("is measured twice (line 3 too)"), std::string::npos) << err;
+    EXPECT_TRUE(snapshot(dir) == before) << "the folder changed";
+    // Random bytes, no newline: refused, untouched (not cut to nothing first).
+    std::ofstream(dir / "results.csv", std::ios::trunc) << "\x01\x7f random bytes without an end";
+    before = snapshot(dir);
+    std::tie(rc, err) = cli_err({"run", "--resume", dir.string()});
+    EXPECT_EQ(rc, 2) << err;
+    EXPECT_EQ(lines_of(err), 1u) << err;
+    EXPECT_TRUE(snapshot(dir) == before) << "the folder changed: " << err;
+    fs::remove_all(dir);
+}
+
 // --resume with a flag that would change the sweep is refused, not silently ignored.
 TEST(Folder, ResumeWithOtherFlagsIsRefused) {
     const auto dir = fresh_dir("flags");
@@ -267,6 +298,46 @@ TEST(Folder, BenchmarkJsonIsValidAfterEveryForkAndAfterAKill) {
         EXPECT_FALSE(nlohmann::json::parse(text).at("benchmarks").empty()) << f;
     }
     fs::remove_all(dir);
+}
+
+// An empty value where a path, a name or a list is taken is bad input (one line naming the
+// flag, exit 2, nothing made), not a request for the default: `--resume ""` started a new
+// full sweep into results/, `--shards 0` and `--shard ''` ran unsharded, `-P 1,,2` dropped
+// the empty item.
+TEST(Folder, EmptyValuesAreBadInput) {
+    const auto dir = fresh_dir("empty");
+    const std::vector<std::string> point = {"-w", "create", "-p", "N=10", "-W", "0", "-I", "1", "-q"};
+    // {the flag the refusal names, the command's own arguments after "run"}
+    const std::vector<std::pair<std::string, std::vector<std::string>>> bad = {
+        {"--resume", {"--resume", ""}},
+        {"--out", {"-b", "pthreads", "--out", ""}},
+        {"--shards", {"-b", "pthreads", "--shards", "0", "--out", dir.string()}},
+        {"--shard", {"-b", "pthreads", "--shard", "", "--out", dir.string()}},
+        {"--processors", {"-b", "pthreads", "-P", "1,,2", "--out", dir.string()}},
+        {"--backends", {"-b", "pthreads,", "--out", dir.string()}},
+        {"--stack-size", {"-b", "pthreads", "--stack-size", "", "--out", dir.string()}},
+        {"--plan", {"-b", "pthreads", "--plan", "", "--out", dir.string()}},
+    };
+    const auto cwd = fs::current_path();
+    const auto here = fresh_dir("empty-cwd");
+    fs::create_directories(here);
+    fs::current_path(here);  // where a default folder (results/...) would be made
+    auto check = [&](const std::string& flag, std::vector<std::string> args, bool add_point) {
+        args.insert(args.begin(), "run");
+        if (add_point) args.insert(args.end(), point.begin(), point.end());
+        auto [rc, err] = cli_err(args);
+        EXPECT_EQ(rc, 2) << flag << ": " << err;
+        EXPECT_EQ(lines_of(err), 1u) << flag << ": " << err;
+        EXPECT_NE(err.find(flag), std::string::npos) << flag << ": " << err;
+        EXPECT_FALSE(fs::exists(dir)) << flag << " left " << dir;
+        EXPECT_TRUE(fs::is_empty(here)) << flag << " made a folder in the current directory";
+        fs::remove_all(dir);
+    };
+    for (auto& [flag, args] : bad) check(flag, args, flag != "--resume");
+    check("--param N", {"-b", "pthreads", "-w", "create", "-p", "N=1,,2", "-q", "--out", dir.string()}, false);
+    check("--workloads", {"-b", "pthreads", "-w", ",create", "-p", "N=10", "-q", "--out", dir.string()}, false);
+    fs::current_path(cwd);
+    fs::remove_all(here);
 }
 
 // Bad input the command line used to take: each one line, exit 2, no folder made.
@@ -328,7 +399,7 @@ TEST(Folder, ALogGetsOneLinePerPoint) {
     EXPECT_EQ(lines_of(out), 2u) << out;
     EXPECT_NE(out.find("pthreads/create/N=10/P="), std::string::npos) << out;
     EXPECT_NE(out.find("ns/thread"), std::string::npos) << out;
-    EXPECT_NE(out.find("6 runs]"), std::string::npos) << out;  // 2 forks x 3 measured
+    EXPECT_NE(out.find("median of 6 runs; min "), std::string::npos) << out;  // 2 forks x 3 measured
     EXPECT_EQ(out.find("----"), std::string::npos) << out;   // no table rule
     EXPECT_EQ(err.find("CPU Caches"), std::string::npos) << err;  // no context block
     EXPECT_LE(lines_of(err), 3u) << err;  // what is measured, the summary, perhaps "oversubscribed"
@@ -572,7 +643,7 @@ TEST(Folder, OnATerminalOneLiveProgressLineAndOneResultLinePerPoint) {
         EXPECT_EQ(l.find("[1/"), std::string::npos) << "a progress line left on the screen:\n" << seen;
         if (l.rfind("pthreads/create/N=", 0) == 0) {
             ++results;
-            EXPECT_NE(l.find(" ns/thread  ["), std::string::npos) << seen;
+            EXPECT_NE(l.find(" ns/thread  median of "), std::string::npos) << seen;
         }
     }
     EXPECT_EQ(results, 2u) << seen;

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <thread>
 
+#include "runtimes/native/config.hpp"
 #include "runtimes/native/coop.hpp"
 #include "tests/support/watchdog.hpp"
 
@@ -25,6 +26,10 @@ namespace {
 
 coop::Runtime* g_rt = nullptr;
 std::atomic<int> g_reached{0};
+std::atomic<int> g_stranded{0};
+// kStranded — how long B waits for A: a wake-up takes microseconds; A queued this long beside
+// a parked processor was left there.
+constexpr auto kStranded = std::chrono::seconds((COOP_ASAN || COOP_TSAN) ? 15 : 5);
 
 std::uint64_t parks() {
     const auto s = g_rt->stats();
@@ -49,6 +54,7 @@ TEST_P(YieldWake, YielderIsRunByAnIdleProcessor) {
     constexpr int kReached = 3, kMaxRounds = 200;
     coopbench::test::Watchdog dog("YieldWake.YielderIsRunByAnIdleProcessor", 60);
     g_reached = 0;
+    g_stranded = 0;
     int rounds = 0;
     for (; rounds < kMaxRounds && g_reached.load() < kReached; ++rounds) {
         coop::Options o;
@@ -60,7 +66,14 @@ TEST_P(YieldWake, YielderIsRunByAnIdleProcessor) {
             coop::Thread a = coop::spawn([] {
                 std::atomic<bool> a_ran_again{false};
                 coop::Thread b = coop::spawn([&] {
-                    while (!a_ran_again.load()) {  // "for good": no yield until A ran
+                    // "for good": no yield until A ran, or kStranded (A is then stranded: the
+                    // test fails in seconds rather than by the watchdog).
+                    const auto since = std::chrono::steady_clock::now();
+                    while (!a_ran_again.load()) {
+                        if (std::chrono::steady_clock::now() - since > kStranded) {
+                            g_stranded.fetch_add(1);
+                            break;
+                        }
                         __builtin_ia32_pause();
                     }
                 });
@@ -74,6 +87,8 @@ TEST_P(YieldWake, YielderIsRunByAnIdleProcessor) {
         });
         g_rt = nullptr;
     }
+    EXPECT_EQ(g_stranded.load(), 0) << "the yielder stayed queued " << kStranded.count()
+                                    << " s while the other processor slept";
     EXPECT_GE(g_reached.load(), kReached) << "the interleaving was reached only " << g_reached.load() << " times in "
                                           << rounds << " rounds";
 }

@@ -226,8 +226,9 @@ def main(argv=None) -> int:
     print(f"\nn1: timed iterations per fork, n2: forks (at least {stats.MIN_FORKS_TWO}: a comparison's fewest), "
           f"verdict: forks for a single point's interval (at least {stats.MIN_FORKS_ONE}).\n"
           f"Machine time of the plan: {total / 60:.1f} min ({len(planned)} points; the run's own overhead apart). "
-          f"For one `coopbench run`: -r {int(max(planned['n2'].max(), stats.MIN_FORKS_TWO))} and "
-          f"{int(planned['n1'].max())} timed iterations per fork cover every point.")
+          f"Forks needed: median point {int(planned['n2'].median())}, 90 % of the points "
+          f"{int(math.ceil(np.quantile(planned['n2'].astype(float), 0.9)))}, the worst {int(planned['n2'].max())} "
+          f"(a pilot of few forks estimates the variance between forks coarsely: plan again from the bigger run).")
     return 0
 
 

@@ -457,10 +457,11 @@ def rule_no_degradation(ctx: Ctx, a, x, to, factor=2.0, **kw):
     if ctx.failed(g1):
         return Verdict(ctx.claim["id"], NOT, f"{ma} failed at {_xlabel(x, to)}", f"{ma} failed at {_xlabel(x, to)}: {g1['reason'].iloc[0]}")
     s0, s1 = ctx.sample(g0, f"{ma} {_xlabel(x, lo_x)}"), ctx.sample(g1, f"{ma} {_xlabel(x, to)}")
-    ctx.enough_forks(MIN_FORKS_TWO, s0, s1)
     r, lo, hi = ratio_ci(s0, s1)
     d = _side(lo, hi, factor, above=False)
     m = f"{ma}: value at {_xlabel(x, to)} / at {_xlabel(x, lo_x)} = {fmt_ratio(r, lo, hi)}"
+    if _short(s0, s1):
+        return Verdict(ctx.claim["id"], CANNOT, m, _short(s0, s1))
     return _combine([(d, f"{fmt_ratio(r, lo, hi)} exceeds {factor:g}×")], m, ctx.claim["id"])
 
 
@@ -490,9 +491,11 @@ def rule_constant_beyond(ctx: Ctx, a, x, tolerance=1.5, **kw):
     parts, shown = [], []
     for v in xs[1:]:
         s = ctx.sample(_at_x(ctx, g, x, v), f"{ma} {_xlabel(x, v)}")
-        ctx.enough_forks(MIN_FORKS_TWO, s0, s)
         r, lo, hi = ratio_ci(s0, s)
         shown.append(f"{_xlabel(x, v)}: {fmt_ratio(r, lo, hi)}")
+        if _short(s0, s):
+            parts.append((CANNOT, f"{_xlabel(x, v)}: {_short(s0, s)}"))
+            continue
         parts.append((_inside(lo, hi, 1 / tolerance, tolerance), f"{_xlabel(x, v)}: {fmt_ratio(r, lo, hi)} of the {_xlabel(x, start)} value, outside ±{tolerance:g}×"))
     return _combine(parts, f"{ma}, relative to {_xlabel(x, start)}: " + "; ".join(shown), ctx.claim["id"])
 
@@ -505,10 +508,11 @@ def rule_trend(ctx: Ctx, a, x, direction="up", at=None):
         raise CannotTest(f"missing data: {ma} measured at one {x} only")
     s0 = ctx.sample(_at_x(ctx, g, x, xs[0]), f"{ma} {_xlabel(x, xs[0])}")
     s1 = ctx.sample(_at_x(ctx, g, x, xs[-1]), f"{ma} {_xlabel(x, xs[-1])}")
-    ctx.enough_forks(MIN_FORKS_TWO, s0, s1)
     r, lo, hi = ratio_ci(s0, s1)
     d = _side(lo, hi, 1.0, above=(direction == "up"))
     m = f"{ma}: {_xlabel(x, xs[-1])} / {_xlabel(x, xs[0])} = {fmt_ratio(r, lo, hi)}"
+    if _short(s0, s1):
+        return Verdict(ctx.claim["id"], CANNOT, m, _short(s0, s1))
     return _combine([(d, f"{fmt_ratio(r, lo, hi)}, not {'above' if direction == 'up' else 'below'} 1")], m, ctx.claim["id"])
 
 
@@ -524,10 +528,12 @@ def rule_scales_linearly(ctx: Ctx, a, x="processors", up_to="cores", efficiency=
     parts, shown = [], []
     for v in xs[1:]:
         s = ctx.sample(_at_x(ctx, g, x, v), f"{ma} {_xlabel(x, v)}")
-        ctx.enough_forks(MIN_FORKS_TWO, s, s1)
         r, lo, hi = ratio_ci(s, s1)  # t(1) / t(v)
         target = efficiency * (v if x == "processors" else min(v, p))
         shown.append(f"{_xlabel(x, v)}: speed-up {fmt_ratio(r, lo, hi)}")
+        if _short(s, s1):
+            parts.append((CANNOT, f"{_xlabel(x, v)}: {_short(s, s1)}"))
+            continue
         d = HOLDS if lo >= target else (NOT if hi < target else None)
         parts.append((d, f"speed-up {fmt_ratio(r, lo, hi)} at {_xlabel(x, v)}, below {target:.2g}× ({efficiency:g} of linear)"))
     return _combine(parts, f"{ma}: " + "; ".join(shown), ctx.claim["id"])
@@ -559,12 +565,19 @@ def rule_value_within(ctx: Ctx, a, at=None, low=-math.inf, high=math.inf):
         g = g[g["processors"] == ctx.top_p(g)]
     ma = ctx.member(a)
     s = ctx.sample(g, ma)
-    ctx.enough_forks(MIN_FORKS_ONE, s)
     m, lo, hi = median_ci(s)
     where = ", ".join(_xlabel(k, ctx.resolve(ctx.of(a), k, v)) for k, v in (at or {}).items())
     d = _inside(lo, hi, low, high)
     mm = f"{ma}{' at ' + where if where else ''}, P={int(g['processors'].max())}: {ctx.metric.replace('counter.', '')} {_fmt_ci(m, lo, hi)}"
+    if _short(s, need=MIN_FORKS_ONE):
+        return Verdict(ctx.claim["id"], CANNOT, mm, _short(s, need=MIN_FORKS_ONE))
     return _combine([(d, f"{_fmt_ci(m, lo, hi)} outside [{fmt_value(low)}, {fmt_value(high)}]")], mm, ctx.claim["id"])
+
+
+def _short(*samples, need: int = MIN_FORKS_TWO) -> str:
+    """_short — "N forks, need M (why)" when a sample has fewer than `need` forks, else ""."""
+    short = fork_shortfall(need, *samples)
+    return f"{short} ({forks_why(need)})" if short else ""
 
 
 def _diff(ctx: Ctx, s0, s1):

@@ -84,6 +84,10 @@ def fork_labels(g: pd.DataFrame) -> pd.Index:
     cols = [c for c in FORK_COLUMNS if c in g.columns]
     if not cols:
         return pd.Index(range(len(g)), name=FORK)
+    if len(cols) > 1:  # columns constant over g tell no forks apart: the common case, one point, is fast
+        cols = [c for c in cols[:-1] if g[c].nunique(dropna=False) > 1] + cols[-1:]
+    if len(cols) == 1:
+        return pd.Index(g[cols[0]].to_numpy(), name=FORK)
     lab = g[cols[0]].astype(str)
     for c in cols[1:]:
         lab = lab + "#" + g[c].astype(str)
@@ -115,10 +119,8 @@ def _groups(x, forks=None) -> list:
     codes, _ = pd.factorize(np.asarray(forks))
     keep = ~np.isnan(v)
     v, codes = v[keep], codes[keep]
-    out = []
-    for c in dict.fromkeys(codes.tolist()):
-        out.append(v[codes == c])
-    return out
+    order = np.argsort(codes, kind="stable")  # codes number the forks in order of first sight
+    return np.split(v[order], np.flatnonzero(np.diff(codes[order])) + 1) if len(v) else []
 
 
 def n_forks(x, forks=None) -> int:
@@ -358,12 +360,14 @@ def failed_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def warm_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
     """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork."""
-    return with_forks(g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()][column], g)
+    sub = g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()]
+    return pd.Series(sub[column].to_numpy(dtype=float), index=fork_labels(sub), name=column)
 
 
 def cold_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
     """cold_sample — the cold runs of rows g (iteration 0 of each fork, status ok, `column` present), indexed by fork."""
-    return with_forks(g[(g["status"] == "ok") & (g["iteration"] == 0) & g[column].notna()][column], g)
+    sub = g[(g["status"] == "ok") & (g["iteration"] == 0) & g[column].notna()]
+    return pd.Series(sub[column].to_numpy(dtype=float), index=fork_labels(sub), name=column)
 
 
 def sample(g: pd.DataFrame, which: str = "warm", column: str = "value") -> pd.Series:

@@ -313,15 +313,18 @@ struct BoostFiberBackend {
             "C = 10 -> 7, C = 64 -> 63); a channel that may be closed: buffered_channel only where it holds "
             "exactly C, else generic (fiber mutex, condition variables); --backend-opt channel=generic: generic";
 
-        // Channel — a channel that may be closed (see above).
-        explicit Channel(std::size_t capacity) : capacity_(capacity) {
+        // Channel — a channel that may be closed (see above). The constructors are kept out
+        // of line: inlined into a workload's run() (which runs on a fiber whose stack may be
+        // Boost's minimum), Boost's constructors and their error paths took that frame past
+        // the minimum protected stack (tests/boostfiber, EveryWorkloadFitsInMinimumProtectedStacks).
+        [[gnu::noinline]] explicit Channel(std::size_t capacity) : capacity_(capacity) {
             if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);
             else generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
             count_made();
         }
         // Channel — a channel its program never closes: Boost's own at every C (see above).
-        Channel(std::size_t capacity, NeverClosed) : never_closed_(true) {
+        [[gnu::noinline]] Channel(std::size_t capacity, NeverClosed) : never_closed_(true) {
             if (generic_option()) {
                 generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
                 capacity_ = capacity;

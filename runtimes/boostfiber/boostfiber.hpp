@@ -154,8 +154,8 @@ struct Config {
 // parse_channel — the option channel: false for "boost" (the default), true for "generic";
 // throws std::invalid_argument otherwise. Parsed by the Runtime's constructor, on the
 // calling thread, not by Config::from: capacity() runs Config::from inside a fiber, whose
-// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), and the
-// strings here would take that frame past it.
+// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), so its frame
+// gains no strings for an option capacity() does not need.
 inline bool parse_channel(const RuntimeOptions& o) {
     const std::string channel = o.option("channel", "boost");
     if (channel != "boost" && channel != "generic")
@@ -314,9 +314,8 @@ struct BoostFiberBackend {
             "exactly C, else generic (fiber mutex, condition variables); --backend-opt channel=generic: generic";
 
         // Channel — a channel that may be closed (see above). The constructors are kept out
-        // of line: inlined into a workload's run() (which runs on a fiber whose stack may be
-        // Boost's minimum), Boost's constructors and their error paths took that frame past
-        // the minimum protected stack (tests/boostfiber, EveryWorkloadFitsInMinimumProtectedStacks).
+        // of line, so Boost's channel constructors and their error paths do not grow the
+        // frame of a workload's run(), which runs on a fiber whose stack may be Boost's minimum.
         [[gnu::noinline]] explicit Channel(std::size_t capacity) : capacity_(capacity) {
             if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);

@@ -11,7 +11,7 @@ program and the matching backend's workloads (`coopbench run -w create -p N=1000
 backend / program of each round and their median: within 10 % (0.91-1.10) says the backend runs the peer as its
 documentation does. The machine may be loaded: the rounds interleave both sides so load falls on both alike.
 
-    /usr/bin/python3 scripts/crosscheck_peers.py [--coopbench build/release/coopbench] [--rounds 3]
+    /usr/bin/python3 scripts/crosscheck_peers.py [--coopbench build/release/harness/coopbench] [--rounds 3]
         [--build-dir build/release/crosscheck] [--peers go,tokio,boostfiber]
 """
 
@@ -94,7 +94,7 @@ def backend(coopbench: str, name: str, p: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--coopbench", default=str(ROOT / "build" / "release" / "coopbench"))
+    ap.add_argument("--coopbench", default=str(ROOT / "build" / "release" / "harness" / "coopbench"))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--build-dir", default=str(ROOT / "build" / "release" / "crosscheck"))
     ap.add_argument("--peers", default="go,tokio,boostfiber")

@@ -154,8 +154,8 @@ struct Config {
 // parse_channel — the option channel: false for "boost" (the default), true for "generic";
 // throws std::invalid_argument otherwise. Parsed by the Runtime's constructor, on the
 // calling thread, not by Config::from: capacity() runs Config::from inside a fiber, whose
-// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), and the
-// strings here would take that frame past it.
+// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), so its frame
+// gains no strings for an option capacity() does not need.
 inline bool parse_channel(const RuntimeOptions& o) {
     const std::string channel = o.option("channel", "boost");
     if (channel != "boost" && channel != "generic")
@@ -313,15 +313,17 @@ struct BoostFiberBackend {
             "C = 10 -> 7, C = 64 -> 63); a channel that may be closed: buffered_channel only where it holds "
             "exactly C, else generic (fiber mutex, condition variables); --backend-opt channel=generic: generic";
 
-        // Channel — a channel that may be closed (see above).
-        explicit Channel(std::size_t capacity) : capacity_(capacity) {
+        // Channel — a channel that may be closed (see above). The constructors are kept out
+        // of line, so Boost's channel constructors and their error paths do not grow the
+        // frame of a workload's run(), which runs on a fiber whose stack may be Boost's minimum.
+        [[gnu::noinline]] explicit Channel(std::size_t capacity) : capacity_(capacity) {
             if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);
             else generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
             count_made();
         }
         // Channel — a channel its program never closes: Boost's own at every C (see above).
-        Channel(std::size_t capacity, NeverClosed) : never_closed_(true) {
+        [[gnu::noinline]] Channel(std::size_t capacity, NeverClosed) : never_closed_(true) {
             if (generic_option()) {
                 generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
                 capacity_ = capacity;

@@ -18,7 +18,8 @@
 //   (from the block, not the idle loop) takes g and refills x; inside the refill's window (x
 //   taken, not yet on the ring: hook refill_after_take) processor X finishes what it ran,
 //   finds nothing and parks. Then x goes onto R's ring and R runs g, which spins without
-//   yielding until x has run. Only X can run x: before the fix nobody woke it.
+//   yielding until x has run (or it gives up, after kGiveUp). Only X can run x: before the
+//   fix nobody woke it.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -179,12 +180,17 @@ void d2_refill_hook(unsigned moved, bool global_empty) {
     g_d2.store(kD2Done);
 }
 
+// How long g waits, without yielding, for the parked processor to run x: far above a futex
+// wake on a loaded machine, far below the watchdog.
+constexpr auto kGiveUp = std::chrono::seconds(10);
+
 TEST(WsRuntimeDefects, RefillWakesAParker) {
     wstest::Watchdog dog("WsRuntimeDefects.RefillWakesAParker", 120);
     g_d2 = kD2Start;
     g_d2_reached = false;
     coop::test_hooks::refill_after_take = &d2_refill_hook;
     std::atomic<bool> x_ran{false};
+    std::atomic<bool> x_ran_while_g_waited{false};
     bool placed = false;
     {
         coop::Runtime rt(two_processors());
@@ -200,7 +206,13 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
             }
             coop::Thread g = coop::spawn([&] {
                 if (g_d2.load() != kD2Done) busy.release = true;  // not reached: do not hang
-                while (!x_ran.load()) __builtin_ia32_pause();  // "for good": no yield
+                // "For good": no yield, so only the parked processor can run x. The wait gives
+                // up after kGiveUp so that a lost wake-up fails in seconds rather than at the
+                // watchdog; with the wake-up, x runs as soon as the woken processor picks it (a
+                // futex wake, tens of microseconds). After giving up, g ends and R runs x itself.
+                const auto end = Clock::now() + kGiveUp;
+                while (!x_ran.load() && Clock::now() < end) __builtin_ia32_pause();
+                x_ran_while_g_waited = x_ran.load();
             });
             coop::Thread x = coop::spawn([&] { x_ran = true; });
             // Move g and x from our runnext/ring into the global Default queue, in that order
@@ -231,6 +243,8 @@ TEST(WsRuntimeDefects, RefillWakesAParker) {
     EXPECT_TRUE(placed);
     EXPECT_TRUE(g_d2_reached.load()) << "the refill window was not reached with the other processor parked";
     EXPECT_TRUE(x_ran.load());
+    EXPECT_TRUE(x_ran_while_g_waited.load())
+        << "x, refilled onto R's ring while X parked, was not run by X: the refill woke nobody";
 }
 
 }  // namespace

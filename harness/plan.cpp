@@ -138,9 +138,13 @@ std::vector<const BackendEntry*> select_backends(const Registry& reg, const Swee
         for (auto& b : reg.backends()) backends.push_back(&b);
     } else {
         for (auto& name : req.backends) {
+            // A name that is itself a backend selects that backend alone ("tokio" is not also
+            // "tokio/current_thread"); any other name selects its family ("boostfiber").
+            const bool exact = std::any_of(reg.backends().begin(), reg.backends().end(),
+                                           [&](const BackendEntry& b) { return b.name == name; });
             bool found = false;
             for (auto& b : reg.backends())
-                if (b.name == name || b.family == name) {
+                if (exact ? b.name == name : b.family == name) {
                     if (std::find(backends.begin(), backends.end(), &b) == backends.end()) backends.push_back(&b);
                     found = true;
                 }

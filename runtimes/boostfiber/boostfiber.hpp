@@ -93,9 +93,9 @@ namespace boostfiber {
 // user who creates many fibers picks. A pooled stack costs a pool pop and the pages it
 // touches (warm: ~0.8-1.4 us per fiber vs ~8 us for Boost's default 128 KiB malloc'd
 // stack); 16 and 32 KiB touch the same pages, so 32 costs the same and leaves more than
-// twice the headroom: every workload's tiny plan passes with 13 KiB *protected* stacks
-// (stack=protected stack_kib=8, raised to Boost's minimum; a guard page would catch an
-// overflow). Sanitizers inflate frames, hence 256 there.
+// twice the headroom: every workload's tiny plan passes with 16 KiB *protected* stacks
+// (stack=protected stack_kib=16; a guard page would catch an overflow; tests/boostfiber).
+// Sanitizers inflate frames, hence 256 there.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr std::size_t kDefaultStackKib = 256;
 #elif defined(__has_feature)

@@ -1,5 +1,7 @@
 #include "harness/cli.hpp"
 
+#include "build_facts.hpp"  // generated: harness/CMakeLists.txt
+
 #include <CLI/CLI.hpp>
 #include <regex.h>
 
@@ -30,10 +32,8 @@ namespace {
 
 // relative_origin — a registering file's path relative to the source tree.
 std::string relative_origin(const std::string& origin) {
-#ifdef COOPBENCH_SOURCE_DIR
     const std::string root = std::string(COOPBENCH_SOURCE_DIR) + "/";
     if (origin.rfind(root, 0) == 0) return origin.substr(root.size());
-#endif
     return origin;
 }
 

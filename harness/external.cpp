@@ -1,6 +1,7 @@
 #include "harness/external.hpp"
 
 #include "harness/child_process.hpp"  // run_child, kMaxReplyBytes
+#include "build_facts.hpp"            // generated: harness/CMakeLists.txt
 
 #include <fcntl.h>
 #include <poll.h>
@@ -157,11 +158,7 @@ struct Manifest {
 // the build's <build>/backends, else none.
 std::string build_manifest_dir() {
     if (const char* env = std::getenv("COOPBENCH_BUILD_BACKENDS")) return env;
-#ifdef COOPBENCH_EXTERNAL_DIR
     return COOPBENCH_EXTERNAL_DIR;
-#else
-    return {};
-#endif
 }
 
 // manifests — every manifest file to load, in order: the build's, then $COOPBENCH_BACKENDS.
@@ -488,20 +485,8 @@ void add_external_context(nlohmann::json& context, const std::vector<Point>& poi
         }
 }
 
-// The compile facts of this binary (harness/CMakeLists.txt passes them; "unknown" when built
-// otherwise) and of the clang-compiled implicit backends (only when they are built).
-#ifndef COOPBENCH_COMPILER
-#define COOPBENCH_COMPILER "unknown"
-#endif
-#ifndef COOPBENCH_BUILD_TYPE
-#define COOPBENCH_BUILD_TYPE "unknown"
-#endif
-#ifndef COOPBENCH_BUILD_FLAGS
-#define COOPBENCH_BUILD_FLAGS ""
-#endif
-#ifndef COOPBENCH_IPO
-#define COOPBENCH_IPO "unknown"
-#endif
+// The compile facts of this binary and of the clang-compiled implicit backends (when built):
+// build_facts.hpp, included above.
 
 void add_build_context(nlohmann::json& context, const std::vector<Point>& points) {
     const std::string ipo = std::string("IPO/LTO ") + COOPBENCH_IPO;

@@ -11,18 +11,7 @@
 
 #include "runtimes/os/os_threads.hpp"
 
-#ifndef COOPBENCH_COMPILER
-#define COOPBENCH_COMPILER "unknown"
-#endif
-#ifndef COOPBENCH_BUILD_TYPE
-#define COOPBENCH_BUILD_TYPE "unknown"
-#endif
-#ifndef COOPBENCH_BUILD_FLAGS
-#define COOPBENCH_BUILD_FLAGS ""
-#endif
-#ifndef COOPBENCH_SOURCE_DIR
-#define COOPBENCH_SOURCE_DIR "."
-#endif
+#include "build_facts.hpp"  // generated: harness/CMakeLists.txt
 
 namespace coopbench {
 

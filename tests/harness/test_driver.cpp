@@ -1,6 +1,7 @@
 // The driver through cli_main, as users run it: bad input, result files, resume, failed
 // points (crash, hang, refused threads, wrong answers) recorded while the sweep goes on.
 #include <gtest/gtest.h>
+#include "build_facts.hpp"  // generated: COOPBENCH_SOURCE_DIR (harness/CMakeLists.txt)
 #include <signal.h>
 #include <sys/wait.h>
 #include <sched.h>

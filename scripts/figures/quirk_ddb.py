@@ -52,7 +52,9 @@ def make(res, outdir):
         ticks, labels = [], []
         for _, r in med.iterrows():
             for i, c in enumerate(pcols[:int(r["processors"])]):
-                ax7.bar(x + i * 0.8 / max(1, r["processors"]), r[c], width=0.8 / max(1, r["processors"]),
+                # align="edge": the group's bars fill [x, x + 0.8], centred on its tick at x + 0.4 (centred
+                # bars sat half a bar left of their label)
+                ax7.bar(x + i * 0.8 / max(1, r["processors"]), r[c], width=0.8 / max(1, r["processors"]), align="edge",
                         color=plt.cm.tab10(i % 10), label=f"processor {i}" if x == 0 or i >= x else None)
             ticks.append(x + 0.4)
             labels.append(f"{r['backend']} P={int(r['processors'])}")

@@ -5,15 +5,21 @@
 # (results/paper/claims-PAPER.json) the measured value with its interval and a verdict computed
 # from the results (scripts/coopbench/claims.py), the errata, and the P=64 predictions.
 #
-#   scripts/reproduce.sh PAPER|all [--out DIR] [--tiny]
+#   scripts/reproduce.sh PAPER|all [--out DIR] [--tiny] [--allow-dirty]
 #       PAPER: negele, marathe, quirk, parasail. Runs into DIR (default
 #       results/reproduce-PAPER-<UTC time>), one sub-folder per run, REPRODUCTION.md on top.
 #       --tiny: every run at the workloads' tiny plan, one repetition (a smoke test of the
 #       machinery in a minute or two; its verdicts mean nothing).
+#       A tree with uncommitted changes (outside results/) is refused: its results could not
+#       be traced to a commit. --allow-dirty runs anyway and writes the changes (git diff) to
+#       each run's uncommitted.diff, which the report links.
 #   scripts/reproduce.sh --report-only DIR [DIR...] PAPER [--out FILE]
 #       only the report, from existing results folders (a DIR without results.csv stands for
 #       its sub-folders that have one), e.g. the committed results/reference/* folders.
 #       FILE defaults to the first DIR's REPRODUCTION.md.
+#   scripts/reproduce.sh --rescore PAPER|all
+#       re-score the committed results (results/reference/reproduce-PAPER) with the current
+#       claims and rules, without running: rewrites their REPRODUCTION.md.
 #   scripts/reproduce.sh --list      the runs, their commands and planned durations
 #
 # Forks: 4 per point (-r 4), the fewest with which a comparison can be called at all: a rank
@@ -28,7 +34,7 @@
 # the run's planned minutes, `--list`, which pay for the 4; a round of forks is costed as a
 # quarter of them).
 #
-# Planned duration of `all` on a 2-core machine: about 73 minutes (negele 34, marathe 19,
+# Planned duration of `all` on a 2-core machine: about 78 minutes (negele 36, marathe 22,
 # quirk 13, parasail 7), estimated from the reference runs' durations (scripts/reference.sh
 # --list) scaled by their number of points and from 3 forks to 4. Sizes: the paper's where
 # they fit (Table 1's parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
@@ -41,7 +47,7 @@ cd "$root"
 PY=/usr/bin/python3  # Debian's python3 with pandas and matplotlib (scripts/install-deps.sh)
 bin=build/release/harness/coopbench
 
-usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 papers=(negele marathe quirk parasail)
 is_paper() { local p; for p in "${papers[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
@@ -63,10 +69,15 @@ runs_of() {
       echo "matrix|4|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 4 --timeout 60"
       # the conclusion's quantum-check overhead: the plugin's checks against the same compiler without them
       echo "implicit|4|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 4 --timeout 120"
+      # Table 1's News sentence blames the implicit scheduler calls: the same checks, on News
+      # at the paper's parameters (a run of its own: -p M=1 above would change News' M)
+      echo "implicit-news|2|-w news -b native-clang,native-implicit --plan paper -p via=monitor -P $c -r 4 --timeout 120"
       ;;
     marathe)
       echo "fig3|3|-w abortable-lock --plan fig3_scalability -r 4"
-      echo "fig4|12|-w abortable-lock --plan fig4_preemption -p T=$c,$((2 * c)),$((4 * c)),$((8 * c)) -r 4"
+      # The paper's Figure 4 goes from 30 to 40 threads on 30 processors (up to 4/3 per
+      # processor): the claims read T = c to ceil(4c/3); 2c..8c show the figure beyond.
+      echo "fig4|15|-w abortable-lock --plan fig4_preemption -p T=$(fig4_threads "$c") -r 4"
       echo "fig5|4|-w abortable-lock --plan fig5_degradation -r 4"
       ;;
     quirk)
@@ -76,6 +87,12 @@ runs_of() {
       echo "owner|7|-w owner-access --plan owner_access -p share_permille=990,1000 -r 4"
       ;;
   esac
+}
+
+fig4_threads() {  # fig4_threads C — C, ceil(4C/3) (when more than C), 2C, 4C, 8C
+  local c=$1 t=$(( (4 * $1 + 2) / 3 ))
+  if [ "$t" -gt "$c" ] && [ "$t" -lt $((2 * c)) ]; then echo "$c,$t,$((2 * c)),$((4 * c)),$((8 * c))"
+  else echo "$c,$((2 * c)),$((4 * c)),$((8 * c))"; fi
 }
 
 with_tokio() {
@@ -119,6 +136,20 @@ case "$1" in
       runs_of "$p" | while IFS='|' read -r name dur args; do printf '%-9s %-7s %3s min  coopbench run %s\n' "$p" "$name" "$dur" "$args"; done
     done
     exit 0 ;;
+  --rescore)
+    [ $# -eq 2 ] || { echo "reproduce.sh: --rescore PAPER|all" >&2; exit 2; }
+    if [ "$2" = all ]; then todo=("${papers[@]}"); else
+      is_paper "$2" || { echo "reproduce.sh: unknown paper '$2' (${papers[*]} or all)" >&2; exit 2; }
+      todo=("$2")
+    fi
+    for paper in "${todo[@]}"; do
+      ref=results/reference/reproduce-$paper
+      [ -d "$ref" ] || { echo "reproduce.sh: no committed results $ref" >&2; exit 2; }
+      dirs=()
+      for s in "$ref"/*/; do [ -f "$s/results.csv" ] && dirs+=("$(abspath "$s")"); done
+      report "$paper" "$(abspath "$ref")/REPRODUCTION.md" "${dirs[@]}"
+    done
+    exit 0 ;;
   --report-only)
     shift
     out=""
@@ -149,17 +180,26 @@ case "$1" in
 esac
 
 target=$1; shift
-out=""; size=full
+out=""; size=full; allow_dirty=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --tiny) size=tiny; shift ;;
+    --allow-dirty) allow_dirty=1; shift ;;
     *) echo "reproduce.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 if [ "$target" = all ]; then todo=("${papers[@]}"); else
   is_paper "$target" || { echo "reproduce.sh: unknown paper '$target' (${papers[*]} or all)" >&2; exit 2; }
   todo=("$target")
+fi
+
+# The harness stamps a run from a changed tree "<commit>-dirty" (harness/machine.cpp, results/ left
+# out); a report from it could not say what measured it, so such a tree is refused up front.
+changes=$(git status --porcelain --untracked-files=no -- . ':(exclude)results' 2>/dev/null || true)
+if [ -n "$changes" ] && [ -z "$allow_dirty" ]; then
+  echo "reproduce.sh: uncommitted changes outside results/ ($(echo "$changes" | wc -l) files): commit them, or --allow-dirty to record them in each run's uncommitted.diff" >&2
+  exit 2
 fi
 
 cmake --preset release >/dev/null
@@ -175,6 +215,7 @@ for paper in "${todo[@]}"; do
     [ "$size" = tiny ] || args=$(forks_for "$paper" "$name" "$dur" "$args")
     args=$(echo "$args" | with_tokio)
     sub="$dir/$name"
+    if [ -n "$changes" ]; then mkdir -p "$sub" && git diff -- . ':(exclude)results' >"$sub/uncommitted.diff"; fi
     echo "=== $paper/$name (planned $dur min on 2 cores): coopbench run $args" >&2
     # Exit code 3: the run ended with failed points, which are results (README, "Exit codes").
     status=0

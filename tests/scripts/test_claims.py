@@ -763,5 +763,32 @@ class Report(unittest.TestCase):
             self.assertNotIn("NOT FOUND", text)
 
 
+class ReproduceScript(unittest.TestCase):
+    """scripts/reproduce.sh: a tree with uncommitted changes is refused before anything runs; --rescore re-scores."""
+
+    def test_a_dirty_tree_is_refused(self):
+        import shutil
+        import subprocess
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "scripts").mkdir()
+            shutil.copy(ROOT / "scripts" / "reproduce.sh", Path(tmp) / "scripts" / "reproduce.sh")
+            (Path(tmp) / "code.cpp").write_text("int x;\n")
+            git = ["git", "-C", tmp, "-c", "user.name=t", "-c", "user.email=t@t"]
+            subprocess.run(git[:3] + ["init", "-q"], check=True)
+            subprocess.run(git + ["add", "-A"], check=True)
+            subprocess.run(git + ["commit", "-qm", "x"], check=True)
+            (Path(tmp) / "code.cpp").write_text("int y;\n")
+            r = subprocess.run(["bash", str(Path(tmp) / "scripts" / "reproduce.sh"), "negele"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("uncommitted changes", r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, "one line")
+
+    def test_rescore_needs_a_paper(self):
+        import subprocess
+        r = subprocess.run(["bash", str(ROOT / "scripts" / "reproduce.sh"), "--rescore", "nope"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown paper", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -123,6 +123,17 @@ KINDS = {
     "noisy": "measured only on a busy machine",
     "unreadable": "the rule could not read the data",
 }
+# The same kinds as the summary counts them ("3 with too few forks").
+KINDS_COUNTED = {
+    "cores": "needing the paper's processor count",
+    "counterpart": "without a counterpart of the paper's system",
+    "forks": "with too few forks",
+    "straddles": "whose interval straddles the threshold",
+    "refused": "refused by a system limit before running",
+    "missing": "with points missing or failed",
+    "noisy": "measured only on a busy machine",
+    "unreadable": "whose data the rule could not read",
+}
 REFUSAL_PREFIX = "system limit: "  # harness/runner.hpp kRefusalPrefix: a fork refused before it ran
 
 
@@ -1225,10 +1236,10 @@ def table1_section(doc: dict, data: Data) -> str:
                    f"{float(row['linux_ms']):,.0f} | {float(row['windows_ms']):,.0f} | " + " | ".join(cells)
                    + f" | {r} | {float(row['native_ms']) / float(row['linux_ms']):.2f}× | {runs} |")
     why_abs = doc.get("table1_absolute", "")
-    span = (f"Our native times are {min(below):,.0f}–{max(below):,.0f}× below the paper's Native. " if below else "")
+    span = (f"The paper's Native times are {min(below):.2g}× to {max(below):,.0f}× ours. " if below else "")
     return ("The paper's ms (64 cores) beside our medians in ms at the largest P each system ran; the ratio with "
             f"its 95 % interval (hierarchical bootstrap over forks; {_forks_note(forks_seen)}). Our parameters are the "
-            "paper's where the run used the paper plan (the sizes below). \"our runs\": warm medians leave out each "
+            "paper's where the run used the paper plan (the sizes above). \"our runs\": warm medians leave out each "
             "fork's first run (a fork's first run carries the program's one-time start-up costs); cold single runs are one "
             "run per fresh process. " + span + why_abs + " Only the ratios (the last two number columns) are compared."
             "\n\n" + "\n".join(out) + "\n")
@@ -1257,7 +1268,7 @@ def _figure_links(fig: dict, results: list, out_dir: Path) -> list:
             rel = os.path.relpath(f, out_dir)
             what = _command_summary(str(r.context.get("coopbench_command") or ""))
             name = f"{fig['id']}: {f.name} of run `{Path(r.dir).name}` ({what})" if what else f"{fig['id']}: {f.name} of run `{Path(r.dir).name}`"
-            links.append((rel, f"[{_md(name)}]({rel})\n\n![{_md(name)}]({rel})"))
+            links.append((rel, f"![{_md(name)}]({rel})\n\n*{_md(name)}*"))
     return links
 
 
@@ -1338,7 +1349,7 @@ def summary_line(verdicts: list) -> str:
     for v in verdicts:
         if v.status == CANNOT:
             kinds[v.kind] = kinds.get(v.kind, 0) + 1
-    by_kind = "; ".join(f"{kinds[k]} {KINDS[k]}" for k in KINDS if kinds.get(k))
+    by_kind = "; ".join(f"{kinds[k]} {KINDS_COUNTED[k]}" for k in KINDS if kinds.get(k))
     refused = sum(v.status == HOLDS and v.kind == "refused" for v in verdicts)
     text = (f"**Summary:** {len(verdicts)} claims: {counts[HOLDS]} hold, {counts[NOT]} do not hold, "
             f"{counts[CANNOT]} cannot be tested here" + (f" ({by_kind})" if by_kind else "") + ".")
@@ -1400,7 +1411,9 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
         fk = r.df.groupby("point")["repetition"].nunique()
         L.append(f"- `{Path(r.dir).name}`: {len(r.df['point'].unique())} points, {len(r.df)} rows, "
                  f"{_forks_note(sorted(set(fk.astype(int))))}; `{_md(cmd)}`")
-    L += ["", summary_line(verdicts), ""]
+    from .stats import FORKS_RULE
+    L += ["", summary_line(verdicts), "", f"Forks: {FORKS_RULE}. A claim with fewer shows what it measured and says "
+          "\"N forks, need M\".", ""]
     L += ["## Figures and tables: ours beside the paper's", ""]
     shown_files = set()
     for fig in doc.get("figures", []):
@@ -1430,9 +1443,10 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
     for c, v in zip(doc["claims"], verdicts):
         note = (c.get("needs") or {}).get("note", "")
         reading = " (a design statement; the performance reading is the project's)" if c.get("reading") == "project" else ""
-        why = v.why
+        # the forks rule is said once above the table, not in every row
+        why = v.why.replace(f" ({forks_why(MIN_FORKS_TWO)})", "").replace(f" ({forks_why(MIN_FORKS_ONE)})", "")
         if c.get("cause") and (v.status == NOT or v.kind in ("cores", "straddles", "refused", "missing")):
-            why = f"Cause: {c['cause']}" + (f" (rule: {v.why})" if v.why else "")
+            why = f"Cause: {c['cause']}" + (f" (rule: {why})" if why else "")
         L.append(f"| {c['id']} | {c['figure']} (§{c.get('section', '?')}) | “{_md(c['quote'])}”{reading} | {_md(rule_text(c['rule']))}"
                  f"{'<br>' + _md(note) if note else ''} | {_md(v.measured) or '–'} | **{v.label}** | {_md(why)} |")
     L += ["", "## Errata: where reproducing found the paper's text wrong", ""]
@@ -1448,8 +1462,9 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             L.append(f"| {e['id']} | {_md(e['where'])} | {_md(e['text'])} | {'<br>'.join(shown)} |")
     else:
         L.append("None found for this paper.")
-    L += ["", "## Predictions at P = 64 (a model calibrated on this machine, not the paper's), marked predicted", ""]
     preds = predictions(doc)
+    L += ["", "## Predictions at P = 64" + (" (a model calibrated on this machine, not the paper's), marked predicted"
+                                          if preds else ""), ""]
     if preds:
         L += [f"From {preds[0]['source']}. The model predicts the context switch only; a line transfer on the paper's "
               "four-socket Opteron differs from this VM's, so these say what this machine's costs would give at 64 "

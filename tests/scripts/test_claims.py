@@ -382,7 +382,7 @@ class Rules(unittest.TestCase):
         self.assertEqual(vs[2].label, "cannot be tested here: the interval straddles the threshold")
         text = C.summary_line(vs)
         self.assertIn("6 claims: 1 hold, 1 do not hold, 4 cannot be tested here", text)
-        for part in ("1 needs the paper's processor count", "1 too few forks", "1 the interval straddles the threshold",
+        for part in ("1 needing the paper's processor count", "1 with too few forks", "1 whose interval straddles the threshold",
                      "1 rests on a system limit"):
             self.assertIn(part, text)
 

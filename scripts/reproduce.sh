@@ -25,7 +25,10 @@
 # Forks: 4 per point (-r 4), the fewest with which a comparison can be called at all: a rank
 # test on k forks a side cannot reach a two-sided p below 2/C(2k, k), 0.10 at 3 forks and
 # 0.029 at 4 (coopbench.stats.MIN_FORKS_TWO; with the former 3, every comparison would read
-# "cannot be tested: 3 forks, need 4"). That costs a third more time than 3 did.
+# "cannot be tested: 3 forks, need 4"). That costs a third more time than 3 did. The runs
+# whose claims read one point's interval (value_within, anticorrelated, shares_match: Marathe's
+# Figure 4, Quirk's units, ParaSail's owner access) take 6 (coopbench.stats.MIN_FORKS_ONE: the
+# best distribution-free 95 % interval of a median from 5 forks covers it only 94 % of the time).
 # COOPBENCH_PRECISION=5% chooses the forks of each run instead, with scripts/plan_precision.py:
 # from a pilot folder (COOPBENCH_PILOT, a folder holding one sub-folder per run as this script
 # writes, default results/reference/reproduce-PAPER), the forks 90 % of the run's points need
@@ -34,9 +37,9 @@
 # the run's planned minutes, `--list`, which pay for the 4; a round of forks is costed as a
 # quarter of them).
 #
-# Planned duration of `all` on a 2-core machine: about 78 minutes (negele 36, marathe 22,
-# quirk 13, parasail 7), estimated from the reference runs' durations (scripts/reference.sh
-# --list) scaled by their number of points and from 3 forks to 4. Sizes: the paper's where
+# Planned duration of `all` on a 2-core machine: about 96 minutes (negele 36, marathe 29,
+# quirk 20, parasail 11), estimated from the reference runs' durations (scripts/reference.sh
+# --list) scaled by their number of points and from 3 forks to 4 (or 6). Sizes: the paper's where
 # they fit (Table 1's parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
 # the cores here), the quick plan for Figs. 8-9, a 600x600 matrix for Fig. 10 (the paper
 # gives no size), fib k=18 and ddb 300 rounds for Quirk. The processors are this machine's
@@ -77,14 +80,14 @@ runs_of() {
       echo "fig3|3|-w abortable-lock --plan fig3_scalability -r 4"
       # The paper's Figure 4 goes from 30 to 40 threads on 30 processors (up to 4/3 per
       # processor): the claims read T = c to ceil(4c/3); 2c..8c show the figure beyond.
-      echo "fig4|15|-w abortable-lock --plan fig4_preemption -p T=$(fig4_threads "$c") -r 4"
+      echo "fig4|22|-w abortable-lock --plan fig4_preemption -p T=$(fig4_threads "$c") -r 6"
       echo "fig5|4|-w abortable-lock --plan fig5_degradation -r 4"
       ;;
     quirk)
-      echo "units|13|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads,native-ws -p k=18 -p rounds=300 -p work=0,1000 -P $(seq -s, 1 "$c") -r 4 --timeout 120"
+      echo "units|20|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads,native-ws -p k=18 -p rounds=300 -p work=0,1000 -P $(seq -s, 1 "$c") -r 6 --timeout 120"
       ;;
     parasail)
-      echo "owner|7|-w owner-access --plan owner_access -p share_permille=990,1000 -r 4"
+      echo "owner|11|-w owner-access --plan owner_access -p share_permille=990,1000 -r 6"
       ;;
   esac
 }
@@ -113,11 +116,14 @@ forks_for() {  # forks_for PAPER RUN MINUTES ARGS — ARGS with the -r that COOP
     echo "reproduce.sh: no pilot $pilot/results.csv for COOPBENCH_PRECISION: keeping $(echo "$args" | grep -o -- '-r [0-9]*')" >&2
     echo "$args"; return
   fi
-  # One round (a fork of every point) takes the planned minutes over the planned 4 forks: the
+  local planned
+  planned=$(echo "$args" | grep -o -- '-r [0-9]*' | cut -d' ' -f2)
+  # One round (a fork of every point) takes the planned minutes over the planned forks: the
   # wall time, process starts and the driver's work included, which iteration times leave out.
   r=$("$PY" scripts/plan_precision.py "$pilot" --precision "$COOPBENCH_PRECISION" \
-        --budget "${COOPBENCH_BUDGET_MIN:-$minutes}" --round-seconds $((minutes * 60 / 4)) --format r) \
+        --budget "${COOPBENCH_BUDGET_MIN:-$minutes}" --round-seconds $((minutes * 60 / planned)) --format r) \
     || { echo "$args"; return; }
+  [ "$r" -ge "$planned" ] || r=$planned  # never fewer than the run's claims need
   echo "$args" | sed "s/-r [0-9]*/-r $r/"
 }
 

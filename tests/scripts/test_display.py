@@ -1,7 +1,8 @@
 """test_display — figures a person reads at a glance, and a log without pandas warnings.
 
   * an axis with one whole-number x value (P=2, T=2) has one tick, "2", not 1.900 … 2.100;
-  * quirk_ddb's Fig. 9 tick labels do not overprint, whatever the number of backends;
+  * quirk_ddb's Fig. 9 tick labels do not overprint, whatever the number of backends, and Fig. 7's bar
+    groups are centred on their labels;
   * a backend the palette does not know gets a colour readable on white, distinct from the others';
   * `channel` and `share` get figures of their own (each backend's channel named; progress ratio and
     wake-up latency), not the generic one;
@@ -182,6 +183,12 @@ class DdbTest(synthetic.TempDirCase):
         ax7 = next(a for a in fig.get_axes() if a.get_title().startswith("Fig. 7"))
         self.assertEqual(len(ax7.get_xticklabels()), 10)  # 5 backends x P=1, 2
         self.assertEqual(overlapping(ax7.get_xticklabels(), renderer), [])
+        # Fig. 7's bars sit on their labels: each group of bars (one per processor) is centred on its tick.
+        bars = sorted(((r.get_x(), r.get_x() + r.get_width()) for r in ax7.patches), key=lambda b: b[0])
+        for tick in ax7.get_xticks():
+            group = [b for b in bars if tick - 0.5 < (b[0] + b[1]) / 2 < tick + 0.5]
+            self.assertTrue(group, f"no bar near the tick at {tick}")
+            self.assertAlmostEqual((min(b[0] for b in group) + max(b[1] for b in group)) / 2, tick, places=6)
         # Each backend named once, in the figure's legend (not in every tick label, nor once per line style).
         self.assertEqual(sorted(t.get_text() for leg in fig.legends for t in leg.get_texts()),
                          sorted(["native", "native-ws", "native-parasail", "go", "pthreads"]))

@@ -748,6 +748,15 @@ class Report(unittest.TestCase):
             m = re.search(r"\*\*Summary:\*\* (\d+) claims: (\d+) hold, (\d+) do not hold, (\d+) cannot", text)
             self.assertEqual(int(m.group(1)), n)
             self.assertEqual(sum(int(m.group(i)) for i in (2, 3, 4)), n)
+            # a reader's questions answered in the report: the sizes and warm or cold runs of each figure,
+            # the kinds of "cannot", the prediction that is only the model's floor labelled a bound, the
+            # model's machine said
+            self.assertIn("**Sizes:** run `run`", text)
+            self.assertRegex(text, r"warm medians|cold single runs")
+            self.assertIn("cannot be tested here: needs 64 cores", text)
+            self.assertRegex(text, r"\*\*Summary:\*\*[^\n]*\(\d+ needing the paper's processor count")
+            self.assertRegex(text, r"≥ [0-9.]+ \(predicted; a bound, not a value")
+            self.assertIn("calibrated on this project's", text)
             # synthetic native creates in 60 ns, pthreads in 9000 ns and fails at 10^5: Fig. 7's claim holds
             self.assertRegex(text, r"\| fig7-outperforms \|[^\n]*\*\*holds\*\*")
             self.assertRegex(text, r"\| fig7-linux-fails \|[^\n]*\*\*holds\*\*")
@@ -761,6 +770,14 @@ class Report(unittest.TestCase):
             self.assertIn("needs 32 cores", text)
             self.assertIn("BUG_EARLY_DISOWN", text)
             self.assertNotIn("NOT FOUND", text)
+
+    def test_a_design_statement_read_as_a_claim_says_so(self):
+        import synthetic
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp) / "run"
+            synthetic.make_results(d, backends=("pthreads",), workloads=["create"], repetitions=1)
+            text = C.render_report("parasail", [d], d / "REPRODUCTION.md")
+            self.assertRegex(text, r"\| mostly-owner-faster \|[^\n]*a design statement; the performance reading is the project's")
 
 
 class ReproduceScript(unittest.TestCase):

@@ -5,10 +5,14 @@ apart — `backend`, `param.lock`, `param.guard` — and fixed parameters) and a
 arguments. `evaluate(claim, data)` computes, from the results only, a Verdict:
 
     holds                  the measured interval lies on the claim's side of its threshold
+                           (or, labelled so, a system limit refused the runs before they
+                           started: fails_at on a refusal)
     does not hold          the interval lies on the other side (with one line of why)
-    cannot be tested here  the claim needs more cores than the run had, the points are
-                           missing or failed, only noisy forks measured them, or the
-                           interval straddles the threshold (more repetitions would decide)
+    cannot be tested here  with its kind (KINDS): the claim needs more cores than the run
+                           had, the paper's system has no counterpart, too few forks, the
+                           interval straddles the threshold (more repetitions would decide),
+                           a refusal before running, points missing or failed, only noisy
+                           forks measured them
 
 Statistics are the package's (coopbench.stats): medians with the 95 % interval of a
 hierarchical bootstrap over forks, then iterations (median_ci), ratios and differences of
@@ -24,9 +28,11 @@ tested" when the interval reaches across the threshold. Forks marked noisy by th
 The rules (RULES; each is tested on hand-made tables where it holds and where it does not,
 tests/scripts/test_claims.py):
 
-    faster(a, b, over=X | at={..}, factor)     a better than b by more than `factor`
-                                               (ratio of medians; lower or higher is better
-                                               by the quantity's `better`), at every X
+    faster(a, b, over=X | at={..}, factor, at_most)
+                                               a better than b by more than `factor` (and
+                                               less than `at_most`) (ratio of medians; lower
+                                               or higher is better by the quantity's
+                                               `better`), at every X; b a list: each of them
     comparable(a, b, tolerance)                median(a)/median(b) within [1/tol, tol]
     ratio_within(a, b, paper_ratio, factor)    median(a)/median(b) within [p/f, p*f]
     no_degradation(a, x, from, to, factor)     value at x=to at most factor * value at x=from
@@ -47,6 +53,14 @@ tests/scripts/test_claims.py):
     anticorrelated(a, load, stolen)            Spearman correlation of per-unit load and
                                                per-unit steals below 0 (its bootstrap interval
                                                over forks below 0, permutation p < 0.05)
+    relative_trend(a, b, x, direction, factor) (a/b at the largest x) / (a/b at the smallest)
+                                               above factor (up), below 1/factor (down),
+                                               outside [1/factor, factor] (differs)
+    all(parts)                                 every part (a rule, optionally with its own
+                                               quantity keys) holds: one sentence, one claim
+
+The words of degree ("significantly", "comparable", "much", ...) map to one threshold each:
+docs/reproducing.md, "Words of degree".
 
 Argument values "cores" (the run's core count), "max" and "min" (the largest/smallest
 value measured) are resolved against the data.

@@ -181,9 +181,10 @@ def claims_path(paper: str) -> Path:
 
 
 def load_claims(paper: str, path: Path | None = None) -> dict:
-    """load_claims — the claims document of a paper, with Table 1's rows expanded into claims."""
+    """load_claims — the claims document of a paper. Table 1's rows are not claims: its sentence is descriptive,
+    and the rows stand beside ours in the report's table (table1_section); the sentences about them are claims."""
     doc = json.loads(Path(path or claims_path(paper)).read_text())
-    doc["claims"] = list(doc.get("claims", [])) + table1_claims(doc, Path(path or claims_path(paper)).parent)
+    doc["claims"] = list(doc.get("claims", []))
     return doc
 
 
@@ -199,30 +200,6 @@ def parse_params(s: str) -> dict:
         if "=" in kv:
             k, v = kv.split("=", 1)
             out[k.strip()] = float(v) if re.fullmatch(r"-?[0-9.eE+]+", v.strip()) else v.strip()
-    return out
-
-
-def table1_claims(doc: dict, directory: Path) -> list[dict]:
-    """table1_claims — one ratio_within claim per row of table1.csv (when the doc has a "table1" block)."""
-    t = doc.get("table1")
-    if not t:
-        return []
-    out = []
-    for row in read_table1(directory):
-        params = parse_params(row["params"])
-        native, linux = float(row["native_ms"]), float(row["linux_ms"])
-        out.append({
-            "id": f"table1-row{row['row']}-{row['workload']}", "figure": "Table 1", "section": "6",
-            "quote": t["quote"],
-            "quantity": {"workload": row["workload"], "metric": "value", "better": "lower", "series": "backend",
-                         "params": params},
-            "rule": {"name": "ratio_within", "args": {"a": t["a"], "b": t["b"], "paper_ratio": round(native / linux, 3),
-                                                       "factor": t["factor"]}},
-            "needs": {"min_cores": 1, "note": f"{row['benchmark']} ({row['params']}): paper Native {native:g} ms, "
-                                              f"Linux {linux:g} ms, Windows {float(row['windows_ms']):g} ms at 64 cores; "
-                                              + t.get("note", "")},
-            "paper_row": row,
-        })
     return out
 
 

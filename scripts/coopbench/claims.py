@@ -980,7 +980,13 @@ def evaluate(claim: dict, data: Data, backends: dict | None = None) -> Verdict:
         return Verdict(cid, CANNOT, "", f"needs {need} cores; this run used at most {data.cores}")
     rule = claim["rule"]
     if rule["name"] == "all":
-        return _all_verdicts([evaluate(part_claim(claim, part), data, backends) for part in rule["args"]["parts"]], cid)
+        vs = []
+        for part in rule["args"]["parts"]:
+            v = evaluate(part_claim(claim, part), data, backends)
+            if part.get("quantity") and v.measured:  # which part measured what: its own workload or parameters
+                v.measured = f"{_quantity_text(part['quantity'])}: {v.measured}"
+            vs.append(v)
+        return _all_verdicts(vs, cid)
     fn = RULES[rule["name"]]
     try:
         ctx = Ctx(claim, data, backends or {})

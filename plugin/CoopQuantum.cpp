@@ -501,9 +501,9 @@ std::set<const BasicBlock*> cold_blocks(Function& F, const LoopInfo& LI, const D
 // cold_roots — charges each cold block (cold_blocks) to the block where its cold path
 // starts: the nearest dominator that is cold and is entered from a block that is not (or
 // is a landing pad); a cold block without such a dominator starts its own path. Returns
-// the units per starting block.
-std::map<BasicBlock*, unsigned> cold_roots(Function& F, const std::set<const BasicBlock*>& cold,
-                                           const DominatorTree& DT) {
+// the units per starting block, in the function's block order (the same IR every build).
+std::vector<std::pair<BasicBlock*, unsigned>> cold_roots(Function& F, const std::set<const BasicBlock*>& cold,
+                                                         const DominatorTree& DT) {
     auto starts = [&](const BasicBlock* BB) {
         if (BB->isEHPad()) return true;
         for (const BasicBlock* P : predecessors(BB))
@@ -521,7 +521,10 @@ std::map<BasicBlock*, unsigned> cold_roots(Function& F, const std::set<const Bas
         }
         roots[r] += cost(BB);
     }
-    return roots;
+    std::vector<std::pair<BasicBlock*, unsigned>> ordered;
+    for (BasicBlock& BB : F)
+        if (auto it = roots.find(&BB); it != roots.end()) ordered.emplace_back(&BB, it->second);
+    return ordered;
 }
 
 // calls — whether F calls anything that is not an intrinsic or inline asm.

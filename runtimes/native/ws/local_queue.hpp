@@ -158,7 +158,7 @@ class LocalQueue {
 
     // try_push — appends `item` if the ring has room; false when full. Executed only by the
     // owner.
-    bool try_push(T* item) noexcept {
+    [[gnu::always_inline]] bool try_push(T* item) noexcept {
         // relaxed: only the owner (this thread) writes tail_.
         const std::uint32_t t = tail_.load(std::memory_order_relaxed);
         // acquire: pairs with the release CAS of whoever took position h-1; their relaxed
@@ -210,7 +210,7 @@ class LocalQueue {
 
     // pop — the oldest ring item, or nullptr (runnext is not looked at). Executed only by
     // the owner.
-    T* pop() noexcept {
+    [[gnu::always_inline]] T* pop() noexcept {
         for (;;) {
             // acquire: pairs with the release CAS of a thief (our later slot writes follow
             // its reads, as in try_push) — for pop itself the CAS below is what matters.
@@ -236,7 +236,7 @@ class LocalQueue {
     // the ring is non-empty), else the ring's oldest, else runnext regardless of the streak
     // (no local item would be starved by it). {nullptr, false}: nothing local. Executed only
     // by the owner.
-    Pick pick() noexcept {
+    [[gnu::always_inline]] Pick pick() noexcept {
         if (streak_ < kMaxRunnextStreak) {
             if (T* r = take_runnext()) {
                 ++streak_;
@@ -342,7 +342,7 @@ class LocalQueue {
     }
 
     // take_runnext — empties runnext and returns what was there. Executed only by the owner.
-    T* take_runnext() noexcept {
+    [[gnu::always_inline]] T* take_runnext() noexcept {
         // relaxed load first: skip the locked XCHG when the slot is empty (common).
         if (runnext_.load(std::memory_order_relaxed) == nullptr) return nullptr;
         // acquire: pairs with a put's release (ours, or — if the item had been handed over

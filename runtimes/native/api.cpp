@@ -25,16 +25,31 @@ namespace coop {
 namespace internal {
 
 namespace {
-// t_processor — the processor this OS thread is (nullptr for other threads).
-thread_local Processor* t_processor = nullptr;
+// t_processor — the processor this OS thread is (nullptr for other threads). initial-exec:
+// in the static TLS block, at one offset from the thread pointer for every thread, which
+// this_processor() (activity.hpp) reads %fs-relative.
+thread_local Processor* t_processor [[gnu::tls_model("initial-exec")]] = nullptr;
+
+// measure_processor_offset — sets g_processor_tp_offset when the library is loaded: a
+// constructor of priority 101 (the first user priority) runs before every C++ static
+// initialiser of the program, so a static object that asks this_processor() finds it set.
+[[gnu::constructor(101)]] void measure_processor_offset() noexcept {
+#if defined(__x86_64__)
+    char* tp;
+    asm("movq %%fs:0, %0" : "=r"(tp));  // the TCB's self pointer: the thread pointer
+    g_processor_tp_offset = reinterpret_cast<char*>(&t_processor) - tp;
+#endif
+}
 }  // namespace
+
+std::ptrdiff_t g_processor_tp_offset = 0;
 
 // g_active — the one running runtime (for spawns from non-worker threads).
 std::atomic<RuntimeState*> g_active{nullptr};
 
 void set_this_processor(Processor* p) noexcept { t_processor = p; }
 
-Processor* this_processor() noexcept {
+Processor* this_processor_slow() noexcept {
     // Empty asm: keeps the compiler from assuming anything about this thread's identity.
     asm volatile("" ::: "memory");
     return t_processor;

@@ -205,8 +205,16 @@ inline void Untyped::make_ready(Activity* a) noexcept { internal::make_ready(a);
 // now_ns — CLOCK_MONOTONIC in nanoseconds.
 std::int64_t now_ns() noexcept;
 
-// runtime_active — whether a runtime is running (spawn's precondition).
-bool runtime_active() noexcept;
+// g_active — the one running runtime (api.cpp; for threads that are not workers).
+struct RuntimeState;
+extern std::atomic<RuntimeState*> g_active;
+
+// runtime_active — whether a runtime is running (spawn's precondition). Inline: spawn asks
+// it every time.
+[[gnu::always_inline]] inline bool runtime_active() noexcept {
+    // acquire: as in start() (the state is built before it is published).
+    return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
+}
 
 // dequeue_waiter — q.dequeue() from any thread. Workers (bound processors) dequeue
 // directly. A thread that is not one (e.g. main() unlocking a coop::Mutex that activities

@@ -55,11 +55,7 @@ Processor* this_processor_slow() noexcept {
     return t_processor;
 }
 
-Activity* current() noexcept {
-    asm volatile("" ::: "memory");
-    Processor* p = t_processor;
-    return p != nullptr && !p->current->idle ? p->current : nullptr;
-}
+Activity* current() noexcept { return running_activity(); }
 
 std::int64_t now_ns() noexcept {
     timespec ts;
@@ -195,11 +191,6 @@ void make_ready_as(Activity* a) noexcept {
     submit_inbox(*g_active.load(std::memory_order_acquire), a);
 }
 
-bool runtime_active() noexcept {
-    // acquire: as in start() (the state is built before it is published).
-    return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
-}
-
 namespace {
 // start_external — start() from a thread that is not a worker: through the inbox.
 [[gnu::noinline]] void start_external(Activity* a) {
@@ -238,7 +229,7 @@ template <void (*SuspendFn)(Finalizer, void*) noexcept>
 [[gnu::always_inline]] inline bool join_and_free_with(Activity* a, Finalizer fin) noexcept {
     // acquire: pairs with finish()'s release exchange.
     if (a->join_word.load(std::memory_order_acquire) != kJoinFinished) {
-        if (current() != nullptr) {
+        if (running_activity() != nullptr) {
             SuspendFn(fin, a);
             // Made ready by finish() (or by the finalizer itself): the target has finished;
             // the queue hand-off ordered its writes before us.
@@ -284,7 +275,8 @@ template <class A>
     }
     COOP_HOOK(yield_after_pick);
     // Resumed, most often by another yield (a ping-pong of yielders): its fin_yield<A> inline.
-    switch_to<&fin_yield<A>>(p, cur, next, &fin_yield<A>, &p);
+    // cur is a running activity: yield_as and yield() return early on an idle loop.
+    switch_to<&fin_yield<A>, true>(p, cur, next, &fin_yield<A>, &p);
 }
 
 // yield_on — yield_body out of line, for the untyped entry point (its with_scheduler calls one

@@ -10,8 +10,12 @@
 
 namespace coop::internal {
 
-// g_active — the one running runtime (api.cpp; for threads that are not workers).
-extern std::atomic<RuntimeState*> g_active;
+// running_activity — current() inline, for the runtime's files (Processor is complete
+// here): the running activity, or nullptr outside coop's workers and in an idle loop.
+[[gnu::always_inline]] inline Activity* running_activity() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr && !p->current->idle ? p->current : nullptr;
+}
 
 // set_this_processor — this OS thread becomes processor `p` (nullptr: none) (api.cpp).
 void set_this_processor(Processor* p) noexcept;

@@ -24,7 +24,7 @@ void trampoline(ctx::transfer_t t) noexcept {
     __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
     after_switch(t);
-    Activity* self = current();
+    Activity* self = this_processor()->current;  // on a worker, not its idle loop
     self->body(self);
     finish(self);
 }

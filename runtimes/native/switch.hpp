@@ -119,8 +119,9 @@ extern std::ptrdiff_t g_errno_tp_offset;
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
 
 // switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH;
-// `Likely`: see after_switch.
-template <auto Likely = nullptr>
+// `Likely`: see after_switch. `PrevIsActivity`: the caller knows `prev` is a running
+// activity (not null, not an idle loop: a yield), so its canary is checked without asking.
+template <auto Likely = nullptr, bool PrevIsActivity = false>
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
     // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off
@@ -131,7 +132,7 @@ template <auto Likely = nullptr>
         reset_quantum();
     p.current = next;
     // An unguarded stack's overflow is found here, when its activity switches away (stack.hpp).
-    if (prev != nullptr && !prev->idle) check_canary(prev->stack);
+    if (PrevIsActivity || (prev != nullptr && !prev->idle)) check_canary(prev->stack);
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);
     SwitchArgs args{fin, prev, value};

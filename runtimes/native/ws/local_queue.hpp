@@ -193,19 +193,27 @@ class LocalQueue {
     // Executed only by the owner.
     template <class Overflow>
     std::uint32_t push_next(T* item, Overflow&& overflow) {
+        T* old = exchange_next(item);
+        if (old == nullptr) return 0;
+        return push(old, overflow);
+    }
+
+    // exchange_next — push_next's first half: `item` goes to runnext; returns the item it
+    // displaced (nullptr: none), which is the caller's to put in the ring (try_push, or
+    // push with an overflow target only when that fails: no overflow state built on the
+    // fast path). Executed only by the owner.
+    [[gnu::always_inline]] T* exchange_next(T* item) noexcept {
         // relaxed: only the owner fills the slot, so a null seen here stays null until we
         // store (a thief can only empty it).
         if (runnext_.load(std::memory_order_relaxed) == nullptr) {
             // release: a thief that takes it (acquire) sees *item as we left it.
             runnext_.store(item, std::memory_order_release);
-            return 0;
+            return nullptr;
         }
         // acq_rel: release publishes `item` (as above); acquire is needed only for symmetry
         // with a thief's take — the displaced item was stored by us. An RMW because a thief
         // may be taking the old one at this moment: exactly one of us gets it.
-        T* old = runnext_.exchange(item, std::memory_order_acq_rel);
-        if (old == nullptr) return 0;
-        return push(old, overflow);
+        return runnext_.exchange(item, std::memory_order_acq_rel);
     }
 
     // pop — the oldest ring item, or nullptr (runnext is not looked at). Executed only by

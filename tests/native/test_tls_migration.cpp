@@ -271,9 +271,11 @@ TEST(TlsMigration, ProcessorIndexAfterMigrationIsTheNewThreads) {
 }
 
 // this_processor(), inlined into the migrating function, names the resuming thread's
-// processor (a compiler that may merge the two reads, e.g. an asm without `volatile` and
-// "memory", returns the first processor after the migration:
-// tests/mutants/this_processor_cached.patch).
+// processor. Seen failing (3 of 3 runs, g++ -O3) with the mutant
+// tests/mutants/this_processor_cached.patch: this_processor() through an accessor declared
+// [[gnu::const]] (as glibc declares __errno_location), so the compiler reuses the value from
+// before the blocking call. (The asm without `volatile` and "memory" is no such mutant
+// under g++: it reloads the offset, a global, after the call and reads %fs again.)
 TEST(TlsMigration, ThisProcessorAfterMigrationIsTheNewThreads) {
     coop_test::Watchdog dog("TlsMigration.ThisProcessor", kWatchdogSeconds);
     reset();

@@ -468,6 +468,17 @@ nlohmann::json parse_program_json(const std::string& text) {
     return nlohmann::json::parse(text);
 }
 
+namespace {
+// refused_outcome — a reply {"status": "refused", "reason": ...}: the program knew before the
+// run that the point cannot fit (a limit of the system), which is recorded as a refusal
+// (kRefusalPrefix, harness/runner.hpp), as a C++ backend's capacity check is.
+Outcome refused_outcome(const nlohmann::json& j) {
+    std::string why = j.value("reason", std::string("the program refused the point without a reason"));
+    if (why.rfind(kRefusalPrefix, 0) != 0) why = std::string(kRefusalPrefix) + why;
+    return Outcome::failed(why);
+}
+}  // namespace
+
 Outcome external_outcome(const std::string& out, int exit_code) {
     const std::string line = last_line(out);
     nlohmann::json j;
@@ -486,6 +497,7 @@ Outcome external_outcome(const std::string& out, int exit_code) {
                                 j.value("reason", std::string("the program reported a failure without a reason")));
             return o;
         }
+        if (status == "refused") return refused_outcome(j);
         if (status != "ok") return Outcome::failed("the program reported an unknown status '" + shorten(status) + "'");
         o.seconds = j.at("seconds").get<double>();
         o.value = j.at("value").get<double>();

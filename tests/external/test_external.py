@@ -417,6 +417,38 @@ class ProcessTree(unittest.TestCase):
         self.killed_mid_point(signal.SIGKILL, "supervisor", signal.SIGKILL)
 
 
+class Refused(unittest.TestCase):
+    """A program may reply "refused": a limit of the system it knows before the run (memory, a
+    thread count) says the point cannot fit. That is a result (status refused, with the
+    reason), not a failure: the exit code stays 0, and --resume counts the fork as done."""
+
+    def test_a_refused_reply_is_a_refusal_not_a_failure(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-refused", "refused")
+            p = run(["run", "-b", "fake-refused", "-w", "create", "-p", "N=3", "-o", d + "/out"], [m],
+                    env_extra={"FAKE_REASON": "fake: 3 threads need 1 TiB, 2 GiB available"})
+            (r,) = rows(d + "/out")
+            self.assertEqual(r["status"], "refused", r["reason"])
+            self.assertEqual(r["reason"], "system limit: fake: 3 threads need 1 TiB, 2 GiB available")
+            self.assertIn("REFUSED: system limit: fake: 3 threads", p.stdout)
+            self.assertIn("1 refused", p.stderr)
+            run(["run", "--resume", d + "/out", "-q"], [m])
+            self.assertEqual(len(rows(d + "/out")), 1)  # not measured again
+
+    def test_a_refusal_without_a_reason_and_in_a_runs_list(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-refused", "refused")
+            run(["run", "-b", "fake-refused", "-w", "create", "-p", "N=3", "-o", d + "/a", "-q"], [m])
+            (r,) = rows(d + "/a")
+            self.assertEqual((r["status"], r["reason"]),
+                             ("refused", "system limit: the program refused the point without a reason"))
+            m = manifest(d, "fake-it-refused", "it-refused")
+            run(["run", "-b", "fake-it-refused", "-w", "create", "-p", "N=3", "-W", "1", "-I", "2", "-o", d + "/b",
+                 "-q"], [m])
+            (r,) = rows(d + "/b")
+            self.assertEqual((r["status"], r["reason"]), ("refused", "system limit: 3 threads do not fit"))
+
+
 class Manifests(unittest.TestCase):
     """A manifest whose name could never be selected or would climb out of a folder, or whose
     option has no default, is left out with its reason (before: registered silently)."""

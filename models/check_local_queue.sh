@@ -6,23 +6,13 @@
 # Exit 77 (CTest: skipped) when spin or a C compiler is missing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-spin=$(command -v spin) || { echo "spin not installed: skipped"; exit 77; }
-cc=$(command -v cc || command -v gcc || command -v clang) || { echo "no C compiler: skipped"; exit 77; }
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
+. "$here/spin_lib.sh"
+spin_setup
+SPIN_DEPTH=100000
+SPIN_CFLAGS="-O2 -DVECTORSZ=4096 -DCOLLAPSE"
 
-verify() {  # verify NAME DEFINES -> prints pan's summary, returns 0 when no error was found
-    rm -f pan pan.* _spin_nvr.tmp ./*.trail
-    "$spin" -a $2 "$here/local_queue.pml" > spin.log 2>&1 || { cat spin.log; echo "$1: spin -a failed"; exit 1; }
-    "$cc" -O2 -DVECTORSZ=4096 -DCOLLAPSE -o pan pan.c > cc.log 2>&1 || { cat cc.log; echo "$1: cc failed"; exit 1; }
-    ./pan -m100000 > pan.log 2>&1
-    errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.log | head -n1)
-    states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.log | head -n1)
-    echo "$1: errors=$errors states=$states"
-    [ -n "$errors" ] || { cat pan.log; echo "$1: no result from pan"; exit 1; }
-    if grep -q "max search depth too small" pan.log; then echo "$1: search depth too small"; exit 1; fi
-    return "$errors"
+verify() {  # verify NAME DEFINES -> spin_verify on local_queue.pml
+    spin_verify "$1" "$here/local_queue.pml" "$2"
 }
 
 fail=0

@@ -22,9 +22,9 @@
  * consistent — park.hpp's seq_cst atomics and fences give that for the Dekker pairs, but the
  * rings' release/acquire and the deque's relaxed size_ hint are modelled as SC too (the
  * argument that the fences of notify() and park() make them enough is park.hpp's (a), not
- * checked here). Store->load reordering (x86-TSO) is checked by park_notify.pml -DTSO, for
- * both wakers this model uses: awakened's notify() and the yield's own look at parked_
- * (-DYIELD; each rejected without its fence), and on the hardware by test_park_tso.cpp. A queue is a set of item ids with a size hint; a push, a take and a
+ * checked here). Store->load reordering (x86-TSO) is checked by -DTSO (below), by
+ * park_notify.pml -DTSO for the bare protocol, and on the hardware by test_park_tso.cpp. A
+ * queue is a set of item ids with a size hint; a push, a take and a
  * steal-half are each one atomic step (their own races are models/local_queue.pml's and
  * owner_guard.pml's); a steal may fail even when the victim has items (a lost CAS, runnext's
  * grace, the owner guard held); the spinning rule (SchedulerCore::start_spinning, relaxed
@@ -82,6 +82,46 @@
  * global queue holds two items, P0's pick from a finish takes one and refills the other; P1
  * looks in between and parks; P0 runs the first for good). Activities of priority Idle (Scheduler<A>::awakened skips notify() for them, by
  * design) are not modelled.
+ *
+ * -DTSO: x86-TSO instead of sequential consistency (Sewell et al., "x86-TSO: a rigorous and
+ * usable programmer's model for x86 multiprocessors", CACM 2010, Sect. 3; the usual Promela
+ * encoding, as in park_notify.pml): each processor's stores go through a FIFO store buffer
+ * that a process of its own (Drain) empties into memory at any moment; a fence or a locked
+ * instruction of that processor waits until it is empty; the processor's own loads read it
+ * first. Which stores are buffered: a push onto the own ring/deque that is NOT followed by a
+ * locked instruction or fence before the processor's next load of shared memory — awakened's
+ * and the yield's push (LocalQueue::push / push_next: a relaxed slot store and a release
+ * store of tail_ or runnext_, plain movs; the deque's push likewise). Every other store of
+ * the model is a seq_cst store (xchg), a locked RMW (CAS, fetch_add, exchange: the global
+ * queue, steals, park.hpp's words and counts) or is followed by one before any load of
+ * another location (the refill's pushes: the next gtake's CAS or notify()'s fence; the
+ * overflow's and a steal's pushes, after their CAS): in TSO such a store is indistinguishable
+ * from one made at that instruction, so it is modelled as a plain assignment there. The
+ * fences and locked instructions that wait for the buffer (DRAINED): notify()'s leading
+ * fence (wake_one), the yield's fence before its look at parked_, park()'s Parked store and
+ * fetch_add, the owner's pick (ws: the head CAS / runnext exchange), every global-queue and
+ * steal CAS. The processor's own later reads of its queue come after one of these, so the
+ * buffer's forwarding to them is not modelled. Under TSO:
+ *   -DBUG_YIELD_NO_FENCE   Scheduler<A>::yielded without the seq_cst fence between its push
+ *                          and its look at parked_ (coop before the fix): Spin must find the
+ *                          lost wake-up (P1 yields: its push sits in the buffer while it reads
+ *                          parked_ == 0; P0 finds nothing, parks and sleeps; P1 runs the next
+ *                          activity for good; the buffer drains behind a sleeping P0). Without
+ *                          -DTSO the same mutant passes: why the SC model could not see it.
+ *   -DBUG_WAKER_NO_FENCE   wake_one() without its leading fence (the waker's half of the
+ *                          Dekker pair): awakened's push passes the look at parked_ the same way.
+ * Still abstracted away under -DTSO: a store buffer of one entry (a second push waits for the
+ * first to drain: every path here fences or locks between two pushes in the fixed code, so
+ * this hides nothing that code can do, but a mutant that removes two fences at once would be
+ * checked with fewer reorderings); parasail's owner pop_back is plain (OwnerGuardAsym, no
+ * locked instruction) and reads its own buffered push by forwarding, modelled as a drain
+ * first (the same value either way; the thieves' side is the membarrier heavy fence, not
+ * modelled); ARM/POWER's weaker orders (load->load, store->store, non-multi-copy-atomic
+ * stores): there coop's C++ orders hold, and TSan (test_park_tso, ParkNotify, the ws tests
+ * under the tsan preset) checks their happens-before, not reorderings; the real store-buffer
+ * window is test_park_tso.cpp's (two pinned threads on the real Scheduler<A>, a yield and an
+ * awakened waker). The timers: their publication (TimerEntry push: CAS; earliest_ns: CAS-min)
+ * is locked, so TSO adds no reordering to them; their re-check is park_notify.pml -DTIMER's.
  */
 
 #ifndef NPROC
@@ -149,6 +189,15 @@ byte parked = 0;         /* Parking::parked_ */
 bit token = 0;           /* Parking::token_ */
 bit sleeping[NPROC];     /* inside futex_wait */
 
+#ifdef TSO
+/* sb[p]: processor p's store buffer, one pending push onto its own queue (item id + 1; 0:
+ * empty). The item is QUEUED but in no queue other processors can see (loc 0) until Drain. */
+byte sb[NPROC];
+#define DRAINED(p) (sb[p] == 0)
+#else
+#define DRAINED(p) true
+#endif
+
 /* push — one atomic publication into a local queue q (ring push/push_next, deque push) */
 inline push(q, id) {
     d_step {
@@ -161,6 +210,7 @@ inline push(q, id) {
  * swings the tail (one step: its own windows are queue.hpp's tests'). */
 inline gpush(id) {
     d_step {
+        DRAINED(me);                             /* the enqueue's CAS */
         assert(st[id] != QUEUED);
         if :: glag > 0 -> chain_moved = 1 :: else -> skip fi;
         gq[gn] = id; gn++; glag = 0;
@@ -228,10 +278,19 @@ inline gtake() {
  * fails if another processor moved the tail meanwhile; the fixed append then helps the tail
  * on to the chain's end, one node per step (queue.hpp help_tail_to). */
 inline lpush(id) {
+#ifdef TSO
+    DRAINED(me);                                 /* a store buffer of one entry (header) */
+#endif
     if
+#ifdef TSO
+    :: atomic { qn[me] < CAP ->                  /* the push's stores: into the buffer */
+           assert(st[id] != QUEUED); st[id] = QUEUED; sb[me] = id + 1 }
+#else
     :: atomic { qn[me] < CAP -> push(me, id) }
+#endif
     :: else ->
         d_step {                                 /* step 1: the ring's head CAS */
+            DRAINED(me);
             c1 = NONE; j = 0;
             do
             :: j <= ITEMS && loc[j] == me + 1 -> c1 = j; break
@@ -275,6 +334,7 @@ inline lpush(id) {
  * Queue::dequeue): some queued item (the lowest id), or got = NONE. */
 inline take(q) {
     d_step {
+        DRAINED(me);                             /* the pick's head CAS / runnext exchange */
         got = NONE; j = 0;
         do
         :: j <= ITEMS && loc[j] == q + 1 -> got = j; break
@@ -294,6 +354,7 @@ inline take(q) {
  * own queue (published), the last is returned to run. */
 inline steal(v) {
     d_step {
+        DRAINED(me);                             /* the steal's CAS on the victim */
         got = NONE;
         k = (qn[v] + 1) / 2;
         j = 0;
@@ -332,6 +393,9 @@ inline has_ready(locals) {
 /* notify — SchedulerCore::notify -> Parking::wake_one (park.hpp),
  * after the caller published its work. wake() scans every processor's word. */
 inline notify() {
+#if defined(TSO) && !defined(BUG_WAKER_NO_FENCE)
+    DRAINED(me);                                             /* wake_one's seq_cst fence */
+#endif
     if
     :: parked == 0 -> skip                                   /* fast path */
     :: else ->
@@ -369,6 +433,9 @@ inline notify() {
 /* park — Scheduler<A>::suspend (scheduler.hpp: after the idle loop's stop_spinning, with the
  * re-check "has_ready() || more_work") -> SchedulerCore::park -> Parking::park. */
 inline park() {
+#ifdef TSO
+    DRAINED(me);                                             /* Parked: a seq_cst store (xchg) */
+#endif
     state[me] = PARKED;
     parked++;                                                /* fetch_add; fence */
 #ifdef BUG_NO_RECHECK
@@ -466,16 +533,18 @@ pushed:
         /* api.cpp yield(): pick_next(cur->priority) first; nothing: keep running. Else
          * switch_to with fin_yield (finalizers.cpp) -> Scheduler<A>::yielded
          * (Scheduler<A>::yielded): the yielder goes onto the own queue's tail, then notify() if a
-         * processor is parked. The code fences after the push, then reads parked_: an SC
-         * read, as here. (Without the fence x86 lets the read pass the push and a parker
-         * sleeps beside the queued yielder: park_notify.pml -DTSO -DYIELD
-         * -DBUG_YIELD_NO_FENCE, test_park_tso.cpp.) */
+         * processor is parked. The code fences after the push, then reads parked_.
+         * (Without the fence x86 lets the read pass the push and a parker sleeps beside
+         * the queued yielder: -DTSO -DBUG_YIELD_NO_FENCE, test_park_tso.cpp.) */
         pick_next();
         if
         :: got != NONE ->
             lpush(cur); quiet[cur] = 1;
             cur = got; got = NONE;
 #ifndef BUG_NO_YIELD_NOTIFY
+#if defined(TSO) && !defined(BUG_YIELD_NO_FENCE)
+            DRAINED(me);                         /* the yield's seq_cst fence */
+#endif
             if
             :: parked > 0 -> notify()
             :: else -> skip
@@ -552,6 +621,18 @@ idle:      /* worker.cpp idle_loop */
     park();
     goto idle
 }
+
+#ifdef TSO
+/* Drain — processor _pid - NPROC's store buffer reaches memory at any moment: the pushed item
+ * becomes visible in that processor's queue. */
+active [NPROC] proctype Drain() {
+    byte p = _pid - NPROC;
+end_drain:
+    do
+    :: d_step { sb[p] != 0 -> loc[sb[p] - 1] = p + 1; qn[p]++; sb[p] = 0 }
+    od
+}
+#endif
 
 /* When nothing can move any more, no announced item may wait in a queue (a lost wake-up),
  * the token must be free (else every later notify() is skipped), and parked_ must count

@@ -36,12 +36,28 @@
  *                         fix): Spin must find the lost wake-up. Under sequential
  *                         consistency (no -DTSO) the same mutant passes: why the SC model
  *                         could not see the defect.
+ *
+ * -DTIMER: the timers' side of the protocol (timers.cpp, worker.cpp idle loop, more_work)
+ * instead of the Waker's rounds. The Waker is a processor whose activity went to sleep: its
+ * push_timer lowers `earliest` (earliest_ns, CAS-min: a locked instruction, so under -DTSO
+ * too it reaches memory at once, no store buffer) and calls notify(); then it runs an
+ * activity for good. Parker 1 is idle: it polls the timers (fires the sleeper once the
+ * deadline has passed, `past`, set by Clock at any moment), reads its futex timeout from
+ * `earliest` (`to`; INF: none) in one step, and in a LATER step parks; its re-check after
+ * the fence is "a deadline below the one my timeout came from" (earliest < to); its futex
+ * sleep ends on a wake-up or, with a timeout, once the deadline has passed. Checked: when
+ * nothing can move, the sleeper was fired (Final). -DBUG_TIMER_PAST_ONLY: the re-check asks
+ * only "has a deadline passed?" (coop before the fix): Spin must find the parker asleep with
+ * no timeout beside the pending timer (its timeout read before the push, the pusher's notify
+ * before its announcement). No reordering is involved, so the TSO and SC answers are the same.
+ *
  * What this still abstracts away: ARM/POWER's weaker orders (loads reordered with loads,
  * stores with stores, non-multi-copy-atomic stores): coop's C++ orders, not this model, are
  * what hold there, and TSan (test_park_tso, ParkNotify under the tsan preset) checks the
  * C++ model's happens-before, not reorderings. The real store-buffer window is covered by
  * test_park_tso.cpp (two pinned threads on the real Scheduler<A>); the timers' re-check
- * (a window with no reordering) by test_timer_park.cpp.
+ * (-DTIMER, a window with no reordering) on the real runtime by test_timer_park.cpp (a hook
+ * pushes a timer between the timeout's read and the park).
  */
 
 #ifndef NPARKERS
@@ -75,6 +91,22 @@ bit buffered = 0;
 #define DRAINED     true
 #endif
 
+#ifdef TIMER
+#define INF 255
+byte earliest = INF;  /* RuntimeState::earliest_ns: one sleeper, deadline 1 */
+bit past = 0;         /* the deadline has passed */
+bit fired = 0;        /* the sleeper was woken by a poll */
+#ifdef BUG_TIMER_PAST_ONLY
+#define RECHECK       (HAS_WORK || (past && earliest != INF))
+#else
+#define RECHECK       (HAS_WORK || earliest < to)
+#endif
+#define ASLEEP_ENDS   (sleeping[me] == 0 || (to != INF && past))
+#else
+#define RECHECK       HAS_WORK
+#define ASLEEP_ENDS   (sleeping[me] == 0)
+#endif
+
 #ifndef OLD_PROTOCOL
 byte state[NPROC];   /* per-processor futex words */
 byte parked = 0;
@@ -84,11 +116,12 @@ inline park(me) {
     state[me] = PARKED;
     parked++;
     if
-    :: HAS_WORK -> skip
+    :: RECHECK -> skip
     :: else ->
         atomic { if :: state[me] == PARKED -> sleeping[me] = 1 :: else -> skip fi };
 end_asleep:
-        sleeping[me] == 0
+        ASLEEP_ENDS;
+        sleeping[me] = 0
     fi;
     atomic { s = state[me]; state[me] = RUNNING };
     if
@@ -178,6 +211,11 @@ inline notify() {
 active proctype Waker() {
     byte r = 0, t = 0, i = 0;
     bit found = 0;
+#ifdef TIMER
+    earliest = 1;   /* push_timer: the entry pushed, lower_earliest (locked CAS) */
+    notify();       /* then runs an activity for good */
+    goto done;
+#endif
     do
     :: r < ROUNDS ->
         PUBLISH(r);
@@ -196,19 +234,35 @@ active proctype Waker() {
         taken > r;   /* wait until another processor took it */
         r++
     :: else -> break
-    od
+    od;
+done:
+    skip
 }
 
 active [NPARKERS] proctype Parker() {
     byte me = _pid;   /* 1..NPARKERS (the Waker is 0) */
     byte s = 0, e = 0;
+#ifdef TIMER
+    byte to = INF;
+end_idle:
+    do
+    :: atomic { past && earliest != INF -> fired = 1; earliest = INF }   /* poll_timers */
+    :: atomic { !(past && earliest != INF) -> to = earliest };   /* the timeout, read first */
+        park(me)
+    od
+#else
 end_idle:
     do
     :: atomic { TAKE }
     :: atomic { !HAS_WORK -> skip };
         park(me)
     od
+#endif
 }
+
+#ifdef TIMER
+active proctype Clock() { past = 1 }
+#endif
 
 #if defined(TSO) && !defined(OLD_PROTOCOL)
 /* The Waker's store buffer drains to memory at any moment (oldest first; one entry here). */
@@ -226,6 +280,10 @@ end_drain:
 active proctype Final() {
     timeout ->
         assert(token == 0);
+#ifdef TIMER
+        assert(fired == 1)
+#else
         assert(taken == ROUNDS)
+#endif
 }
 #endif

@@ -73,8 +73,7 @@ Activity* dequeue_waiter(Queue<Activity>& q) noexcept {
     // acquire: the state is built before it is published (see Runtime).
     RuntimeState* rt = g_active.load(std::memory_order_acquire);
     if (rt == nullptr) return nullptr;
-    static std::mutex external;  // one borrower of the slot at a time
-    std::lock_guard<std::mutex> lock(external);
+    std::lock_guard<std::mutex> lock(rt->external_slot);  // one borrower of the slot at a time
     // Index processor_count: no worker of this runtime uses it; bind_processor raises the
     // hazard scan bound to include it (one more slot per acquire() from now on).
     bind_processor(rt->processor_count);
@@ -356,6 +355,9 @@ Runtime::Runtime(const Options& o) {
     auto rt = std::make_unique<RuntimeState>(n, o.stack_size != 0 ? o.stack_size : kDefaultStackSize, o.guard, o.pin,
                                              o.scheduling);
     for (unsigned i = 0; i < n; ++i) rt->processors.push_back(std::make_unique<Processor>(*rt, i));
+    // The hazard pools of the workers' slots and of the slot kept for other threads: filled
+    // now, so no enqueue in the scheduler's noexcept paths allocates a node (hazard.hpp).
+    fill_pools(n + 1);
     std::vector<int> cpus;
     if (o.pin) {
         cpus = choose_cpus(n);

@@ -115,7 +115,8 @@ class Thread {
 
 namespace internal {
 // new_closure — a descriptor holding `fn` (spawn's allocation; the caller sets its body and
-// starts it). Throws std::bad_alloc, or std::runtime_error when no runtime is running.
+// starts it), with its queue node. Throws std::bad_alloc, or std::runtime_error when no
+// runtime is running.
 template <class F>
 Closure<std::decay_t<F>>* new_closure(F&& fn) {
     using Fn = std::decay_t<F>;
@@ -126,6 +127,10 @@ Closure<std::decay_t<F>>* new_closure(F&& fn) {
     void* mem = allocate_descriptor(sizeof(C), &node);
     C* c = ::new (mem) C;
     try {
+        // A fresh block has no queue node: take it here, where a refusal reaches the spawner
+        // as std::bad_alloc. Its first enqueue (start -> awakened, noexcept) would otherwise
+        // allocate it and end the process (docs/native-runtime.md, "When no stack can be had").
+        if (node == nullptr) node = detail::allocate_node();
         ::new (static_cast<void*>(c->storage)) Fn(std::forward<F>(fn));
     } catch (...) {
         c->node = node;
@@ -133,7 +138,7 @@ Closure<std::decay_t<F>>* new_closure(F&& fn) {
         free_descriptor(c);
         throw;
     }
-    c->node = node;  // a recycled block's node: the enqueue reuses it
+    c->node = node;  // the enqueue uses it (acquire() swaps it for a pooled one if hazardous)
     c->pooled = sizeof(C) <= kDescriptorBlock;
     return c;
 }

@@ -299,6 +299,29 @@ inline std::size_t nodes_live() noexcept {
     return static_cast<std::size_t>(detail::g_nodes_live.load(std::memory_order_relaxed));
 }
 
+// fill_pools — gives every empty pool of processors [0, slots) a fresh node (throws
+// std::bad_alloc). A runtime calls it when it starts: acquire() returns nullptr only when it
+// swapped its node into an EMPTY pool, and pools are emptied only by drain_pools(); with
+// every pool that a processor of the runtime can use filled, an enqueue of an item that holds
+// its node never allocates (Queue::prepare), so the scheduler's noexcept enqueues cannot fail
+// for lack of memory. A fresh node protects nothing and no processor
+// protects it, so handing it out of a pool later is as safe as handing out any pooled node.
+inline void fill_pools(unsigned slots) {
+    for (unsigned i = 0; i < slots; ++i) {
+        for (auto* pool : {&detail::g_processors[i].pool1, &detail::g_processors[i].pool2}) {
+            // relaxed: a hint; the CAS below decides.
+            if (pool->load(std::memory_order_relaxed) != nullptr) continue;
+            Node* fresh = detail::allocate_node();
+            Node* expected = nullptr;
+            // release: the fresh node's initialised fields go with it to the next taker, whose
+            // exchange (acq_rel, acquire()) reads this value.
+            if (!pool->compare_exchange_strong(expected, fresh, std::memory_order_release,
+                                               std::memory_order_relaxed))
+                detail::free_node(fresh);  // filled meanwhile
+        }
+    }
+}
+
 // drain_pools — frees every pooled node that no processor protects; the ones still
 // protected go back to a pool. Safe at any time (each node is taken by exchange); meant for
 // tests and shutdown, so that nodes_live() counts only nodes in queues and items.

@@ -65,7 +65,9 @@ struct RuntimeState;
 struct TimerEntry {
     Activity* activity;
     std::int64_t deadline_ns;  // CLOCK_MONOTONIC
-    TimerEntry* next = nullptr;
+    TimerEntry* next = nullptr;     // in the pushed list (RuntimeState::timers)
+    TimerEntry* child = nullptr;    // in the heap (timers.cpp: a pairing heap, no allocation)
+    TimerEntry* sibling = nullptr;
 };
 
 // Processor — one worker.
@@ -110,18 +112,22 @@ struct RuntimeState {
     alignas(kCacheLine) std::atomic<std::uint32_t> quiescent_epoch{0};  // futex word
     alignas(kCacheLine) std::atomic<bool> stopping{false};
 
-    // Inbox for activities started by non-worker threads.
+    // Inbox for activities started or made ready by threads that are not workers (inbox.cpp):
+    // a queue of the activities' own nodes (no allocation: Runtime fills the hazard pools and
+    // every descriptor holds its node), entered through the hazard-pointer slot kept for such
+    // threads (index processor_count) while holding external_slot, which dequeue_waiter
+    // (api.cpp) borrows the same way.
     alignas(kCacheLine) std::atomic<bool> inbox_ready{false};
-    std::mutex inbox_mutex;
-    std::vector<Activity*> inbox;
+    std::mutex external_slot;
+    Queue<Activity> inbox;
 
     // Timers (timers.cpp): pushed entries (a lock-free stack: push CAS, take-all exchange),
     // a lower bound of every pending deadline (INT64_MAX: none), and the min-heap of the
-    // entries a poller took, under timer_mutex.
+    // entries a poller took (intrusive: the root), under timer_mutex.
     alignas(kCacheLine) std::atomic<TimerEntry*> timers{nullptr};
     std::atomic<std::int64_t> earliest_ns{INT64_MAX};
     std::mutex timer_mutex;
-    std::vector<TimerEntry*> timer_heap;
+    TimerEntry* timer_heap = nullptr;
 };
 
 }  // namespace coop::internal

@@ -88,7 +88,7 @@ void fin_join(Activity* prev, void* target) noexcept;
 void fin_sleep(Activity*, void* entry) noexcept;
 
 // inbox.cpp — hand-over from non-worker threads.
-void submit_inbox(RuntimeState& rt, Activity* a);
+void submit_inbox(RuntimeState& rt, Activity* a) noexcept;
 bool drain_inbox(RuntimeState& rt);
 
 // timers.cpp — sleeping activities.

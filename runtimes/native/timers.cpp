@@ -6,19 +6,24 @@
 //   is lowered to its deadline (CAS-min): a lower bound of every pending deadline.
 // - poll_timers (idle loop; every kTimerPollMask+1 yields): nothing to do unless
 //   earliest_ns has passed. Then one processor at a time (try_lock: the others go on) moves
-//   the pushed entries into a binary min-heap by deadline (timer_heap, under timer_mutex),
-//   wakes the expired ones from its top and restores earliest_ns from the new top. A poll
-//   costs O(k log n) for k new and expired entries, not O(n): the sleepers that are not due
-//   stay in the heap (popping and re-pushing each of them at every poll, with a notify()
-//   each, made a poll O(n)).
+//   the pushed entries into a min-heap by deadline (timer_heap, under timer_mutex), wakes
+//   the expired ones from its top and restores earliest_ns from the new top. A poll costs
+//   O(k log n) amortised for k new and expired entries, not O(n): the sleepers that are not
+//   due stay in the heap (popping and re-pushing each of them at every poll, with a notify()
+//   each, made a poll O(n)). The heap is a pairing heap (Fredman, Sedgewick, Sleator and
+//   Tarjan, "The pairing heap: a new form of self-adjusting heap", Algorithmica 1986) linked
+//   through the entries themselves (child, sibling), so a poll allocates nothing: it runs in
+//   the idle loop (noexcept), where the std::vector heap it replaced grew with push_back
+//   and ended the process when the heap was exhausted
+//   (Memory.TimersArePolledWithNoHeapLeft).
 // - The idle loop parks with timer_timeout_ns(earliest) as its futex timeout, so sleepers are
 //   woken by the processors' own timeouts; an idle runtime uses no CPU. A timer pushed after
 //   the idle loop read `earliest` and before its park is announced is caught by the parker's
 //   re-check (worker.cpp more_work: a deadline below the one its timeout came from), or its
 //   pusher's notify() sees the parker and wakes it (park.hpp's Dekker pair (a)).
-#include <algorithm>
 #include <climits>
 #include <mutex>
+#include <utility>
 
 #include "runtimes/native/runtime_internal.hpp"
 
@@ -27,6 +32,44 @@ namespace coop::internal {
 namespace {
 // later — the heap order: the earliest deadline on top.
 bool later(const TimerEntry* a, const TimerEntry* b) noexcept { return a->deadline_ns > b->deadline_ns; }
+
+// meld — one heap of the heaps rooted at a and b (either may be null; a root's sibling is
+// null): the later root becomes the first child of the other.
+TimerEntry* meld(TimerEntry* a, TimerEntry* b) noexcept {
+    if (a == nullptr) return b;
+    if (b == nullptr) return a;
+    if (later(a, b)) std::swap(a, b);
+    b->sibling = a->child;
+    a->child = b;
+    return a;
+}
+
+// pop_root — the heap of `root`'s children (root removed): the two-pass pairing of the
+// paper, left to right in pairs, then the pairs melded right to left; iterative, so its
+// stack use does not grow with the number of sleepers.
+TimerEntry* pop_root(TimerEntry* root) noexcept {
+    TimerEntry* c = root->child;
+    root->child = nullptr;
+    TimerEntry* pairs = nullptr;  // the melded pairs, last first (linked through sibling)
+    while (c != nullptr) {
+        TimerEntry* a = c;
+        TimerEntry* b = a->sibling;
+        c = b != nullptr ? b->sibling : nullptr;
+        a->sibling = nullptr;
+        if (b != nullptr) b->sibling = nullptr;
+        TimerEntry* m = meld(a, b);
+        m->sibling = pairs;
+        pairs = m;
+    }
+    TimerEntry* heap = nullptr;
+    while (pairs != nullptr) {
+        TimerEntry* next = pairs->sibling;
+        pairs->sibling = nullptr;
+        heap = meld(heap, pairs);
+        pairs = next;
+    }
+    return heap;
+}
 
 // lower_earliest — CAS-min of earliest_ns.
 void lower_earliest(RuntimeState& rt, std::int64_t deadline) noexcept {
@@ -67,22 +110,21 @@ int poll_timers(RuntimeState& rt) noexcept {
     rt.earliest_ns.store(INT64_MAX, std::memory_order_seq_cst);
     // acq_rel (seq_cst): acquire takes the pushers' entries; take-all has no ABA problem.
     TimerEntry* list = rt.timers.exchange(nullptr, std::memory_order_seq_cst);
-    auto& heap = rt.timer_heap;
+    TimerEntry*& heap = rt.timer_heap;
     while (list != nullptr) {
         TimerEntry* e = list;
         list = e->next;
-        heap.push_back(e);  // may throw bad_alloc: terminate (noexcept), as for any allocation here
-        std::push_heap(heap.begin(), heap.end(), &later);
+        e->child = e->sibling = nullptr;
+        heap = meld(heap, e);
     }
     int woken = 0;
-    while (!heap.empty() && heap.front()->deadline_ns <= now) {
-        std::pop_heap(heap.begin(), heap.end(), &later);
-        TimerEntry* e = heap.back();
-        heap.pop_back();
+    while (heap != nullptr && heap->deadline_ns <= now) {
+        TimerEntry* e = heap;
+        heap = pop_root(e);
         rt.scheduler->awakened(e->activity);  // e is dead after this
         ++woken;
     }
-    if (!heap.empty()) lower_earliest(rt, heap.front()->deadline_ns);
+    if (heap != nullptr) lower_earliest(rt, heap->deadline_ns);
     return woken;
 }
 

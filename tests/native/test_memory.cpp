@@ -9,15 +9,18 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtimes/native/coop.hpp"
+#include "runtimes/native/hazard.hpp"
 #include "runtimes/native/stack.hpp"
 #include "tests/native/support.hpp"
 #include "tests/support/child.hpp"
@@ -194,6 +197,111 @@ TEST(Memory, ManyBlockedActivitiesUnderAnAddressSpaceCapEnd) {
             240);
         EXPECT_EQ(r, "") << n << " activities";
     }
+}
+
+}  // namespace
+
+namespace {
+
+// The three allocations the scheduler's noexcept paths used to make, each made to fail: a
+// `terminate called after throwing std::bad_alloc` (SIGABRT in the child) is the failure.
+
+// A fresh activity's queue node. A descriptor carved from a slab has no node; its first
+// enqueue (start -> awakened, noexcept) took one from the processor's node cache and, when the
+// cache needed a new slab with operator new refusing, threw through noexcept. Now spawn takes
+// the node with the descriptor and throws std::bad_alloc to its caller. The node cache of
+// the worker is exhausted first (allocate_node until it throws), so the next fresh
+// descriptor's node must come from a refused operator new.
+TEST(Memory, ASpawnWhoseQueueNodeCannotBeHadThrowsToItsCaller) {
+    const std::string r = in_child(
+        [] {
+            int refused = 0, spawned = 0;
+            {
+                coop::Runtime rt(coop::Options{.processors = 1});
+                rt.run([&] {
+                    coop::spawn([] {}).join();  // the descriptor slab exists (operator new allowed)
+                    std::vector<coop::Thread> ts;
+                    ts.reserve(64);
+                    std::vector<coop::Node*> held;
+                    held.reserve(1 << 16);
+                    g_refuse_new = true;
+                    try {
+                        while (held.size() < held.capacity()) held.push_back(coop::detail::allocate_node());
+                    } catch (const std::bad_alloc&) {
+                    }
+                    for (int i = 0; i < 8; ++i) {
+                        try {
+                            ts.push_back(coop::spawn([] {}));
+                            ++spawned;
+                        } catch (const std::bad_alloc&) {
+                            ++refused;
+                        }
+                    }
+                    g_refuse_new = false;
+                    for (coop::Node* n : held) coop::detail::free_node(n);
+                    for (auto& t : ts) t.join();
+                });
+            }
+            if (refused == 0) return std::string("no spawn was refused: the test did not test anything");
+            return std::string();
+        },
+        60);
+    EXPECT_EQ(r, "");
+}
+
+// The timer heap's growth: the poller moved pushed entries into a std::vector heap
+// (poll_timers, noexcept); its first push_back allocates. Now the heap is intrusive.
+TEST(Memory, TimersArePolledWithNoHeapLeft) {
+    const std::string r = in_child(
+        [] {
+            {
+                coop::Runtime rt(coop::Options{.processors = 1});
+                rt.run([&] {
+                    std::vector<coop::Thread> ts;
+                    ts.reserve(8);
+                    for (int i = 0; i < 8; ++i) ts.push_back(coop::spawn([] {
+                        coop::sleep_for(std::chrono::milliseconds(1));
+                    }));
+                    g_refuse_new = true;
+                    coop::sleep_for(std::chrono::milliseconds(5));  // the idle loop polls the timers
+                    g_refuse_new = false;
+                    for (auto& t : ts) t.join();
+                });
+            }
+            return std::string();
+        },
+        60);
+    EXPECT_EQ(r, "");
+}
+
+// The inbox: a thread that is not a worker making an activity ready (here: releasing a
+// semaphore the activity waits on) appended it to a std::vector under a mutex (make_ready,
+// noexcept); after a drain the vector has no capacity, so that append allocates. Now the
+// activity goes through its own queue node.
+TEST(Memory, AThreadOutsideTheRuntimeWakesAnActivityWithNoHeapLeft) {
+    const std::string r = in_child(
+        [] {
+            {
+                coop::Runtime rt(coop::Options{.processors = 1});
+                coop::Semaphore go(0);
+                std::atomic<bool> waiting{false};
+                std::thread outside([&] {
+                    while (!waiting.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // it has blocked
+                    g_refuse_new = true;
+                    go.release();
+                    g_refuse_new = false;
+                });
+                rt.run([&] {
+                    waiting = true;
+                    go.acquire();
+                });
+                outside.join();
+            }
+            return std::string();
+        },
+        60);
+    EXPECT_EQ(r, "");
 }
 
 }  // namespace

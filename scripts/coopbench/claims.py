@@ -897,8 +897,8 @@ def rule_shares_match(ctx: Ctx, a, per_processor, per_unit, tolerance=0.1, at=No
     both = hierarchical_rows(np.hstack([rp, ru]), forks)
     devs = _shares(both[:, :rp.shape[1]], both[:, rp.shape[1]:], p)
     devs = devs[np.isfinite(devs)]
-    lo, hi = (np.quantile(devs, [(1 - LEVEL) / 2, (1 + LEVEL) / 2]) if len(devs) else (math.nan, math.nan))
-    k = n_forks(pd.Series(np.zeros(len(forks)), index=forks))
+    lo, hi = percentile_interval(devs) if len(devs) else (math.nan, math.nan)
+    k = n_forks(np.zeros(len(forks)), forks)
     m = (f"{ctx.member(a)} at P={p}: per-processor shares {', '.join(f'{v:.2f}' for v in sp[:8])}; per-unit "
          f"{', '.join(f'{v:.2f}' for v in su[:8])}; largest difference {dev:.3f} "
          f"({LEVEL:.0%} interval {lo:.3f}–{hi:.3f} over {k} fork{'' if k == 1 else 's'})")
@@ -932,7 +932,7 @@ def rule_anticorrelated(ctx: Ctx, a, load, stolen, at=None):
     # (with n units no p below 1/n! is possible: 1/24 for 4).
     _, lo, hi = rank_corr_ci(rl, rs, forks)
     pv = rank_corr_perm_p(ld, st)
-    k = n_forks(pd.Series(np.zeros(len(forks)), index=forks))
+    k = n_forks(np.zeros(len(forks)), forks)
     m = (f"{ctx.member(a)} at P={p}, per unit (load, steals): "
          + ", ".join(f"({fmt_value(x)}, {fmt_value(y)})" for x, y in zip(ld, st))
          + f"; Spearman ρ = {rho:.2f} (95 % interval {lo:.2f}–{hi:.2f} over {k} fork{'' if k == 1 else 's'}; "

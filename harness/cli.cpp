@@ -280,12 +280,14 @@ std::vector<std::string> list_flag(const std::string& flag, const std::string& t
     return items;
 }
 
-// refuse_empty_values — a flag that takes a path, a name or a list, given an empty value
-// (--resume "", --out "", --shard ''), or --shards 0: bad input, where it would otherwise
-// fall back to the default (a new sweep into results/, an unsharded run).
+// refuse_empty_values — a flag that takes a path, a name, a list or a number, given an empty
+// value (--resume "", --out "", --shard '', -r ''), or --shards 0: bad input, where it would
+// otherwise fall back to the default (a new sweep into results/, an unsharded run) or be read
+// as 0.
 void refuse_empty_values(CLI::App& run, unsigned shard_count) {
     for (const char* f : {"--backends", "--workloads", "--plan", "--processors", "--out", "--resume", "--isolation",
-                          "--stack-size", "--memory-limit-mb", "--proc-root", "--shard"})
+                          "--stack-size", "--memory-limit-mb", "--proc-root", "--shard", "--shards", "--repetitions",
+                          "--warmup", "--iterations", "--budget", "--timeout"})
         if (run.count(f) > 0 && run.get_option(f)->as<std::string>().empty())
             throw UsageError(std::string(f) + " takes a value, got ''");
     if (run.count("--shards") > 0 && shard_count == 0) throw UsageError("--shards takes a shard count of 1 or more, got 0");
@@ -304,7 +306,7 @@ void print_points(const std::vector<Point>& points) {
 struct RunFlags {
     std::string backends, workloads, plan, processors, out, resume, isolation = "process";
     std::vector<std::string> params, backend_opts;
-    int repetitions = 1, warmup = -1, iterations = -1;
+    std::string repetitions = "1", warmup, iterations;  // counts_from_flags checks them
     double timeout = 600, budget = 2;
     std::string proc_root = "/proc";
     std::string stack_size_text, memory_limit_text;
@@ -313,7 +315,8 @@ struct RunFlags {
     unsigned shard_count = 0;
 };
 
-// add_run_flags — the flags of `coopbench run`.
+// add_run_flags — the flags of `coopbench run`. A flag that takes one value may be given once:
+// CLI11 keeps the last (TakeLast) and given_twice says so in our words after the parse.
 void add_run_flags(CLI::App& run, RunFlags& f) {
     run.add_option("--backends,-b", f.backends, "comma-separated backends or families (default: all)");
     run.add_option("--workloads,-w", f.workloads, "comma-separated workloads (default: all of the plan)");
@@ -350,6 +353,29 @@ void add_run_flags(CLI::App& run, RunFlags& f) {
                    "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX)");
     run.add_option("--shards", f.shard_count, "N: the shard count, with the index from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX");
     run.allow_extras();
+    for (CLI::Option* o : run.get_options())
+        if (o->get_expected_max() == 1 && o->get_name() != "--param" && o->get_name() != "--backend-opt")
+            o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// given_twice — a one-value flag typed more than once (-P 1 -P 2): bad input, one line (CLI11
+// says "At Most 1 required but received 2"); a list is one value with commas.
+void given_twice(const CLI::App& run) {
+    for (const CLI::Option* o : run.get_options())
+        if (o->get_expected_max() == 1 && o->get_name() != "--param" && o->get_name() != "--backend-opt" &&
+            o->count() > 1)
+            throw UsageError(o->get_name() + " is given " + std::to_string(o->count()) +
+                             " times; give it once (a list in one value: 1,2,4)");
+}
+
+// count_flag — a whole number typed for `flag` (parse_integer's forms: 5, 1e3, 10^3), from
+// `least` to `most`; the range in one line otherwise (CLI11's "Could not convert" gave none).
+int count_flag(const std::string& flag, const std::string& text, int least, int most) {
+    std::string why;
+    const auto v = parse_integer(text, why);
+    if (!v || *v < least || *v > most)
+        throw UsageError(flag + " must be from " + std::to_string(least) + " to " + std::to_string(most) + ", got " + text);
+    return static_cast<int>(*v);
 }
 
 // unknown_command — a first word that is no command ("bench"): say so (exit 2), instead of
@@ -426,20 +452,16 @@ SweepOptions new_sweep(const CLI::App& run, const RunFlags& f, std::optional<int
     o.benchmark_args = benchmark_args;
     o.request = requested_points(run, f);
     SweepRequest& r = o.request;
-    r.repetitions = f.repetitions;
-    // -1 is the "not given" value of both: typed by the user it is refused too.
-    if (run.count("--warmup") > 0 && (f.warmup < 0 || f.warmup > 1000000))
-        throw UsageError("--warmup must be from 0 to 1000000, got " + std::to_string(f.warmup));
-    if (run.count("--iterations") > 0 && (f.iterations < 1 || f.iterations > 1000000))
-        throw UsageError("--iterations must be from 1 to 1000000, got " + std::to_string(f.iterations));
-    if (run.count("--repetitions") > 0 && benchmark_repetitions && *benchmark_repetitions != f.repetitions)
-        throw UsageError("--repetitions " + std::to_string(f.repetitions) + " and --benchmark_repetitions=" +
+    r.repetitions = count_flag("--repetitions", f.repetitions, 1, 1000000);
+    // Not given: -1, each point's own (SweepRequest).
+    r.warmup = run.count("--warmup") > 0 ? count_flag("--warmup", f.warmup, 0, 1000000) : -1;
+    r.iterations = run.count("--iterations") > 0 ? count_flag("--iterations", f.iterations, 1, 1000000) : -1;
+    if (run.count("--repetitions") > 0 && benchmark_repetitions && *benchmark_repetitions != r.repetitions)
+        throw UsageError("--repetitions " + std::to_string(r.repetitions) + " and --benchmark_repetitions=" +
                          std::to_string(*benchmark_repetitions) + " disagree: give one of them");
     if (benchmark_repetitions) r.repetitions = *benchmark_repetitions;
     check_seconds("--budget", f.budget, /*zero_ok=*/false);
     check_seconds("--timeout", f.timeout, /*zero_ok=*/true);
-    r.warmup = f.warmup;
-    r.iterations = f.iterations;
     r.budget_seconds = f.budget;
     o.runner.isolation = f.isolation == "none" ? Isolation::none : Isolation::process;
     o.runner.timeout_seconds = f.timeout;
@@ -466,6 +488,7 @@ void print_dry_run(const SweepOptions& o, const std::vector<Point>& points, cons
 // run_command — `coopbench run`: the sweep's options, its points (a shard's), then the sweep
 // (or, with --dry-run, its points).
 int run_command(CLI::App& run, const RunFlags& f, int argc, char** argv) {
+    given_twice(run);
     refuse_empty_values(run, f.shard_count);
     std::vector<std::string> benchmark_args;
     std::optional<int> benchmark_repetitions;

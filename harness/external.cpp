@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -270,21 +271,55 @@ std::map<std::string, ProgramRunner>& program_runners() {
 
 }  // namespace
 
-std::optional<std::string> load_manifest(const std::string& path) {
-    nlohmann::json j;
-    std::string text;
-    try {
-        text = read_manifest(path);
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    try {
-        j = parse_program_json(text);
-    } catch (const std::exception& e) {
-        return "not JSON: " + shorten(e.what());
-    }
-    ExternalBackend b;
-    BackendEntry e;
+namespace {
+// name_word — letters, digits, '-', '_' and '.', not starting with '.' (so no "." or ".."
+// and nothing hidden when the word becomes part of a path).
+bool name_word(std::string_view w) {
+    if (w.empty() || w[0] == '.') return false;
+    for (char c : w)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+    return true;
+}
+
+// name_problem — why a manifest's `name` cannot name a backend, or nothing: it is typed in
+// -b's comma-separated list and begins every point's id (backend/workload/K=v/...), so it is
+// a family, or a family and a variant joined by one '/', each a name_word ("a b,c" could
+// never be selected; "../x" would climb out of a folder named after it).
+std::optional<std::string> name_problem(const std::string& name) {
+    const auto slash = name.find('/');
+    const bool ok = slash == std::string::npos
+                        ? name_word(name)
+                        : name_word(std::string_view(name).substr(0, slash)) &&
+                              name_word(std::string_view(name).substr(slash + 1));
+    if (ok) return std::nullopt;
+    return "\"name\" must be a family or family/variant of letters, digits, '-', '_' and '.' (not starting "
+           "with '.'), got '" + shorten(name) + "'";
+}
+
+// manifest_option — one of a manifest's `options`: {"name", "default", "help", "choices"}.
+// The name as a backend's (it is typed as --backend-opt NAME=V); a default, since every
+// point records the value each option had (an option without one would leave its rows
+// silent about what ran), one of the choices when they are given.
+OptionSpec manifest_option(const nlohmann::json& o) {
+    OptionSpec spec{o.at("name").get<std::string>(), "", o.value("help", std::string()),
+                    o.value("choices", std::vector<std::string>{})};
+    if (!name_word(spec.name))
+        throw std::runtime_error("option name '" + shorten(spec.name) +
+                                 "' must be letters, digits, '-', '_' and '.' (not starting with '.')");
+    if (!o.contains("default") || !o.at("default").is_string() || o.at("default").get<std::string>().empty())
+        throw std::runtime_error("option '" + spec.name + "' needs a \"default\" (a non-empty string)");
+    spec.default_value = o.at("default").get<std::string>();
+    if (!spec.choices.empty() &&
+        std::find(spec.choices.begin(), spec.choices.end(), spec.default_value) == spec.choices.end())
+        throw std::runtime_error("option '" + spec.name + "': default '" + shorten(spec.default_value) +
+                                 "' is not one of its choices");
+    return spec;
+}
+
+// manifest_fields — a manifest's keys into the backend `b` and its registry entry `e`; the
+// reason when one is missing or wrong.
+std::optional<std::string> manifest_fields(const nlohmann::json& j, const std::string& path, ExternalBackend& b,
+                                           BackendEntry& e) {
     try {
         b.name = j.at("name").get<std::string>();
         std::string program = j.at("program").get<std::string>();
@@ -312,17 +347,17 @@ std::optional<std::string> load_manifest(const std::string& path) {
             e.fixed["max_processors"] = std::to_string(mp.get<std::int64_t>());
         }
         if (j.contains("options"))
-            for (auto& o : j.at("options"))
-                e.options.push_back({o.at("name").get<std::string>(), o.value("default", std::string()),
-                                     o.value("help", std::string()),
-                                     o.value("choices", std::vector<std::string>{})});
+            for (auto& o : j.at("options")) e.options.push_back(manifest_option(o));
     } catch (const std::exception& ex) {
         return "bad manifest: " + shorten(ex.what());
     }
     if (b.name.empty()) return std::string("\"name\" is empty");
-    if (Registry::instance().backend(b.name)) return "a backend called " + b.name + " is already registered";
-    if (access(b.command.front().c_str(), X_OK) != 0)
-        return "program " + b.command.front() + " is not executable (" + std::strerror(errno) + ")";
+    return name_problem(b.name);
+}
+
+// list_answer — what `program --list` says: the workloads it implements (those the harness
+// knows get a runner), whether it iterates, its context; the reason when it cannot be used.
+std::optional<std::string> list_answer(ExternalBackend& b, BackendEntry& e) {
     std::string out;
     if (auto why = run_list(b.command, out)) return *why;
     try {
@@ -340,6 +375,33 @@ std::optional<std::string> load_manifest(const std::string& path) {
     } catch (const std::exception& ex) {
         return "unreadable --list answer: " + shorten(ex.what());
     }
+    return std::nullopt;
+}
+}  // namespace
+
+std::optional<std::string> load_manifest(const std::string& path) {
+    nlohmann::json j;
+    std::string text;
+    try {
+        text = read_manifest(path);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    try {
+        j = parse_program_json(text);
+    } catch (const std::exception& e) {
+        return "not JSON: " + shorten(e.what());
+    }
+    ExternalBackend b;
+    BackendEntry e;
+    if (auto why = manifest_fields(j, path, b, e)) return why;
+    if (Registry::instance().backend(b.name)) return "a backend called " + b.name + " is already registered";
+    if (access(b.command.front().c_str(), X_OK) != 0)
+        return "program " + b.command.front() + " is not executable (" + std::strerror(errno) + ")";
+    std::error_code ec;  // a folder passes X_OK (it can be entered), yet cannot be run
+    if (fs::is_directory(b.command.front(), ec))
+        return "program " + b.command.front() + " is not executable (it is a folder)";
+    if (auto why = list_answer(b, e)) return why;
     e.name = b.name;
     e.family = b.name.substr(0, b.name.find('/'));
     b.manifest = path;
@@ -406,6 +468,17 @@ nlohmann::json parse_program_json(const std::string& text) {
     return nlohmann::json::parse(text);
 }
 
+namespace {
+// refused_outcome — a reply {"status": "refused", "reason": ...}: the program knew before the
+// run that the point cannot fit (a limit of the system), which is recorded as a refusal
+// (kRefusalPrefix, harness/runner.hpp), as a C++ backend's capacity check is.
+Outcome refused_outcome(const nlohmann::json& j) {
+    std::string why = j.value("reason", std::string("the program refused the point without a reason"));
+    if (why.rfind(kRefusalPrefix, 0) != 0) why = std::string(kRefusalPrefix) + why;
+    return Outcome::failed(why);
+}
+}  // namespace
+
 Outcome external_outcome(const std::string& out, int exit_code) {
     const std::string line = last_line(out);
     nlohmann::json j;
@@ -424,6 +497,7 @@ Outcome external_outcome(const std::string& out, int exit_code) {
                                 j.value("reason", std::string("the program reported a failure without a reason")));
             return o;
         }
+        if (status == "refused") return refused_outcome(j);
         if (status != "ok") return Outcome::failed("the program reported an unknown status '" + shorten(status) + "'");
         o.seconds = j.at("seconds").get<double>();
         o.value = j.at("value").get<double>();

@@ -58,9 +58,12 @@ Measurement measure(const Point& point, const RunnerOptions& opts);
 // measurement as ok. Every workload's value is a time per operation, a time, or a rate.
 void refuse_implausible(Measurement& m, const std::string& unit);
 
-// kRefusalPrefix — how a backend's capacity check (runtimes/concept.hpp: B::capacity; the OS
-// threads' os::thread_capacity_problem) begins its reason when a limit of the system says in
-// advance that a run cannot fit (e.g. more OS threads than kernel.pid_max leaves room for).
+// kRefusalPrefix — how a backend's capacity check (runtimes/concept.hpp: B::capacity) begins
+// its reason when a limit of the system says in advance that a run cannot fit: the OS
+// threads' os::thread_capacity_problem (more threads than kernel.pid_max leaves room for,
+// ...), Boost.Fiber's (fibers beyond half of MemAvailable or vm.max_map_count), native's
+// (activity descriptors beyond MemAvailable); an external program's `refused` reply gets it
+// too (external.cpp). A capacity check's other reasons (a bad option) stay failures.
 inline constexpr std::string_view kRefusalPrefix = "system limit: ";
 
 // is_refusal — a run refused before it started by such a limit: a result (status

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -534,9 +535,15 @@ int measure_into_folder(const SweepOptions& opts, const std::vector<Point>& all_
     ResultWriter writer(opts.out, params);
     std::size_t name_width = 10;
     for (auto& p : points) name_width = std::max(name_width, p.id().size() + std::string("/manual_time").size());
-    GbenchReporter gbench(flags.out_file.empty() ? next_benchmark_json(opts.out) : fs::path(flags.out_file), context,
-                          flags.display == "console", opts.quiet, name_width);
-    gbench.set_repetitions(opts.request.repetitions);
+    // A resume with nothing left to measure adds no benchmark-N.json: it would hold no run.
+    std::optional<GbenchReporter> gbench;
+    std::vector<Reporter*> reporters = {&writer};
+    if (!todo.empty() || !opts.resume) {
+        gbench.emplace(flags.out_file.empty() ? next_benchmark_json(opts.out) : fs::path(flags.out_file), context,
+                       flags.display == "console", opts.quiet, name_width);
+        gbench->set_repetitions(opts.request.repetitions);
+        reporters.push_back(&*gbench);
+    }
     // Written last, when nothing can refuse the sweep any more: a refused resume records nothing.
     if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
     write_file(opts.out / "context.json", context.dump(2));
@@ -547,7 +554,7 @@ int measure_into_folder(const SweepOptions& opts, const std::vector<Point>& all_
         for (auto& l : left_out_backends())
             std::fprintf(stderr, "coopbench: note: external backend %s left out: %s\n", l.name.c_str(), l.reason.c_str());
     ProgressDisplay display(opts, todo, flags.display);
-    return exit_status(opts, run_forks(opts, todo, {&writer, &gbench}, display, machine));
+    return exit_status(opts, run_forks(opts, todo, reporters, display, machine));
 }
 
 }  // namespace

@@ -540,7 +540,10 @@ struct BoostFiberBackend {
     // (skynet L=6, 1.11 million fibers alive at once on work_stealing, peaked at ~13 GB, i.e.
     // ~11.7 KiB per fiber), and at most half of MemAvailable is taken (the machine may be
     // shared; Go's capacity check takes the same half); the fixed/protected allocators cost
-    // one/two memory mappings per fiber (vm.max_map_count).
+    // one/two memory mappings per fiber (vm.max_map_count). Both are limits of the system
+    // known before the run: the reason begins "system limit: " (harness/runner.hpp,
+    // kRefusalPrefix), so the point is recorded refused, not failed; a bad option stays a
+    // failure.
     static std::optional<std::string> capacity(const RuntimeOptions& o, std::size_t threads) {
         boostfiber::Config c;
         try {
@@ -551,7 +554,7 @@ struct BoostFiberBackend {
         const long long avail_kib = boostfiber::read_meminfo_kib("MemAvailable");
         const long double need_kib = static_cast<long double>(threads) * 12.0L;
         if (avail_kib > 0 && need_kib > static_cast<long double>(avail_kib) * 0.5L)
-            return std::to_string(threads) + " fibers need about " +
+            return "system limit: " + std::to_string(threads) + " fibers need about " +
                    std::to_string(static_cast<long long>(need_kib / 1024)) + " MiB resident (12 KiB each), " +
                    "more than half of MemAvailable (" + std::to_string(avail_kib / 1024) + " MiB)";
         const bool mmap_each = c.stack == boostfiber::StackKind::protected_ ||
@@ -561,7 +564,7 @@ struct BoostFiberBackend {
             long long maps = 0;
             const long long per = c.stack == boostfiber::StackKind::protected_ ? 2 : 1;
             if (in >> maps && static_cast<long double>(threads) * per > static_cast<long double>(maps) * 0.9L)
-                return std::to_string(threads) + " fibers with " +
+                return "system limit: " + std::to_string(threads) + " fibers with " +
                        (c.stack == boostfiber::StackKind::fixed ? "fixed" : "protected") + " stacks need " +
                        std::to_string(per) + " memory mapping(s) each; vm.max_map_count is " + std::to_string(maps);
         }

@@ -15,7 +15,9 @@
 //	    {"runs":[{"status":"ok","seconds":0.01,"value":12.3,"check":"passed","counters":{...}}, ...]}
 //	  one reply per run, stopping after the first that failed; a reply is
 //	  {"status":"ok",...,"check":"self-check failed: ..."} when its answer is wrong, or
-//	  {"status":"failed","reason":"..."} when it could not run the point. A request without
+//	  {"status":"failed","reason":"..."} when it could not run the point, or
+//	  {"status":"refused","reason":"..."} when a limit of the system (memory) says before the
+//	  run that the point cannot fit (capacity, micro.go). A request without
 //	  "iterations" (an older harness) gets one run and the bare reply.
 //
 // Standard library only: the build must work offline.
@@ -24,6 +26,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -218,6 +221,10 @@ func runOnce(fn workloadFn, req *Request) Reply {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	res, err := fn(&Ctx{params: req.Params, injectFault: req.InjectFault})
+	var refused refusal
+	if errors.As(err, &refused) {
+		return Reply{Status: "refused", Reason: refused.why}
+	}
 	if err != nil {
 		return Reply{Status: "failed", Reason: err.Error()}
 	}

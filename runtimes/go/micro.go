@@ -16,9 +16,16 @@ import (
 // the runtime's g structure (~400 bytes), rounded up.
 const goroutineBytes = 3 << 10
 
+// refusal — a limit of the system known before the run: runOnce replies it as status
+// "refused" (not "failed"), which the harness records as a result, not a failure.
+type refusal struct{ why string }
+
+func (r refusal) Error() string { return r.why }
+
 // capacity — why n live goroutines may not fit in memory (nil = they fit): more than half of
-// MemAvailable fails the point cleanly instead of taking the (shared) machine down, as the
-// C++ backends' capacity() does. For workloads whose goroutines are all alive at once.
+// MemAvailable refuses the point cleanly (a refusal) instead of taking the (shared) machine
+// down, as the C++ backends' capacity() does. For workloads whose goroutines are all alive
+// at once.
 func capacity(n int64) error {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
@@ -32,8 +39,8 @@ func capacity(n int64) error {
 			fmt.Sscanf(strings.TrimPrefix(s.Text(), "MemAvailable:"), "%d", &kib)
 			need := n * goroutineBytes
 			if need > kib*1024/2 {
-				return fmt.Errorf("capacity: %d goroutines need about %.1f GiB, more than half of MemAvailable (%.1f GiB)",
-					n, float64(need)/(1<<30), float64(kib)/(1<<20))
+				return refusal{fmt.Sprintf("%d goroutines need about %.1f GiB, more than half of MemAvailable (%.1f GiB)",
+					n, float64(need)/(1<<30), float64(kib)/(1<<20))}
 			}
 			return nil
 		}

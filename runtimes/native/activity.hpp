@@ -30,6 +30,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <new>
 
@@ -153,10 +154,30 @@ void* allocate_descriptor(std::size_t size, Node** node);
 // free_descriptor — gives a finished, joined descriptor back (any thread).
 void free_descriptor(Activity* a) noexcept;
 
+// g_processor_tp_offset — the offset of the thread-local processor pointer (api.cpp,
+// initial-exec TLS: one offset from the thread pointer for every thread), measured when the
+// library is loaded, before main and every C++ static initialiser (api.cpp).
+extern std::ptrdiff_t g_processor_tp_offset;
+
+// this_processor_slow — this_processor() as a call (api.cpp).
+[[gnu::noinline]] Processor* this_processor_slow() noexcept;
+
 // this_processor — the processor the caller runs on, or nullptr outside coop's workers.
-// Not inlined on purpose: an activity may migrate between OS threads across any switch, and
-// a compiler may otherwise keep a thread_local's address across calls in one function.
-[[gnu::noinline]] Processor* this_processor() noexcept;
+// An activity may migrate between OS threads across any switch, and a compiler may keep a
+// thread_local's address (%fs base + offset) across calls in one function: so the pointer is
+// read by a volatile asm that addresses it %fs-relative itself (x86-64; one instruction,
+// the base never cached), elsewhere by a call the compiler cannot see into.
+[[gnu::always_inline]] inline Processor* this_processor() noexcept {
+#if defined(__x86_64__)
+    Processor* p;
+    // "memory": as the call it replaces, the compiler assumes nothing about this thread's
+    // identity across it.
+    asm volatile("movq %%fs:(%1), %0" : "=r"(p) : "r"(g_processor_tp_offset) : "memory");
+    return p;
+#else
+    return this_processor_slow();
+#endif
+}
 
 // current — the running activity, or nullptr outside coop's workers.
 [[gnu::noinline]] Activity* current() noexcept;
@@ -184,8 +205,16 @@ inline void Untyped::make_ready(Activity* a) noexcept { internal::make_ready(a);
 // now_ns — CLOCK_MONOTONIC in nanoseconds.
 std::int64_t now_ns() noexcept;
 
-// runtime_active — whether a runtime is running (spawn's precondition).
-bool runtime_active() noexcept;
+// g_active — the one running runtime (api.cpp; for threads that are not workers).
+struct RuntimeState;
+extern std::atomic<RuntimeState*> g_active;
+
+// runtime_active — whether a runtime is running (spawn's precondition). Inline: spawn asks
+// it every time.
+[[gnu::always_inline]] inline bool runtime_active() noexcept {
+    // acquire: as in start() (the state is built before it is published).
+    return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
+}
 
 // dequeue_waiter — q.dequeue() from any thread. Workers (bound processors) dequeue
 // directly. A thread that is not one (e.g. main() unlocking a coop::Mutex that activities

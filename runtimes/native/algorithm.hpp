@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "activity.hpp"
+#include "config.hpp"
 
 namespace coop::internal {
 
@@ -47,15 +48,33 @@ struct Pick {
     std::uint32_t refilled = 0;
 };
 
+// owner_add — adds `n` to a word that only the calling thread writes and any thread may read
+// (atomic loads). On x86-64 one non-locked `add` to memory: with a single writer no update
+// can be lost, and a reader's load of the aligned 8-byte word sees the old or the new value,
+// never a mix (Intel SDM Vol. 3A, "Guaranteed Atomic Operations": an aligned quadword
+// access is atomic) — the relaxed load and store that GCC would otherwise emit as three
+// instructions (compilers do not merge atomic accesses), in one. A store of x86 is a release (TSO): with the "memory"
+// clobber the compiler keeps every earlier access before it, so owner_add is also a release
+// increment (bump relies on it). Under TSan (which cannot see into asm) and elsewhere: the
+// relaxed load and the release store themselves.
+[[gnu::always_inline]] inline void owner_add(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
+#if defined(__x86_64__) && !COOP_TSAN
+    static_assert(sizeof(c) == 8 && alignof(std::atomic<std::uint64_t>) == 8);
+    asm volatile("addq %1, %0" : "+m"(c) : "er"(n) : "memory");
+#else
+    // relaxed load: only we write c. release store: see above (bump).
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_release);
+#endif
+}
+
 // Counter — a statistics counter written by one thread (the processor that owns it) and
-// read by any: a relaxed load and store, no locked instruction; an atomic so that a reader
+// read by any: owner_add, no locked instruction; an atomic so that a reader
 // (Runtime::stats, while idle processors still count failed steals) is no data race.
 struct Counter {
     std::atomic<std::uint64_t> v{0};
     [[gnu::always_inline]] Counter& operator++() noexcept { return *this += 1; }
     [[gnu::always_inline]] Counter& operator+=(std::uint64_t n) noexcept {
-        // relaxed: only the owner writes; readers want a value, not an order.
-        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+        owner_add(v, n);  // only the owner writes; readers want a value, not an order
         return *this;
     }
     operator std::uint64_t() const noexcept { return v.load(std::memory_order_relaxed); }

@@ -25,26 +25,37 @@ namespace coop {
 namespace internal {
 
 namespace {
-// t_processor — the processor this OS thread is (nullptr for other threads).
-thread_local Processor* t_processor = nullptr;
+// t_processor — the processor this OS thread is (nullptr for other threads). initial-exec:
+// in the static TLS block, at one offset from the thread pointer for every thread, which
+// this_processor() (activity.hpp) reads %fs-relative.
+thread_local Processor* t_processor [[gnu::tls_model("initial-exec")]] = nullptr;
+
+// measure_processor_offset — sets g_processor_tp_offset when the library is loaded: a
+// constructor of priority 101 (the first user priority) runs before every C++ static
+// initialiser of the program, so a static object that asks this_processor() finds it set.
+[[gnu::constructor(101)]] void measure_processor_offset() noexcept {
+#if defined(__x86_64__)
+    char* tp;
+    asm("movq %%fs:0, %0" : "=r"(tp));  // the TCB's self pointer: the thread pointer
+    g_processor_tp_offset = reinterpret_cast<char*>(&t_processor) - tp;
+#endif
+}
 }  // namespace
+
+std::ptrdiff_t g_processor_tp_offset = 0;
 
 // g_active — the one running runtime (for spawns from non-worker threads).
 std::atomic<RuntimeState*> g_active{nullptr};
 
 void set_this_processor(Processor* p) noexcept { t_processor = p; }
 
-Processor* this_processor() noexcept {
+Processor* this_processor_slow() noexcept {
     // Empty asm: keeps the compiler from assuming anything about this thread's identity.
     asm volatile("" ::: "memory");
     return t_processor;
 }
 
-Activity* current() noexcept {
-    asm volatile("" ::: "memory");
-    Processor* p = t_processor;
-    return p != nullptr && !p->current->idle ? p->current : nullptr;
-}
+Activity* current() noexcept { return running_activity(); }
 
 std::int64_t now_ns() noexcept {
     timespec ts;
@@ -180,11 +191,6 @@ void make_ready_as(Activity* a) noexcept {
     submit_inbox(*g_active.load(std::memory_order_acquire), a);
 }
 
-bool runtime_active() noexcept {
-    // acquire: as in start() (the state is built before it is published).
-    return this_processor() != nullptr || g_active.load(std::memory_order_acquire) != nullptr;
-}
-
 namespace {
 // start_external — start() from a thread that is not a worker: through the inbox.
 [[gnu::noinline]] void start_external(Activity* a) {
@@ -223,7 +229,7 @@ template <void (*SuspendFn)(Finalizer, void*) noexcept>
 [[gnu::always_inline]] inline bool join_and_free_with(Activity* a, Finalizer fin) noexcept {
     // acquire: pairs with finish()'s release exchange.
     if (a->join_word.load(std::memory_order_acquire) != kJoinFinished) {
-        if (current() != nullptr) {
+        if (running_activity() != nullptr) {
             SuspendFn(fin, a);
             // Made ready by finish() (or by the finalizer itself): the target has finished;
             // the queue hand-off ordered its writes before us.
@@ -269,7 +275,8 @@ template <class A>
     }
     COOP_HOOK(yield_after_pick);
     // Resumed, most often by another yield (a ping-pong of yielders): its fin_yield<A> inline.
-    switch_to<&fin_yield<A>>(p, cur, next, &fin_yield<A>, &p);
+    // cur is a running activity: yield_as and yield() return early on an idle loop.
+    switch_to<&fin_yield<A>, true>(p, cur, next, &fin_yield<A>, &p);
 }
 
 // yield_on — yield_body out of line, for the untyped entry point (its with_scheduler calls one

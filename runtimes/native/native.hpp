@@ -138,6 +138,8 @@ struct BasicNativeBackend {
 
     // capacity — refuses only what cannot fit: the descriptors in the available memory.
     // (Stacks are allocated at first run; how many run at once is the workload's business.)
+    // A limit of the system known before the run: the reason begins "system limit: "
+    // (harness/runner.hpp, kRefusalPrefix), so the point is recorded refused, not failed.
     static std::optional<std::string> capacity(const RuntimeOptions&, std::size_t threads) {
         std::ifstream meminfo("/proc/meminfo");
         std::string key;
@@ -147,7 +149,7 @@ struct BasicNativeBackend {
                 const double need = static_cast<double>(threads) * kBytesPerThread;
                 const double have = static_cast<double>(kib) * 1024.0;
                 if (need > have)
-                    return "native: " + std::to_string(threads) + " activity descriptors need ~" +
+                    return "system limit: native: " + std::to_string(threads) + " activity descriptors need ~" +
                            std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB, " +
                            std::to_string(static_cast<long long>(have / (1 << 20))) + " MiB available";
                 return std::nullopt;

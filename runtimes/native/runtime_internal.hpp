@@ -10,19 +10,21 @@
 
 namespace coop::internal {
 
-// g_active — the one running runtime (api.cpp; for threads that are not workers).
-extern std::atomic<RuntimeState*> g_active;
+// running_activity — current() inline, for the runtime's files (Processor is complete
+// here): the running activity, or nullptr outside coop's workers and in an idle loop.
+[[gnu::always_inline]] inline Activity* running_activity() noexcept {
+    Processor* p = this_processor();
+    return p != nullptr && !p->current->idle ? p->current : nullptr;
+}
 
 // set_this_processor — this OS thread becomes processor `p` (nullptr: none) (api.cpp).
 void set_this_processor(Processor* p) noexcept;
 
-// bump — increments a counter that only the calling processor writes: a plain load and a
-// release store (no locked instruction). release: a reader that sees the new value (acquire)
-// sees everything this processor did before, in particular the start of every activity
-// whose finish it counts (see quiescent()).
-inline void bump(std::atomic<std::uint64_t>& c) noexcept {
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
+// bump — increments a counter that only the calling processor writes: owner_add, a release
+// increment without a locked instruction (algorithm.hpp). release: a reader that sees the
+// new value (acquire) sees everything this processor did before, in particular the start of
+// every activity whose finish it counts (see quiescent()).
+[[gnu::always_inline]] inline void bump(std::atomic<std::uint64_t>& c) noexcept { owner_add(c, 1); }
 
 // pick_next — the next activity for processor `p` to run from Scheduler<A> `s`, of
 // priority >= `min`, or nullptr. One taken from runnext inherits the running quantum (Go's

@@ -4,14 +4,27 @@
 
 namespace coop::internal {
 
+std::ptrdiff_t g_errno_tp_offset = 0;
+
 namespace {
+// measure_errno_offset — sets g_errno_tp_offset when the library is loaded: a constructor
+// runs before main and before every C++ static initialiser of the program (priority 101, the
+// first user priority), so even a runtime started by a static object finds it set.
+[[gnu::constructor(101)]] void measure_errno_offset() noexcept {
+#if defined(__x86_64__)
+    char* tp;
+    asm("movq %%fs:0, %0" : "=r"(tp));  // the TCB's self pointer: the thread pointer
+    g_errno_tp_offset = reinterpret_cast<char*>(__errno_location()) - tp;
+#endif
+}
+
 // trampoline — the first frame of every activity.
 void trampoline(ctx::transfer_t t) noexcept {
 #if COOP_ASAN
     __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
     after_switch(t);
-    Activity* self = current();
+    Activity* self = this_processor()->current;  // on a worker, not its idle loop
     self->body(self);
     finish(self);
 }

@@ -19,7 +19,7 @@
 //   one fiber per activity, created at first run, destroyed by fin_recycle).
 // - errno belongs to the activity, as it belongs to the thread under OS threads: its value
 //   is kept on the switching activity's stack across the jump and written back to the errno
-//   of the OS thread it resumes on (errno_here).
+//   of the OS thread it resumes on (saved_errno / restore_errno).
 // - A switch never crosses OS threads; code after a jump must not use values computed
 //   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
 //   and TLS re-read through this_processor().
@@ -80,22 +80,48 @@ template <auto Likely = nullptr>
     if (fin != nullptr) fin(prev, value);
 }
 
-// errno_here — the calling OS thread's errno. __errno_location is declared const, so the
-// compiler may reuse its result from before a jump after it (the activity may have moved to
-// another OS thread meanwhile); the empty asm hides which function is called, so the call
-// is made again where it is written.
-[[gnu::always_inline]] inline int& errno_here() noexcept {
+// g_errno_tp_offset — where errno lives relative to the thread pointer (x86-64: the %fs
+// base), the same for every thread: glibc's errno is an initial-exec TLS variable of libc
+// (its __errno_location is `mov errno@gottpoff(%rip),%rax; add %fs:0,%rax`: one GOT word
+// for all threads). Measured once when the library is loaded (switch.cpp), before any
+// runtime, hence any switch, exists.
+extern std::ptrdiff_t g_errno_tp_offset;
+
+// saved_errno / restore_errno — the calling OS thread's errno, read and written as one
+// %fs-relative access (x86-64) instead of a call to __errno_location each. The asm is
+// volatile and reads %fs itself: after a jump the activity may run on another OS thread,
+// and the compiler must neither reuse a value nor an address computed before it (it cannot
+// see through the asm). Elsewhere: __errno_location, called through a pointer hidden by an
+// empty asm, because it is declared const and its result from before a jump would be
+// reused after it.
+[[gnu::always_inline]] inline int saved_errno() noexcept {
+#if defined(__x86_64__)
+    int v;
+    asm volatile("movl %%fs:(%1), %0" : "=r"(v) : "r"(g_errno_tp_offset) : "memory");
+    return v;
+#else
     int* (*where)() noexcept = &__errno_location;
     asm("" : "+r"(where));
     return *where();
+#endif
+}
+[[gnu::always_inline]] inline void restore_errno(int v) noexcept {
+#if defined(__x86_64__)
+    asm volatile("movl %0, %%fs:(%1)" : : "r"(v), "r"(g_errno_tp_offset) : "memory");
+#else
+    int* (*where)() noexcept = &__errno_location;
+    asm("" : "+r"(where));
+    *where() = v;
+#endif
 }
 
 // first_run — gives a never-run activity its stack and continuation (switch.cpp).
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
 
 // switch_to — Fig. 1 SWITCHTO followed (on the resumed side) by Fig. 3 FINALIZESWITCH;
-// `Likely`: see after_switch.
-template <auto Likely = nullptr>
+// `Likely`: see after_switch. `PrevIsActivity`: the caller knows `prev` is a running
+// activity (not null, not an idle loop: a yield), so its canary is checked without asking.
+template <auto Likely = nullptr, bool PrevIsActivity = false>
 [[gnu::always_inline]] inline void switch_to(Processor& p, Activity* prev, Activity* next,
                                              Finalizer fin, void* value) noexcept {
     // For `next`: the jump below stays on this OS thread (quantum.hpp). A runnext hand-off
@@ -106,11 +132,11 @@ template <auto Likely = nullptr>
         reset_quantum();
     p.current = next;
     // An unguarded stack's overflow is found here, when its activity switches away (stack.hpp).
-    if (prev != nullptr && !prev->idle) check_canary(prev->stack);
+    if (PrevIsActivity || (prev != nullptr && !prev->idle)) check_canary(prev->stack);
     if (next->context == nullptr) [[unlikely]]
         first_run(p, next);
     SwitchArgs args{fin, prev, value};
-    const int saved_errno = errno_here();  // the switching activity's (see the file comment)
+    const int errno_value = saved_errno();  // the switching activity's (see the file comment)
 #if COOP_ASAN
     void* fake_stack = nullptr;
     const void* bottom = next->idle ? p.idle_stack_bottom : next->stack->bottom;
@@ -126,7 +152,7 @@ template <auto Likely = nullptr>
     __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
     after_switch<Likely>(t);
-    errno_here() = saved_errno;  // after the finalizer: its system calls may have set errno
+    restore_errno(errno_value);  // after the finalizer: its system calls may have set errno
 }
 
 }  // namespace coop::internal

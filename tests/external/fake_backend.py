@@ -20,6 +20,8 @@ then be skipped) and, per MODE, answers:
   value-neg, seconds-neg, seconds-zero, value-inf-string
                  an "ok" reply with value -5, seconds -1, seconds 0
   it-many        iterates ("iterations": true in --list) and replies 50 runs, whatever was asked
+  refused        status "refused": a limit known before the run (FAKE_REASON, or none given)
+  it-refused     iterates, and its first run is refused
   grandchild     replies at once and exits, leaving a child in its process group and a setsid
                  grandchild, both holding stdout open and sleeping FAKE_SLEEP seconds
   tree           sleeps with a child in its group and a setsid grandchild (never replies)
@@ -119,6 +121,13 @@ elif mode in ("value-neg", "seconds-neg", "seconds-zero"):
     print(json.dumps(good))
 elif mode == "it-many":
     print(json.dumps({"runs": [good] * 50}))
+elif mode == "refused":
+    reply = {"status": "refused"}
+    if "FAKE_REASON" in os.environ:
+        reply["reason"] = os.environ["FAKE_REASON"]
+    print(json.dumps(reply))
+elif mode == "it-refused":
+    print(json.dumps({"runs": [{"status": "refused", "reason": "%d threads do not fit" % n}]}))
 elif mode == "grandchild":
     descendants(good)
 elif mode == "tree":

@@ -54,6 +54,16 @@ def check_runs_in_one_process(test: unittest.TestCase, got):
         test.assertEqual([json.loads(r["counters"])["process_run"] for r in runs], [0, 1, 2, 3, 4], key)
 
 
+def check_refuses_what_cannot_fit(test: unittest.TestCase, backend):
+    """check_refuses_what_cannot_fit — `switch` with 10^12 threads, which no machine's memory holds: the program
+    knows it before the run (its capacity check) and replies "refused", recorded as status refused with its
+    reason (a result: the exit code stays 0), not as a failure."""
+    got = rows(run("-b", backend, "-w", "switch", "-P", "1", "-W", "0", "-I", "1", *params("T=10^12", "K=1")))
+    test.assertEqual([(r["status"], r["reason"].split(" need ")[0]) for r in got],
+                     [("refused", "system limit: 1000000000000 " + ("goroutines" if backend == "go" else "tasks"))])
+    test.assertIn("more than half of MemAvailable", got[0]["reason"])
+
+
 def main(backend, why_absent):
     """main — BIN = argv[1]; exit 77 with one line when `backend` is not in the binary's list (why_absent says
     why it may be), else run the calling module's tests (verbose)."""

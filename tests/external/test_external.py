@@ -417,6 +417,79 @@ class ProcessTree(unittest.TestCase):
         self.killed_mid_point(signal.SIGKILL, "supervisor", signal.SIGKILL)
 
 
+class Refused(unittest.TestCase):
+    """A program may reply "refused": a limit of the system it knows before the run (memory, a
+    thread count) says the point cannot fit. That is a result (status refused, with the
+    reason), not a failure: the exit code stays 0, and --resume counts the fork as done."""
+
+    def test_a_refused_reply_is_a_refusal_not_a_failure(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-refused", "refused")
+            p = run(["run", "-b", "fake-refused", "-w", "create", "-p", "N=3", "-o", d + "/out"], [m],
+                    env_extra={"FAKE_REASON": "fake: 3 threads need 1 TiB, 2 GiB available"})
+            (r,) = rows(d + "/out")
+            self.assertEqual(r["status"], "refused", r["reason"])
+            self.assertEqual(r["reason"], "system limit: fake: 3 threads need 1 TiB, 2 GiB available")
+            self.assertIn("REFUSED: system limit: fake: 3 threads", p.stdout)
+            self.assertIn("1 refused", p.stderr)
+            run(["run", "--resume", d + "/out", "-q"], [m])
+            self.assertEqual(len(rows(d + "/out")), 1)  # not measured again
+
+    def test_a_refusal_without_a_reason_and_in_a_runs_list(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = manifest(d, "fake-refused", "refused")
+            run(["run", "-b", "fake-refused", "-w", "create", "-p", "N=3", "-o", d + "/a", "-q"], [m])
+            (r,) = rows(d + "/a")
+            self.assertEqual((r["status"], r["reason"]),
+                             ("refused", "system limit: the program refused the point without a reason"))
+            m = manifest(d, "fake-it-refused", "it-refused")
+            run(["run", "-b", "fake-it-refused", "-w", "create", "-p", "N=3", "-W", "1", "-I", "2", "-o", d + "/b",
+                 "-q"], [m])
+            (r,) = rows(d + "/b")
+            self.assertEqual((r["status"], r["reason"]), ("refused", "system limit: 3 threads do not fit"))
+
+
+class Manifests(unittest.TestCase):
+    """A manifest whose name could never be selected or would climb out of a folder, or whose
+    option has no default, is left out with its reason (before: registered silently)."""
+
+    def left_out(self, name, **extra):
+        with tempfile.TemporaryDirectory() as d:
+            m = pathlib.Path(d) / "m.json"
+            m.write_text(json.dumps(dict({"name": name, "program": str(HERE / "fake_backend.py"), "args": ["good"]},
+                                         **extra)))
+            p = run(["list", "--json"], [m])
+            self.assertNotIn(name, {b["name"] for b in json.loads(p.stdout)["backends"]}, p.stderr)
+            (line,) = [l for l in p.stderr.splitlines() if "left out" in l]
+            return line
+
+    def test_a_name_that_cannot_be_typed_or_climbs_out_is_left_out(self):
+        for name in ["a b,c", "../../x", "x/../y", ".hidden", "a/b/c", "a,b", "fam/", "/x"]:
+            with self.subTest(name=name):
+                self.assertIn('"name" must be a family or family/variant of letters', self.left_out(name))
+        # What the C++ backends' names look like is fine.
+        with tempfile.TemporaryDirectory() as d:
+            m = pathlib.Path(d) / "ok.json"
+            m.write_text(json.dumps({"name": "fake-ok.v2/round_robin-1", "program": str(HERE / "fake_backend.py"),
+                                     "args": ["good"]}))
+            p = run(["list", "--json"], [m])
+            self.assertIn("fake-ok.v2/round_robin-1", {b["name"] for b in json.loads(p.stdout)["backends"]}, p.stderr)
+
+    def test_a_folder_as_program_is_not_executable(self):
+        # A folder passes the executable check (X_OK: it can be entered); before, --list then
+        # failed with "cannot run DIR: Permission denied" and a second line.
+        with tempfile.TemporaryDirectory() as d:
+            line = self.left_out("fake-folder", program=d)
+            self.assertIn(f"program {d} is not executable (it is a folder)", line)
+
+    def test_an_option_needs_a_default_a_name_and_a_default_among_its_choices(self):
+        self.assertIn("option 'x' needs a \"default\"", self.left_out("fake-o1", options=[{"name": "x"}]))
+        self.assertIn("option 'x' needs a \"default\"", self.left_out("fake-o2", options=[{"name": "x", "default": ""}]))
+        self.assertIn("option name 'a=b' must be", self.left_out("fake-o3", options=[{"name": "a=b", "default": "1"}]))
+        self.assertIn("default 'c' is not one of its choices",
+                      self.left_out("fake-o4", options=[{"name": "x", "default": "c", "choices": ["a", "b"]}]))
+
+
 class WhatAFolderHolds(unittest.TestCase):
     def one_row(self, mode, extra=()):
         with tempfile.TemporaryDirectory() as d:

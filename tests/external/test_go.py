@@ -38,6 +38,9 @@ class Go(unittest.TestCase):
         self.assertTrue(ctx["backend.go.go_version"].startswith("go"))
         self.assertIn("backend.go.GOGC", ctx)
 
+    def test_a_point_that_cannot_fit_is_refused_not_failed(self):
+        pb.check_refuses_what_cannot_fit(self, "go")
+
     def test_warmup_and_iterations_run_in_one_process(self):
         # The program declares "iterations" in --list, so a fork is W warm-up + I timed runs of
         # the workload inside one Go process; each reply says which run of its process it was.

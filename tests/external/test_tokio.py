@@ -131,6 +131,9 @@ class Tokio(unittest.TestCase):
         missed = [r["point"] for r in got if r["status"] != "failed" or "self-check failed" not in r["reason"]]
         self.assertEqual(missed, [])
 
+    def test_a_point_that_cannot_fit_is_refused_not_failed(self):
+        pb.check_refuses_what_cannot_fit(self, "tokio")
+
     def test_warmup_and_iterations_run_in_one_process(self):
         # --list declares "iterations", so a fork is W warm-up + I timed runs in one runtime.
         got = rows(run("-b", "tokio", "-w", "create,tokenring", "--plan", "tiny", "-P", "1", "-r", "2",

@@ -4,6 +4,7 @@
 // self-check catches an injected fault.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include "harness/registry.hpp"
@@ -62,6 +63,48 @@ TEST(Backends, EveryWorkloadIsRegisteredAndRunsSomewhere) {
         for (auto& b : reg.backends()) somewhere |= b.runners.count(w) > 0;
         EXPECT_TRUE(somewhere) << w << " runs on no backend";
     }
+}
+
+// Every capacity check says "cannot fit" as a refusal (status refused, not failed): a count of
+// threads no machine holds is refused by every registered backend that checks capacity, and
+// the reason is one harness/runner.hpp's is_refusal recognises.
+TEST(Backends, EveryCapacityCheckRefusesWhatCannotFitAsARefusal) {
+    std::size_t checked = 0;
+    for (auto& b : Registry::instance().backends()) {
+        if (!b.capacity) continue;
+        RuntimeOptions o;
+        o.processors = 1;
+        o.extra = b.fixed;
+        const auto why = b.capacity(o, std::size_t{1} << 50);
+        ASSERT_TRUE(why.has_value()) << b.name << " says 2^50 threads fit";
+        EXPECT_TRUE(is_refusal(Outcome::failed(*why))) << b.name << ": " << *why;
+        ++checked;
+    }
+    EXPECT_GE(checked, 6u) << "native, pthreads, stdthread and the three boostfiber variants check capacity";
+}
+
+// Through the driver's runner: Boost.Fiber with protected stacks (two mappings per fiber)
+// asked for more fibers than vm.max_map_count allows is refused before it runs.
+TEST(Backends, BoostFiberBeyondTheMappingLimitIsRefusedNotFailed) {
+    if (kTsan) GTEST_SKIP() << "Boost.Fiber is left out under TSan (see kTsan)";
+    Point p;
+    p.backend = "boostfiber/round_robin";
+    p.workload = "create";
+    p.params = {{"N", "100000"}};  // 200,000 mappings: beyond vm.max_map_count's default 65530
+    p.options.processors = 1;
+    p.options.extra = Registry::instance().backend(p.backend)->fixed;
+    p.options.extra["stack"] = "protected";
+    std::ifstream maps("/proc/sys/vm/max_map_count");
+    long long max_maps = 0;
+    if (maps >> max_maps && max_maps > 180000) GTEST_SKIP() << "vm.max_map_count " << max_maps << " fits them";
+    p.warmup = 0;
+    p.iterations = 1;
+    RunnerOptions run;
+    run.timeout_seconds = 120;
+    const Measurement m = measure(p, run);
+    ASSERT_EQ(m.runs.size(), 1u);
+    EXPECT_FALSE(m.runs[0].ok);
+    EXPECT_TRUE(is_refusal(m.runs[0])) << m.runs[0].reason;
 }
 
 TEST(Backends, EveryWorkloadRunsOnEveryRegisteredBackend) {

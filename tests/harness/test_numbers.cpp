@@ -38,6 +38,14 @@ TEST(ParseInteger, AcceptsWhatUsersType) {
     EXPECT_EQ(parse("9.223372036854775807e18"), INT64_MAX);
     EXPECT_EQ(parse("10^18"), 1000000000000000000);
     EXPECT_EQ(parse("000123"), 123);
+    // Where the parts of a decimal meet: a bare dot on either side, a zero mantissa under a
+    // huge exponent of either sign, a sign on a zero.
+    EXPECT_EQ(parse("5."), 5);
+    EXPECT_EQ(parse("1.5e1"), 15);
+    EXPECT_EQ(parse("0.0e-9999999"), 0);
+    EXPECT_EQ(parse(".0e9999999"), 0);
+    EXPECT_EQ(parse("-0"), 0);
+    EXPECT_EQ(parse("+0e+3"), 0);
 }
 
 TEST(ParseInteger, RejectsOverflowInsteadOfWrapping) {

@@ -87,6 +87,31 @@ expect("llvm.memset" in body("zero_fill") and checks("zero_fill") == 1 and "coop
 expect("@coop_quantum_left = external thread_local(initialexec) global i32" in ir,
        "the counter is initial-exec TLS")
 
+
+def charges_per_block(name):
+    """(block label, first instruction, units charged there) for every quantum decrement."""
+    out, label, first = [], "entry", None
+    for line in body(name).splitlines()[1:]:
+        m = re.match(r"^([\w.$]+):", line)
+        if m:
+            label, first = m.group(1), None
+            continue
+        if first is None and line.strip():
+            first = line.strip()
+        c = re.search(r"%coop\.q\.left[\w.]* = sub i32 %coop\.q[\w.]*, (\d+)", line)
+        if c:
+            out.append((label, first, int(c.group(1))))
+    return out
+
+
+cold = charges_per_block("cold_paths")
+entry_k = [k for label, _, k in cold if label == "entry"]
+in_pads = [k for label, first, k in cold if label != "entry" and "landingpad" in (first or "")]
+elsewhere = [k for label, first, k in cold if label != "entry" and "landingpad" not in (first or "")]
+expect(len(entry_k) == 1 and in_pads and elsewhere and 4 * entry_k[0] < sum(in_pads) + sum(elsewhere),
+       "cold paths (a throw, a catch handler) charged where they start, not at the entry "
+       "(entry %s, landing pads %s, throw path %s)" % (entry_k, in_pads, elsewhere))
+
 # 2. libcoop: no object but quantum.cpp's mentions the slow path (no check in the runtime).
 nm = subprocess.run(["nm", "-A", a.libcoop], check=True, capture_output=True, text=True).stdout
 users = sorted({line.split(":")[1] for line in nm.splitlines()

@@ -4,6 +4,9 @@
 
 #include <csignal>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 extern "C" int ext(int);
 
@@ -95,4 +98,19 @@ extern "C" void install_handlers() {
     sa.sa_sigaction = &on_sigaction;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGUSR2, &sa, nullptr);
+}
+
+// cold_paths: a short common path (a test, a call) and long cold ones, a throw (a path
+// that cannot return) and a catch handler (reached only by unwinding) -> the entry check
+// charges the instructions outside loops that a call can run on its way to a return
+// without an exception; each cold path is charged where it starts (a decrement, no branch).
+extern "C" int cold_paths(std::vector<std::string>& out, int x) {
+    if (x < 0) throw std::invalid_argument("negative: " + std::to_string(x) + " of " + std::to_string(out.size()));
+    try {
+        return ext(x);
+    } catch (const std::exception& e) {
+        out.clear();
+        out.push_back(std::string(e.what()) + " at " + std::to_string(x) + " after " + std::to_string(out.size()));
+        return -1;
+    }
 }

@@ -51,6 +51,9 @@ struct Item : coop::QueueItem {
 // through (volatile: loaded at every call), so nothing is cached across a switch here.
 [[gnu::noinline]] unsigned truth_index() { return coop::processor_index(); }
 unsigned (*volatile g_truth_index)() = &truth_index;
+// The calling thread's processor, through the out-of-line accessor (a call no compiler sees
+// into), for the inline this_processor() to be compared with.
+coop::internal::Processor* (*volatile g_truth_processor)() = &coop::internal::this_processor_slow;
 
 std::atomic<int> g_wrong_hp{0};   // hazard pointers published in another processor's slot
 std::atomic<int> g_checked{0};    // queue operations checked by the hooks
@@ -138,6 +141,25 @@ struct Seen {
     seen.slot_before = &coop::detail::slot();
     block_and_migrate(seen.slot_pa, seen.slot_pb);
     seen.slot_after = &coop::detail::slot();
+    join_helpers();
+}
+
+// processor_body — the inline this_processor() (a volatile asm that reads %fs itself, so
+// neither a value nor an address from before a switch is reused after it) before and after
+// a migration, in straight-line code around one opaque blocking call, everything inlined.
+struct SeenProcessor {
+    coop::internal::Processor* before = nullptr;
+    coop::internal::Processor* after = nullptr;
+    coop::internal::Processor* truth_before = nullptr;
+    coop::internal::Processor* truth_after = nullptr;
+    unsigned pa = 0, pb = 0;
+};
+[[gnu::flatten, gnu::noinline]] void processor_body(SeenProcessor& seen) {
+    seen.before = coop::internal::this_processor();
+    seen.truth_before = g_truth_processor();
+    block_and_migrate(seen.pa, seen.pb);
+    seen.after = coop::internal::this_processor();
+    seen.truth_after = g_truth_processor();
     join_helpers();
 }
 
@@ -246,6 +268,27 @@ TEST(TlsMigration, ProcessorIndexAfterMigrationIsTheNewThreads) {
     EXPECT_EQ(seen.slot_before, &coop::detail::g_processors[seen.slot_pa]);
     EXPECT_EQ(seen.slot_after, &coop::detail::g_processors[seen.slot_pb])
         << "the hazard slot used after the migration is another processor's";
+}
+
+// this_processor(), inlined into the migrating function, names the resuming thread's
+// processor. Seen failing (3 of 3 runs, g++ -O3) with the mutant
+// tests/mutants/this_processor_cached.patch: this_processor() through an accessor declared
+// [[gnu::const]] (as glibc declares __errno_location), so the compiler reuses the value from
+// before the blocking call. (The asm without `volatile` and "memory" is no such mutant
+// under g++: it reloads the offset, a global, after the call and reads %fs again.)
+TEST(TlsMigration, ThisProcessorAfterMigrationIsTheNewThreads) {
+    coop_test::Watchdog dog("TlsMigration.ThisProcessor", kWatchdogSeconds);
+    reset();
+    coop::Runtime rt(coop::Options{.processors = 2});
+    coop::Semaphore sem(0);
+    g_sem = &sem;
+    SeenProcessor seen;
+    rt.run([&] { processor_body(seen); });
+    ASSERT_NE(seen.pa, seen.pb) << "the activity did not migrate: the test did not test anything";
+    ASSERT_NE(seen.truth_before, seen.truth_after);
+    EXPECT_EQ(seen.before, seen.truth_before);
+    EXPECT_EQ(seen.after, seen.truth_after) << "this_processor() after the migration named the processor the "
+                                              "activity ran on before it blocked";
 }
 
 }  // namespace

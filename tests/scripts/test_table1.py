@@ -139,6 +139,28 @@ class Table1Tokio(TempDirCase):
 class Table1Noisy(TempDirCase):
     prefix = "coopbench-table1-"
 
+    def test_the_papers_mark_is_no_backends_marker(self):
+        # The paper's Native/Linux ratio was a hollow black star beside tokio's filled black star: read as
+        # one more tokio point (harness review, part 3). It is a mark no backend's marker is.
+        from unittest import mock
+        import matplotlib.axes
+        drawn = []
+        real_plot = matplotlib.axes.Axes.plot
+
+        def plot(ax, *args, **kw):
+            drawn.append((kw.get("label"), kw.get("marker")))
+            return real_plot(ax, *args, **kw)
+
+        res = cr.load(write_folder(self.tmp / "r", cells({"pthreads": 100.0, "native": 30.0, "tokio": 40.0,
+                                                          "go": 50.0})))
+        with mock.patch.object(matplotlib.axes.Axes, "plot", plot):
+            table1.write(res, self.tmp / "out")
+        paper = [m for label, m in drawn if label == "paper: Native / Linux"]
+        self.assertEqual(len(paper), 1, drawn)
+        backends = {m for label, m in drawn if label and label != "paper: Native / Linux"}
+        self.assertIn("*", backends)  # tokio's
+        self.assertNotIn(paper[0], backends | set(cr.style._KNOWN_MARKERS.values()) | set(cr.style._MARKERS))
+
     def test_noisy_cells_are_marked(self):
         # go's fork 1 of the token ring ran on a busy machine: go's time there, native / go and go / pthreads are
         # marked; native's time and City's cells are not.

@@ -158,7 +158,7 @@ class LocalQueue {
 
     // try_push — appends `item` if the ring has room; false when full. Executed only by the
     // owner.
-    bool try_push(T* item) noexcept {
+    [[gnu::always_inline]] bool try_push(T* item) noexcept {
         // relaxed: only the owner (this thread) writes tail_.
         const std::uint32_t t = tail_.load(std::memory_order_relaxed);
         // acquire: pairs with the release CAS of whoever took position h-1; their relaxed
@@ -193,24 +193,32 @@ class LocalQueue {
     // Executed only by the owner.
     template <class Overflow>
     std::uint32_t push_next(T* item, Overflow&& overflow) {
+        T* old = exchange_next(item);
+        if (old == nullptr) return 0;
+        return push(old, overflow);
+    }
+
+    // exchange_next — push_next's first half: `item` goes to runnext; returns the item it
+    // displaced (nullptr: none), which is the caller's to put in the ring (try_push, or
+    // push with an overflow target only when that fails: no overflow state built on the
+    // fast path). Executed only by the owner.
+    [[gnu::always_inline]] T* exchange_next(T* item) noexcept {
         // relaxed: only the owner fills the slot, so a null seen here stays null until we
         // store (a thief can only empty it).
         if (runnext_.load(std::memory_order_relaxed) == nullptr) {
             // release: a thief that takes it (acquire) sees *item as we left it.
             runnext_.store(item, std::memory_order_release);
-            return 0;
+            return nullptr;
         }
         // acq_rel: release publishes `item` (as above); acquire is needed only for symmetry
         // with a thief's take — the displaced item was stored by us. An RMW because a thief
         // may be taking the old one at this moment: exactly one of us gets it.
-        T* old = runnext_.exchange(item, std::memory_order_acq_rel);
-        if (old == nullptr) return 0;
-        return push(old, overflow);
+        return runnext_.exchange(item, std::memory_order_acq_rel);
     }
 
     // pop — the oldest ring item, or nullptr (runnext is not looked at). Executed only by
     // the owner.
-    T* pop() noexcept {
+    [[gnu::always_inline]] T* pop() noexcept {
         for (;;) {
             // acquire: pairs with the release CAS of a thief (our later slot writes follow
             // its reads, as in try_push) — for pop itself the CAS below is what matters.
@@ -236,7 +244,7 @@ class LocalQueue {
     // the ring is non-empty), else the ring's oldest, else runnext regardless of the streak
     // (no local item would be starved by it). {nullptr, false}: nothing local. Executed only
     // by the owner.
-    Pick pick() noexcept {
+    [[gnu::always_inline]] Pick pick() noexcept {
         if (streak_ < kMaxRunnextStreak) {
             if (T* r = take_runnext()) {
                 ++streak_;
@@ -342,7 +350,7 @@ class LocalQueue {
     }
 
     // take_runnext — empties runnext and returns what was there. Executed only by the owner.
-    T* take_runnext() noexcept {
+    [[gnu::always_inline]] T* take_runnext() noexcept {
         // relaxed load first: skip the locked XCHG when the slot is empty (common).
         if (runnext_.load(std::memory_order_relaxed) == nullptr) return nullptr;
         // acquire: pairs with a put's release (ours, or — if the item had been handed over

@@ -92,8 +92,12 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
             global_.push(a->priority, a);
             return;
         }
-        Queue<Activity>::Chain spill;
-        if (std::uint32_t moved = self.ring.push_next(a, overflow_into(spill))) overflow(self, spill, moved);
+        // The displaced activity (Default: only those enter runnext) goes behind the ready
+        // ones as a yielded one does; the overflow chain only when the ring is full.
+        if (Activity* old = self.ring.exchange_next(a)) {
+            if (!self.ring.try_push(old)) [[unlikely]]
+                yielded_slow(self, old);
+        }
     }
 
     // yielded — `a` yielded: behind the other ready activities of this processor. The ring

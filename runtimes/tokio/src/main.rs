@@ -13,6 +13,8 @@
 //     in one tokio runtime with worker_threads = the request's processors (fresh tasks each
 //     time, iteration 0 the cold one); prints one JSON line {"runs":[reply, ...]}, stopping
 //     after the first run that failed. A request without "iterations" gets one bare reply.
+//     A run that a limit of the system (memory) refuses before it starts (micro::capacity)
+//     replies {"status":"refused","reason":"..."}: a result, not a failure, for the harness.
 //
 // `--mutex=std` (the manifest backend-std-mutex.json) makes every workload's mutex a
 // std::sync::Mutex instead of tokio::sync::Mutex. `--runtime=current_thread` (the manifest
@@ -200,6 +202,19 @@ fn failed(reason: String) -> Reply {
     Reply { status: "failed".into(), reason, ..Default::default() }
 }
 
+/// REFUSED — how a workload's Err begins when a limit of the system says before the run that
+/// the point cannot fit (micro::capacity); `ended` replies it as status "refused".
+pub const REFUSED: &str = "refused: ";
+
+/// ended — the reply of a run that returned Err(reason): "refused" (the reason after the
+/// REFUSED mark) when the point could not fit, else "failed".
+fn ended(reason: String) -> Reply {
+    match reason.strip_prefix(REFUSED) {
+        Some(why) => Reply { status: "refused".into(), reason: why.to_string(), ..Default::default() },
+        None => failed(reason),
+    }
+}
+
 /// The runs replied so far (None: a request without "iterations", one bare reply), for the
 /// panic hook: the release profile aborts on a panic (Cargo.toml), so the hook, not a
 /// JoinHandle's error, turns a panicking workload into a failed run after the measured ones.
@@ -341,7 +356,7 @@ fn main() {
         let res = rt.block_on(async move { tokio::spawn(task).await });
         let out = match res {
             Ok(Ok(o)) => o,
-            Ok(Err(reason)) => return failed(reason),
+            Ok(Err(reason)) => return ended(reason),
             Err(e) => return failed(format!("the workload's task failed: {e}")),
         };
         let mut counters = out.counters;

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use crate::sync::{join_all, Lent, Lock, Padded, SpinGate};
-use crate::{expect, Ctx, Outcome};
+use crate::{expect, Ctx, Outcome, REFUSED};
 
 /// TASK_BYTES — what one live task costs at least, rounded up: tokio's task cell (header,
 /// scheduler handle, the future's state, trailer; 200-300 bytes for these small futures)
@@ -12,8 +12,9 @@ use crate::{expect, Ctx, Outcome};
 const TASK_BYTES: usize = 512;
 
 /// capacity — why n live tasks may not fit in memory (Ok = they fit): more than half of
-/// MemAvailable fails the point cleanly instead of taking the (shared) machine down, as
-/// the C++ backends' capacity() and the go backend's do.
+/// MemAvailable refuses the point cleanly (an Err beginning with REFUSED: the reply's status
+/// is "refused") instead of taking the (shared) machine down, as the C++ backends'
+/// capacity() and the go backend's do.
 pub fn capacity(n: usize) -> Result<(), String> {
     let info = match std::fs::read_to_string("/proc/meminfo") {
         Ok(s) => s,
@@ -25,7 +26,7 @@ pub fn capacity(n: usize) -> Result<(), String> {
             let need = n.saturating_mul(TASK_BYTES);
             if need > kib.saturating_mul(1024) / 2 {
                 return Err(format!(
-                    "capacity: {n} tasks need about {:.1} GiB, more than half of MemAvailable ({:.1} GiB)",
+                    "{REFUSED}{n} tasks need about {:.1} GiB, more than half of MemAvailable ({:.1} GiB)",
                     need as f64 / (1u64 << 30) as f64,
                     kib as f64 / (1u64 << 20) as f64
                 ));

@@ -49,7 +49,7 @@ def study(df: pd.DataFrame, ks=(3, 5), draws: int = 40, resamples: int = 1000, s
         ok = ok[~ok["noisy"].astype(bool)]
     rng = np.random.default_rng(seed)
     for point, g in ok.groupby("point", sort=True):
-        forks = [v.to_numpy(dtype=float) for _, v in g.groupby("repetition")["value"]]
+        forks = stats.timed_forks(g)
         for k in ks:
             if len(forks) < 2 * k:
                 continue
@@ -67,7 +67,7 @@ def study(df: pd.DataFrame, ks=(3, 5), draws: int = 40, resamples: int = 1000, s
                         cov[method] += lo <= target <= hi
                     n += 1
             rows.append({"point": point, "workload": g["workload"].iloc[0], "forks": len(forks),
-                         "noisy": int(g[g["noisy"].astype(bool)]["repetition"].nunique()),
+                         "noisy": stats.n_forks(stats.warm_sample(g[g["noisy"].astype(bool)])),
                          "iterations": int(np.median([len(f) for f in forks])), "k": k, "subsets": n,
                          "pooled": cov["pooled"] / n, "hierarchical": cov["hierarchical"] / n})
     return pd.DataFrame(rows, columns=["point", "workload", "forks", "noisy", "iterations", "k", "subsets", "pooled",
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
     frames = []
     for d in a.folders:
         try:
-            frames.append(cr.load(d).df)
+            frames.append(cr.load(d).df.assign(folder=str(d)))  # two folders' forks stay two (stats.fork_labels)
         except cr.ResultsError as e:
             print(f"coverage_study.py: {e}", file=sys.stderr)
             return 2

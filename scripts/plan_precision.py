@@ -67,8 +67,7 @@ def levels(g: pd.DataFrame, fork_overhead: float) -> dict | None:
     """levels — one point's variance components (T1², T2²), costs (c1, c2) and its cold spread, or None."""
     ok = g[(g["status"] == "ok") & g["value"].notna()]
     timed = ok[ok["phase"] == "measure"]
-    by = [v.to_numpy(dtype=float) for _, v in timed.groupby("repetition")["value"]]
-    by = [b for b in by if len(b)]
+    by = stats.timed_forks(g)
     if len(by) < 2:
         return None
     n = float(np.mean([len(b) for b in by]))
@@ -80,7 +79,7 @@ def levels(g: pd.DataFrame, fork_overhead: float) -> dict | None:
     c1 = float(secs.median()) if len(secs) else math.nan
     untimed = ok[ok["phase"] != "measure"]
     if "seconds" in untimed.columns and len(untimed):
-        c2 = float(untimed.groupby("repetition")["seconds"].sum().median()) + fork_overhead
+        c2 = float(untimed.groupby(stats.fork_labels(untimed))["seconds"].sum().median()) + fork_overhead
     else:
         c2 = fork_overhead
     cold = ok[ok["iteration"] == 0]["value"].to_numpy(dtype=float)
@@ -176,7 +175,7 @@ def main(argv=None) -> int:
     frames = []
     for d in a.folders:
         try:
-            frames.append(cr.load(d).df.assign(point=lambda x, d=d: x["point"]))
+            frames.append(cr.load(d).df.assign(folder=str(d)))  # two folders' forks stay two (stats.fork_labels)
         except cr.ResultsError as e:
             print(f"plan_precision.py: {e}", file=sys.stderr)
             return 2

@@ -79,7 +79,8 @@ import numpy as np
 import pandas as pd
 
 from .stats import (MIN_FORKS_ONE, MIN_FORKS_TWO, diff_ci, fmt_ci, fmt_ratio, fmt_value, fork_labels, fork_shortfall,
-                    forks_why, median_ci, n_forks, rank_corr_ci, rank_corr_perm_p, ratio_ci, with_forks)
+                    forks_why, median_ci, n_forks, percentile_interval, rank_corr_ci, rank_corr_perm_p, ratio_ci,
+                    sides_resampled, with_forks)
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_DIR = ROOT / "results" / "paper"
@@ -707,19 +708,15 @@ def _quotient_ci(a0, a1, b0, b1):
     """_quotient_ci — (q, lo, hi): (median(a1) / median(a0)) / (median(b1) / median(b0)) and its 95 % interval,
     the four samples resampled hierarchically (forks, then iterations) and independently of one another,
     as ratio_ci does for two (each point is its own set of processes)."""
-    from .stats import LEVEL, RESAMPLES, SEED, _boot_medians, _groups, _percentiles
-    rng = np.random.default_rng(SEED)
-    meds, boots = [], []
-    for x in (a0, a1, b0, b1):
-        g = _groups(x)
-        m = float(np.median(np.concatenate(g)))
-        meds.append(m)
-        boots.append(_boot_medians(g, rng, RESAMPLES, "hierarchical") if sum(map(len, g)) > 1 else np.full(RESAMPLES, m))
+    t = sides_resampled(a0, a1, b0, b1)
+    if t is None:
+        return (math.nan, math.nan, math.nan)
+    meds, boots = t
     if min(meds) <= 0:
         return (math.nan, math.nan, math.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = (boots[1] / boots[0]) / (boots[3] / boots[2])
-    lo, hi = _percentiles(q[np.isfinite(q)], LEVEL)
+    lo, hi = percentile_interval(q[np.isfinite(q)])
     return ((meds[1] / meds[0]) / (meds[3] / meds[2]), lo, hi)
 
 
@@ -900,8 +897,8 @@ def rule_shares_match(ctx: Ctx, a, per_processor, per_unit, tolerance=0.1, at=No
     both = hierarchical_rows(np.hstack([rp, ru]), forks)
     devs = _shares(both[:, :rp.shape[1]], both[:, rp.shape[1]:], p)
     devs = devs[np.isfinite(devs)]
-    lo, hi = (np.quantile(devs, [(1 - LEVEL) / 2, (1 + LEVEL) / 2]) if len(devs) else (math.nan, math.nan))
-    k = n_forks(pd.Series(np.zeros(len(forks)), index=forks))
+    lo, hi = percentile_interval(devs) if len(devs) else (math.nan, math.nan)
+    k = n_forks(np.zeros(len(forks)), forks)
     m = (f"{ctx.member(a)} at P={p}: per-processor shares {', '.join(f'{v:.2f}' for v in sp[:8])}; per-unit "
          f"{', '.join(f'{v:.2f}' for v in su[:8])}; largest difference {dev:.3f} "
          f"({LEVEL:.0%} interval {lo:.3f}–{hi:.3f} over {k} fork{'' if k == 1 else 's'})")
@@ -935,7 +932,7 @@ def rule_anticorrelated(ctx: Ctx, a, load, stolen, at=None):
     # (with n units no p below 1/n! is possible: 1/24 for 4).
     _, lo, hi = rank_corr_ci(rl, rs, forks)
     pv = rank_corr_perm_p(ld, st)
-    k = n_forks(pd.Series(np.zeros(len(forks)), index=forks))
+    k = n_forks(np.zeros(len(forks)), forks)
     m = (f"{ctx.member(a)} at P={p}, per unit (load, steals): "
          + ", ".join(f"({fmt_value(x)}, {fmt_value(y)})" for x, y in zip(ld, st))
          + f"; Spearman ρ = {rho:.2f} (95 % interval {lo:.2f}–{hi:.2f} over {k} fork{'' if k == 1 else 's'}; "

@@ -104,8 +104,8 @@ def _clean(x) -> np.ndarray:
     return a[~np.isnan(a)]
 
 
-def _groups(x, forks=None) -> list:
-    """_groups — the values of x grouped by fork (a list of arrays, NaNs dropped, in order of first sight).
+def fork_groups(x, forks=None) -> list:
+    """fork_groups — the values of x grouped by fork (a list of arrays, NaNs dropped, in order of first sight).
 
     forks: labels, one per value; else the index of x when it is named "fork"; else every
     value is its own fork."""
@@ -124,8 +124,8 @@ def _groups(x, forks=None) -> list:
 
 
 def n_forks(x, forks=None) -> int:
-    """n_forks — how many forks the sample x has values from (see _groups)."""
-    return len(_groups(x, forks))
+    """n_forks — how many forks the sample x has values from (see fork_groups)."""
+    return len(fork_groups(x, forks))
 
 
 def hierarchical_index(sizes, resamples: int, rng: np.random.Generator):
@@ -154,8 +154,12 @@ def _padded(groups) -> np.ndarray:
     return m
 
 
-def _boot_medians(groups, rng: np.random.Generator, resamples: int, method: str = "hierarchical") -> np.ndarray:
-    """_boot_medians — the medians of `resamples` bootstrap resamples of the forks' values (see METHOD).
+def boot_medians(groups, rng: np.random.Generator, resamples: int = RESAMPLES,
+                 method: str = "hierarchical") -> np.ndarray:
+    """boot_medians — the medians of `resamples` bootstrap resamples of the forks' values (see METHOD).
+
+    groups: one array of values per fork (fork_groups), at least one value in all; rng draws
+    the resamples (np.random.default_rng(SEED) for the reports' intervals, so that they repeat).
 
     method "hierarchical": forks, then iterations within each drawn fork (Kalibera and Jones,
     section 4); "pooled": all values as one independent sample (what coopbench did before:
@@ -186,7 +190,9 @@ def _boot_medians(groups, rng: np.random.Generator, resamples: int, method: str 
     return out
 
 
-def _percentiles(v: np.ndarray, level: float):
+def percentile_interval(v, level: float = LEVEL):
+    """percentile_interval — (lo, hi): the (1 − level)/2 and (1 + level)/2 quantiles of the bootstrap
+    values v (the percentile interval; v should hold no NaN or infinity)."""
     alpha = (1 - level) / 2
     lo, hi = np.quantile(v, [alpha, 1 - alpha])
     return float(lo), float(hi)
@@ -195,30 +201,34 @@ def _percentiles(v: np.ndarray, level: float):
 def median_ci(x, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, forks=None,
               method: str = "hierarchical"):
     """median_ci — (median, lo, hi) of the sample x: the median of all its values and the bootstrap interval
-    of that median, resampling forks and then iterations within them (see METHOD; forks as in _groups).
+    of that median, resampling forks and then iterations within them (see METHOD; forks as in fork_groups).
 
     NaNs are ignored. One value gives (v, v, v); no value gives three NaNs. One fork: the interval
     of its iterations alone (variation within one process, ONE_FORK; n_forks tells)."""
-    groups = _groups(x, forks)
+    groups = fork_groups(x, forks)
     if not groups:
         return (math.nan, math.nan, math.nan)
     a = np.concatenate(groups)
     med = float(np.median(a))
     if len(a) == 1:
         return (med, med, med)
-    lo, hi = _percentiles(_boot_medians(groups, np.random.default_rng(seed), resamples, method), level)
+    lo, hi = percentile_interval(boot_medians(groups, np.random.default_rng(seed), resamples, method), level)
     return (med, lo, hi)
 
 
-def _two_sides(a, b, resamples, seed, method, forks_a=None, forks_b=None):
-    ga, gb = _groups(a, forks_a), _groups(b, forks_b)
-    if not ga or not gb:
+def sides_resampled(*samples, resamples: int = RESAMPLES, seed: int = SEED, method: str = "hierarchical"):
+    """sides_resampled — (medians, boots) for independent samples (each its own set of processes): medians[i]
+    the median of samples[i], boots[i] its `resamples` bootstrap medians (boot_medians; a sample of one
+    value: that value every time), all drawn from one generator seeded `seed`, one sample after the other.
+    None when a sample has no value. What ratio_ci, diff_ci and a quotient of two ratios are made of."""
+    groups = [fork_groups(x) for x in samples]
+    if not all(groups):
         return None
-    ma, mb = float(np.median(np.concatenate(ga))), float(np.median(np.concatenate(gb)))
+    meds = [float(np.median(np.concatenate(g))) for g in groups]
     rng = np.random.default_rng(seed)
-    ra = _boot_medians(ga, rng, resamples, method) if sum(map(len, ga)) > 1 else np.full(resamples, ma)
-    rb = _boot_medians(gb, rng, resamples, method) if sum(map(len, gb)) > 1 else np.full(resamples, mb)
-    return ma, mb, ra, rb
+    boots = [boot_medians(g, rng, resamples, method) if sum(map(len, g)) > 1 else np.full(resamples, m)
+             for g, m in zip(groups, meds)]
+    return meds, boots
 
 
 def ratio_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, method: str = "hierarchical"):
@@ -226,27 +236,27 @@ def ratio_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int =
 
     Each side is resampled hierarchically (forks, then iterations) and independently of the
     other (the two runs are independent). NaN when a sample is empty or a median is not positive."""
-    t = _two_sides(a, b, resamples, seed, method)
+    t = sides_resampled(a, b, resamples=resamples, seed=seed, method=method)
     if t is None:
         return (math.nan, math.nan, math.nan)
-    ma, mb, ra, rb = t
+    (ma, mb), (ra, rb) = t
     if ma <= 0 or mb <= 0:
         return (math.nan, math.nan, math.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = rb / ra
     ratios = ratios[np.isfinite(ratios)]
-    lo, hi = _percentiles(ratios, level)
+    lo, hi = percentile_interval(ratios, level)
     return (mb / ma, lo, hi)
 
 
 def diff_ci(a, b, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, method: str = "hierarchical"):
     """diff_ci — (difference, lo, hi): median(b) - median(a) and its bootstrap interval (each side resampled
     hierarchically and independently, as ratio_ci). NaN when a sample is empty."""
-    t = _two_sides(a, b, resamples, seed, method)
+    t = sides_resampled(a, b, resamples=resamples, seed=seed, method=method)
     if t is None:
         return (math.nan, math.nan, math.nan)
-    ma, mb, ra, rb = t
-    lo, hi = _percentiles(rb - ra, level)
+    (ma, mb), (ra, rb) = t
+    lo, hi = percentile_interval(rb - ra, level)
     return (mb - ma, lo, hi)
 
 
@@ -265,7 +275,7 @@ def interval_label(forks: int, level: float = LEVEL) -> str:
 
 def fork_medians(x, forks=None) -> np.ndarray:
     """fork_medians — the median of each fork's values (one value per process)."""
-    return np.array([float(np.median(g)) for g in _groups(x, forks)])
+    return np.array([float(np.median(g)) for g in fork_groups(x, forks)])
 
 
 def u_test(a, b):
@@ -342,7 +352,7 @@ def rank_corr_ci(x_rows, y_rows, forks, level: float = LEVEL, resamples: int = R
     r = r[np.isfinite(r)]
     if len(r) == 0:
         return (rho, math.nan, math.nan)
-    lo, hi = _percentiles(r, level)
+    lo, hi = percentile_interval(r, level)
     return (rho, lo, hi)
 
 
@@ -362,6 +372,14 @@ def warm_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
     """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork."""
     sub = g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()]
     return pd.Series(sub[column].to_numpy(dtype=float), index=fork_labels(sub), name=column)
+
+
+def timed_forks(g: pd.DataFrame, column: str = "value") -> list:
+    """timed_forks — the timed iterations of rows g (warm_sample) as one array per fork, in order of first sight
+    (fork_groups): forks told apart by folder, host, point and repetition (fork_labels), so that two folders'
+    or two hosts' repetition 0 stay two forks. What the variance per level (plan_precision.py) and the
+    subsets of forks (coverage_study.py) are computed from."""
+    return fork_groups(warm_sample(g, column))
 
 
 def cold_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:

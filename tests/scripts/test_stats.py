@@ -3,7 +3,8 @@
   * median_ci: known answers (one, two, three values; the exact bootstrap distribution of
     the median of 11 distinct values, from the binomial law) and the coverage of the 95 %
     interval for a known distribution over many seeds;
-  * ratio_ci and the U test on samples with a known answer;
+  * ratio_ci and the U test on samples with a known answer; the public helpers other modules
+    build on (fork_groups, boot_medians, percentile_interval, sides_resampled, timed_forks);
   * the fork as the unit: on synthetic forks whose effects are much larger than the
     iteration noise, the pooled bootstrap's 95 % interval covers the true median far less
     often than 95 %, the hierarchical one (forks, then iterations) near it; a point of one
@@ -176,6 +177,58 @@ class ForkIsTheUnit(unittest.TestCase):
             self.assertNotIn("1 fork", note3)
 
 
+class PublicHelpersTest(unittest.TestCase):
+    """The functions other modules build on (claims.py, plan_precision.py, coverage_study.py): known answers."""
+
+    def test_fork_groups(self):
+        s = pd.Series([1.0, 5.0, 2.0, float("nan"), 6.0], index=pd.Index(["a", "b", "a", "b", "b"], name=stats.FORK))
+        self.assertEqual([g.tolist() for g in stats.fork_groups(s)], [[1.0, 2.0], [5.0, 6.0]])  # first sight, no NaN
+        self.assertEqual([g.tolist() for g in stats.fork_groups([3.0, float("nan"), 1.0])], [[3.0], [1.0]])
+        self.assertEqual([g.tolist() for g in stats.fork_groups([1.0, 2.0, 3.0], forks=["y", "x", "y"])],
+                         [[1.0, 3.0], [2.0]])
+        self.assertEqual(stats.fork_groups([]), [])
+
+    def test_boot_medians(self):
+        # Two forks of constant values 1 and 3: a hierarchical resample draws 2 forks, so its median is 1, 2 or 3
+        # with probabilities 1/4, 1/2, 1/4 (the iterations within a fork add nothing).
+        g = [np.array([1.0, 1.0, 1.0]), np.array([3.0, 3.0, 3.0])]
+        m = stats.boot_medians(g, np.random.default_rng(1), 4000)
+        self.assertEqual(set(np.unique(m)), {1.0, 2.0, 3.0})
+        self.assertAlmostEqual(float(np.mean(m == 2.0)), 0.5, delta=0.04)
+        # pooled: the 6 values as if independent: the median of 6 draws is 2 when 3 are of each fork, C(6,3)/64
+        p = stats.boot_medians(g, np.random.default_rng(1), 4000, method="pooled")
+        self.assertAlmostEqual(float(np.mean(p == 2.0)), 20 / 64, delta=0.04)
+        # the same generator state gives the same resamples; an unknown method is refused
+        np.testing.assert_array_equal(m, stats.boot_medians(g, np.random.default_rng(1), 4000))
+        with self.assertRaises(ValueError):
+            stats.boot_medians(g, np.random.default_rng(1), 10, method="bca")
+        # ragged forks: every resampled median lies between the smallest and largest value
+        r = stats.boot_medians([np.array([1.0]), np.array([2.0, 4.0, 8.0])], np.random.default_rng(2), 500)
+        self.assertTrue(((r >= 1.0) & (r <= 8.0)).all())
+
+    def test_percentile_interval(self):
+        np.testing.assert_allclose(stats.percentile_interval(np.arange(101.0)), (2.5, 97.5))
+        np.testing.assert_allclose(stats.percentile_interval(np.arange(101.0), level=0.5), (25.0, 75.0))
+
+    def test_sides_resampled(self):
+        a, b = [10.0, 11.0, 12.0, 13.0], [20.0, 21.0, 22.0]
+        meds, boots = stats.sides_resampled(a, b, resamples=300)
+        self.assertEqual(meds, [11.5, 21.0])
+        self.assertEqual([len(x) for x in boots], [300, 300])
+        _, lo, hi = stats.ratio_ci(a, b, resamples=300)
+        self.assertEqual((lo, hi), stats.percentile_interval(boots[1] / boots[0]))  # what ratio_ci is made of
+        meds, boots = stats.sides_resampled([5.0], a, resamples=50)
+        self.assertTrue((boots[0] == 5.0).all())  # one value: that value every time
+        self.assertIsNone(stats.sides_resampled(a, [], resamples=50))
+
+    def test_timed_forks_keep_folders_apart(self):
+        rows = pd.DataFrame({"point": ["p"] * 8, "repetition": [0, 0, 0, 0] * 2, "iteration": [0, 1, 2, 3] * 2,
+                             "phase": ["warmup", "measure", "measure", "measure"] * 2, "status": ["ok"] * 8,
+                             "value": [9.0, 1, 2, 3, 9, 4, 5, 6], "folder": ["one"] * 4 + ["two"] * 4})
+        self.assertEqual([g.tolist() for g in stats.timed_forks(rows)], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        self.assertEqual(len(stats.timed_forks(rows.drop(columns="folder"))), 1)  # one folder: repetition 0 once
+
+
 class RatioAndUTest(unittest.TestCase):
     def test_ratio_known_answers(self):
         self.assertEqual(stats.ratio_ci([5.0] * 4, [10.0] * 4), (2.0, 2.0, 2.0))
@@ -271,6 +324,12 @@ class PlanPrecisionTest(TempDirCase):
         p = run("plan_precision.py", d, "--precision", "5%", "--format", "r", "--budget", "60", "--round-seconds", "1")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertGreaterEqual(int(p.stdout.strip()), stats.MIN_FORKS_TWO)
+        # two folders (a pilot and its resumption): their repetitions 0..2 are six forks, not three
+        p = run("plan_precision.py", d, synthetic_run(self.tmp / "run2"), "--precision", "5%", "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        planned = pd.read_csv(io.StringIO(p.stdout)).dropna(subset=["n2"])
+        self.assertFalse(planned.empty, p.stdout)
+        self.assertEqual(set(planned["forks"]), {6}, p.stdout)
         self.assertEqual(run("plan_precision.py", d, "--precision", "lots").returncode, 2)
         self.assertEqual(run("plan_precision.py", self.tmp / "nosuch").returncode, 2)
         p = run("coverage_study.py", synthetic_run(self.tmp / "many", repetitions=6), "--k", "3", "--draws", "2",

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/stack.hpp"
+#include "coop/coop.hpp"
+#include "coop/src/stack.hpp"
 #include "tests/native/support.hpp"
 #include "tests/support/child.hpp"
 

@@ -20,7 +20,7 @@
 #include <climits>
 #include <mutex>
 
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
 

@@ -2,7 +2,7 @@
 // such threads have no hazard-pointer slot and must not touch the lock-free queues, so they
 // hand the activity to the workers through a mutex-protected vector; a worker drains it
 // from its idle loop.
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
 

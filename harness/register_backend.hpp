@@ -15,7 +15,7 @@
 
 #include "harness/registry.hpp"
 #include "workloads/all.hpp"
-#include "workloads/apps/channel.hpp"  // apps::channel_kind: the backend's channel, for context.json
+#include "runtimes/channel.hpp"  // channel_kind: the backend's channel, for context.json
 
 #define COOPBENCH_CAT2(a, b) a##b
 #define COOPBENCH_CAT(a, b) COOPBENCH_CAT2(a, b)
@@ -25,11 +25,11 @@
     static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");          \
     [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =               \
         ::coopbench::register_backend<Type, ::coopbench::AllWorkloads>(                                  \
-            name, description, __FILE__, std::string(::coopbench::apps::channel_kind<Type>()), {} __VA_OPT__(, ) __VA_ARGS__)
+            name, description, __FILE__, std::string(::coopbench::channel_kind<Type>()), {} __VA_OPT__(, ) __VA_ARGS__)
 
 // COOPBENCH_REGISTER_BACKEND_VARIANT(Type, "family/variant", "description", {fixed}, {options})
 #define COOPBENCH_REGISTER_BACKEND_VARIANT(Type, name, description, fixed, ...)                      \
     static_assert(::coopbench::Backend<Type>, #Type " does not satisfy coopbench::Backend");          \
     [[maybe_unused]] static const bool COOPBENCH_CAT(coopbench_registered_, __LINE__) =               \
         ::coopbench::register_backend<Type, ::coopbench::AllWorkloads>(                                  \
-            name, description, __FILE__, std::string(::coopbench::apps::channel_kind<Type>()), fixed __VA_OPT__(, ) __VA_ARGS__)
+            name, description, __FILE__, std::string(::coopbench::channel_kind<Type>()), fixed __VA_OPT__(, ) __VA_ARGS__)

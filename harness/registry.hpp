@@ -135,7 +135,7 @@ void add_workloads(TypeList<Ws...>) {
 // register_backend — what the macros of harness/register_backend.hpp expand to: B's
 // runners for every workload of the list Ws (a TypeList) that supports B, and the entries of
 // those workloads (a workload registered by an earlier backend stays as it was).
-// `channel`: what B's channel is, in words (apps::channel_kind<B>(), passed by the macros:
+// `channel`: what B's channel is, in words (channel_kind<B>(), runtimes/channel.hpp, passed by the macros:
 // this header includes no workload), recorded in context.json as backend.<name>.channel.
 template <Backend B, class Ws>
 bool register_backend(std::string name, std::string description, std::string origin, std::string channel,

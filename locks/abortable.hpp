@@ -33,7 +33,7 @@
 #include <limits>
 #include <string_view>
 
-#include "runtimes/native/cpu_relax.hpp"
+#include "coop/cpu_relax.hpp"
 
 namespace locks {
 
@@ -88,7 +88,7 @@ class Deadline {
     bool started_ = false;
 };
 
-// cpu_relax — coop's spin-wait hint (runtimes/native/cpu_relax.hpp: x86 PAUSE, aarch64
+// cpu_relax — coop's spin-wait hint (coop/include/coop/cpu_relax.hpp: x86 PAUSE, aarch64
 // YIELD, else nothing), the one every spinning loop of the project uses.
 using coop::cpu_relax;
 

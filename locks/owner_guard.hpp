@@ -1,11 +1,11 @@
 // owner_guard.hpp — the owner/non-owner guard (`owner-guard`, `owner-guard-asym`) as the
 // lock library and its workloads name it: locks::OwnerGuard, locks::OwnerGuardAsym. The
-// protocol lives in coop (runtimes/native/owner_guard.hpp: its design, citation and memory
+// protocol lives in coop (coop/src/owner_guard.hpp: its design, citation and memory
 // orders), because native-parasail's deques stand on it; this header only gives it its
 // locks:: names, so the lock workloads and coop share one implementation.
 #pragma once
 
-#include "runtimes/native/owner_guard.hpp"
+#include "coop/src/owner_guard.hpp"
 
 namespace locks {
 

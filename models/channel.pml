@@ -1,5 +1,5 @@
 /* channel.pml — a Spin model of coop::Channel's park / hand-off / close protocol
- * (runtimes/native/channel.hpp; after Go's runtime/chan.go: a send to a parked receiver
+ * (coop/include/coop/channel.hpp; after Go's runtime/chan.go: a send to a parked receiver
  * moves the value into it and makes it ready; a parking goroutine's lock is released only
  * after it is switched out, gopark's unlockf).
  *

@@ -1,5 +1,5 @@
-/* local_park.pml — a Spin model of coop's park/wake protocol (runtimes/native/park.hpp) as the
- * processor-local policies use it (native-ws, native-parasail: runtimes/native/scheduler.hpp
+/* local_park.pml — a Spin model of coop's park/wake protocol (coop/include/coop/park.hpp) as the
+ * processor-local policies use it (native-ws, native-parasail: coop/src/scheduler.hpp
  * Scheduler<A>, worker.cpp's idle loop). The property: no processor is left parked while
  * work is queued.
  *

@@ -1,4 +1,4 @@
-/* local_queue.pml — a Spin model of the work-stealing ring of runtimes/native/ws/
+/* local_queue.pml — a Spin model of the work-stealing ring of coop/src/ws/
  * local_queue.hpp (Go runtime/proc.go's runq design): ring 0's owner (push / push_next /
  * pop / runnext pick) against thieves that each own a ring of their own (rings 1..THIEVES)
  * and move items with steal_into: from ring 0 or from another thief's ring, the copy into

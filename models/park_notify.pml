@@ -1,4 +1,4 @@
-/* park_notify.pml — a Spin model of coop's park/wake protocol (runtimes/native/park.hpp).
+/* park_notify.pml — a Spin model of coop's park/wake protocol (coop/include/coop/park.hpp).
  *
  * Processor 0 (Waker) makes one unit of work ready ROUNDS times and each time waits until
  * another processor has taken it (a program that needs two processors at once); processors

@@ -7,7 +7,7 @@
 // after the optimisation pipeline (OptimizerLast: inlining and unrolling are done, so the
 // counts are those of the code that runs and no check hinders an optimisation):
 //
-//   %q = load i32, @coop_quantum_left        ; initial-exec TLS (runtimes/native/quantum.hpp)
+//   %q = load i32, @coop_quantum_left        ; initial-exec TLS (coop/include/coop/quantum.hpp)
 //   %n = sub i32 %q, k
 //   store i32 %n, @coop_quantum_left
 //   br (%n < 0), %expired, %go               ; x86-64: subl $k, %fs:(...); js

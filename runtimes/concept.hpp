@@ -33,8 +33,8 @@
 //       point fails cleanly instead of taking the machine down.
 //   static constexpr bool preemptive;   // true for OS threads; spin-waiting workloads need it.
 //   template <class T> class Channel;   // the backend's own channel (HasChannel below); a
-//       backend without one gets coopbench::apps::GenericChannel, built from its Mutex and
-//       CondVar (workloads/apps/channel.hpp). Go's semantics:
+//       backend without one gets coopbench::GenericChannel, built from its Mutex and
+//       CondVar (runtimes/channel.hpp). Go's semantics:
 //         explicit Channel(std::size_t capacity);  // 0: unbuffered, a rendezvous
 //         void send(T v);            // blocks while full (C = 0: until a receiver took v);
 //                                    // throws ChannelClosed if the channel is or becomes closed

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scaling_model.py — the scaling model of docs/scaling-model.md: shared cache lines touched
 per scheduler operation by `native` (one global lock-free queue) and by `native-ws`
-(processor-local rings, runtimes/native/ws/), turned into a predicted context-switch cost at
+(processor-local rings, coop/src/ws/), turned into a predicted context-switch cost at
 P = 2..64 with this machine's measured cache-line transfer cost.
 
 Usage:

@@ -4,7 +4,7 @@
 // Citation: L. Quirk, "Ownership of a queue for practical lock-free scheduling" (2008),
 // sections 6 (specification) and 7 (implementation): "a composition of two atomic objects:
 // a lock-free queue and a shared counter"; Theorem 2 (no two owners) and Theorem 3 (both
-// operations are total). The queue is coop's (runtimes/native/queue.hpp, Negele et al.
+// operations are total). The queue is coop's (coop/include/coop/queue.hpp, Negele et al.
 // Fig. 6 with per-processor hazard pointers).
 //
 // Ownership contract (section 6; every user of this class must keep it)
@@ -46,7 +46,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "runtimes/native/queue.hpp"
+#include "coop/queue.hpp"
 
 namespace units {
 

@@ -101,8 +101,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/slab.hpp"
+#include "coop/coop.hpp"
+#include "coop/slab.hpp"
 #include "units/owner_queue.hpp"
 
 // UNITS_TEST_HOOK(name, ...) — calls units::test_hooks::name if a test set it (only where
@@ -300,7 +300,7 @@ inline void bump(std::atomic<std::uint64_t>& c) noexcept {
 }
 
 // Block pool — messages and future states come from coop's slab allocator
-// (runtimes/native/slab.hpp, the one behind queue nodes and activity descriptors): 64-byte
+// (coop/include/coop/slab.hpp, the one behind queue nodes and activity descriptors): 64-byte
 // aligned blocks in size classes of 64 bytes (up to 1 KiB), a cache per OS thread and size
 // class (a free list and a bump slab; beyond kCacheMax blocks the surplus goes to the class's
 // shared list), slabs never returned to the OS. A block freed on another thread than it was

@@ -1,7 +1,7 @@
 // coop_example.cpp — coop on its own (no harness): a bounded buffer between a producer and
 // consumers, with coop::Mutex and coop::CondVar, on all cores.
 //
-//   cmake --build build --target coop_example && build/runtimes/native/coop_example
+//   cmake --build build --target coop_example && build/coop/coop_example
 #include <cstdio>
 #include <deque>
 #include <vector>

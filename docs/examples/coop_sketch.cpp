@@ -1,4 +1,4 @@
-// coop_sketch.cpp — the sketch at the top of runtimes/native/coop.hpp, compiled and run
+// coop_sketch.cpp — the sketch at the top of coop/include/coop/coop.hpp, compiled and run
 // (tests/docs/check_examples.py finds it here line for line). Exit 0 when the 100 activities
 // each counted once under the mutex.
 #include <cstdio>

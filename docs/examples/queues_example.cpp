@@ -1,15 +1,15 @@
 // queues_example.cpp — the header examples of coop's queues, compiled and run
-// (tests/docs/check_examples.py finds each block here, line for line): runtimes/native/queue.hpp,
+// (tests/docs/check_examples.py finds each block here, line for line): coop/include/coop/queue.hpp,
 // hazard.hpp, ws/local_queue.hpp and ws/parasail_queue.hpp. Exit 0 when every example did
 // what its comment says.
 #include <cstdio>
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/hazard.hpp"
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_queue.hpp"
-#include "runtimes/native/ws/parasail_queue.hpp"
+#include "coop/hazard.hpp"
+#include "coop/queue.hpp"
+#include "coop/src/ws/local_queue.hpp"
+#include "coop/src/ws/parasail_queue.hpp"
 
 namespace {
 
@@ -21,7 +21,7 @@ void check(bool ok, const char* what) {
     }
 }
 
-// runtimes/native/queue.hpp
+// coop/include/coop/queue.hpp
 void queue_example() {
     struct Job : coop::QueueItem { int id; };
     coop::bind_processor(0);
@@ -33,7 +33,7 @@ void queue_example() {
     check(j == &a, "queue.hpp: dequeue gave another item");
 }
 
-// runtimes/native/hazard.hpp
+// coop/include/coop/hazard.hpp
 void hazard_example() {
     coop::bind_processor(0);             // once per OS thread that touches queues
     struct Job : coop::QueueItem { int x; };
@@ -42,7 +42,7 @@ void hazard_example() {
     check(j == &job, "hazard.hpp: dequeue gave another item");
 }
 
-// runtimes/native/ws/local_queue.hpp
+// coop/src/ws/local_queue.hpp
 void local_queue_example() {
     struct Job { int id; };
     coop::ws::LocalQueue<Job, 256> mine, theirs;         // one per processor
@@ -56,7 +56,7 @@ void local_queue_example() {
     (void)inherits;
 }
 
-// runtimes/native/ws/parasail_queue.hpp
+// coop/src/ws/parasail_queue.hpp
 void parasail_queue_example() {
     struct Job { int id; };
     Job a{1}, b{2};

@@ -5,7 +5,7 @@
 // publishes a result only after its last access to the unit).
 #include <cstdio>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 #include "units/units.hpp"
 
 int main() {

@@ -81,9 +81,9 @@
 
 #include "runtimes/boostfiber/scheduling.hpp"
 #include "runtimes/boostfiber/stacks.hpp"
+#include "runtimes/channel.hpp"
 #include "runtimes/concept.hpp"
 #include "runtimes/os/os_threads.hpp"
-#include "workloads/apps/channel.hpp"
 
 namespace coopbench {
 
@@ -297,8 +297,8 @@ struct BoostFiberBackend {
     //     takes the dangling slot and schedules the dead context (a SIGSEGV in
     //     tests/apps/test_channels.cpp's CloseWakesEveryBlockedSender).
     // A channel that may be closed (Channel(C), the concept's tests): buffered_channel(C + 1)
-    // when that holds exactly C, else apps::GenericChannel (one fiber mutex, condition
-    // variables), C = 0 included; rounding would change what a closing program sees.
+    // when that holds exactly C, else GenericChannel (runtimes/channel.hpp: one fiber mutex,
+    // condition variables), C = 0 included; rounding would change what a closing program sees.
     // The backend option channel=generic makes every channel the generic one (to compare).
     // Close: Boost's push on a closed channel returns channel_op_status::closed (send throws
     // ChannelClosed), pop drains a buffered channel and then returns closed (recv: nullopt),
@@ -319,13 +319,13 @@ struct BoostFiberBackend {
         [[gnu::noinline]] explicit Channel(std::size_t capacity) : capacity_(capacity) {
             if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);
-            else generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
+            else generic_ = std::make_unique<GenericChannel<BoostFiberBackend, T>>(capacity);
             count_made();
         }
         // Channel — a channel its program never closes: Boost's own at every C (see above).
         [[gnu::noinline]] Channel(std::size_t capacity, NeverClosed) : never_closed_(true) {
             if (generic_option()) {
-                generic_ = std::make_unique<apps::GenericChannel<BoostFiberBackend, T>>(capacity);
+                generic_ = std::make_unique<GenericChannel<BoostFiberBackend, T>>(capacity);
                 capacity_ = capacity;
             } else if (capacity == 0) {
                 unbuffered_ = std::make_unique<boost::fibers::unbuffered_channel<T>>();
@@ -383,7 +383,7 @@ struct BoostFiberBackend {
 
         std::unique_ptr<boost::fibers::buffered_channel<T>> buffered_;
         std::unique_ptr<boost::fibers::unbuffered_channel<T>> unbuffered_;
-        std::unique_ptr<apps::GenericChannel<BoostFiberBackend, T>> generic_;
+        std::unique_ptr<GenericChannel<BoostFiberBackend, T>> generic_;
         std::size_t capacity_ = 0;
         bool never_closed_ = false;
         std::atomic<bool> closed_{false};  // Boost's channels only: a close happened

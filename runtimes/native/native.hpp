@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "runtimes/concept.hpp"
-#include "runtimes/native/channel.hpp"
-#include "runtimes/native/coop.hpp"
+#include "coop/channel.hpp"
+#include "coop/coop.hpp"
 
 namespace coopbench {
 

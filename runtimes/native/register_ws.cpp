@@ -1,5 +1,5 @@
 // register_ws.cpp — backend `native-ws`: coop with processor-local ready rings
-// (runtimes/native/ws/), typed (NativeBackendOf<Scheduling::work_stealing>); the option
+// (coop/src/ws/), typed (NativeBackendOf<Scheduling::work_stealing>); the option
 // scheduling=work_stealing is recorded with every row, as before the backends were typed.
 #include "harness/register_backend.hpp"
 #include "runtimes/native/native.hpp"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtimes/native/cpus.hpp"
+#include "coop/cpus.hpp"
 
 namespace coopbench::os {
 

@@ -1,5 +1,5 @@
 // os_threads.hpp — what backends built on OS threads share: choosing P cores (an affinity
-// mask; coop's hwloc choice, runtimes/native/cpus.hpp, so that every backend of a comparison
+// mask; coop's hwloc choice, coop/include/coop/cpus.hpp, so that every backend of a comparison
 // runs on the same CPUs) and checking in advance whether N more OS threads can fit.
 #pragma once
 

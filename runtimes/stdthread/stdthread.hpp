@@ -92,7 +92,7 @@ struct StdThreadBackend {
 
     // Semaphore — std::counting_semaphore, as the standard gives it. Beware: libstdc++ 12
     // (Debian 12's g++) can lose a wake-up in it under contention (GCC PR 98033/104928; we
-    // hit it in coop's owner guard, see runtimes/native/os_semaphore.hpp). No workload uses the
+    // hit it in coop's owner guard, see coop/src/os_semaphore.hpp). No workload uses the
     // concept's Semaphore today; one that does may hang on this backend with g++ 12, and the
     // harness then records the point as a timeout.
     class Semaphore {

@@ -1,5 +1,5 @@
 // test_channel_directed.cpp — directed interleaving tests of coop::Channel's park / hand-off
-// / close protocol (runtimes/native/channel.hpp). Each test stops one activity inside a
+// / close protocol (coop/include/coop/channel.hpp). Each test stops one activity inside a
 // protocol window with a COOP_HOOK (this binary links coop_hooked) and lets an activity on
 // the other processor act in it. A lost wake-up hangs the run: the watchdog turns it into a
 // failure.
@@ -35,8 +35,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/channel.hpp"
-#include "runtimes/native/coop.hpp"
+#include "coop/channel.hpp"
+#include "coop/coop.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace {

@@ -3,6 +3,7 @@
 coop's runtime contains no quantum check (libcoop's objects; coop's functions in an
 instrumented object). Exit 0 when every expectation holds, 1 with a list of failures."""
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -23,6 +24,8 @@ ap.add_argument("--irreducible", help="IR whose every cycle must pass a quantum 
 ap.add_argument("--debug-source", help="a program with split shared functions (vtable_mix.cpp): compiled with -g, "
                 "the IR passes opt -verify (the split keeps debug info whole)")
 a = ap.parse_args()
+# The repository root and coop's include root (coop/include: "coop/coop.hpp").
+includes = ["-I", a.source_dir, "-I", os.path.join(a.source_dir, "coop", "include")]
 failures = []
 
 
@@ -185,8 +188,8 @@ def reached_checks(obj):
 if a.o0_source:
     for level in ("-O0", "-O2"):
         with tempfile.NamedTemporaryFile(suffix=".o") as obj:
-            subprocess.run([a.clang, level, "-std=c++20", "-fPIC", "-fpass-plugin=" + a.plugin, "-I", a.source_dir,
-                            "-c", a.o0_source, "-o", obj.name], check=True)
+            subprocess.run([a.clang, level, "-std=c++20", "-fPIC", "-fpass-plugin=" + a.plugin] + includes +
+                           ["-c", a.o0_source, "-o", obj.name], check=True)
             n_roots, bad = reached_checks(obj.name)
         expect(n_roots > 0 and bad == [],
                "%s %s: nothing coop's %d functions call is checked (%s)" % (a.o0_source, level, n_roots, bad[:6]))
@@ -231,8 +234,8 @@ for binary in a.binary:
 if a.debug_source and a.opt:
     with tempfile.NamedTemporaryFile(suffix=".ll") as ll:
         subprocess.run([a.clang, "-g", "-O2", "-std=c++20", "-fpass-plugin=" + a.plugin, "-Xclang", "-load", "-Xclang",
-                        a.plugin, "-DVTABLE_SIDE=checked", "-DVTABLE_SIDE_IS_CHECKED", "-I", a.source_dir, "-S",
-                        "-emit-llvm", a.debug_source, "-o", ll.name], check=True)
+                        a.plugin, "-DVTABLE_SIDE=checked", "-DVTABLE_SIDE_IS_CHECKED"] + includes +
+                       ["-S", "-emit-llvm", a.debug_source, "-o", ll.name], check=True)
         v = subprocess.run([a.opt, "-verify", ll.name, "-o", "/dev/null"], capture_output=True, text=True)
         expect(v.returncode == 0 and ".coop.checked" in open(ll.name).read(),
                "-g: the split shared functions' IR verifies (%s)" % v.stderr.strip()[:200])

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 
 #if defined(COOP_SCENARIO_PLAIN)
 #define SCENARIO(name) name##_plain

@@ -4,7 +4,7 @@
 // function and one built in the plain unit the plain copy.
 #include <gtest/gtest.h>
 
-#include "runtimes/native/quantum.hpp"
+#include "coop/quantum.hpp"
 
 extern "C" long vtable_call_checked(long);
 extern "C" long vtable_call_plain(long);

@@ -1,4 +1,4 @@
-// The ParaSail owner guard (coop's runtimes/native/owner_guard.hpp, as locks/owner_guard.hpp
+// The ParaSail owner guard (coop's coop/src/owner_guard.hpp, as locks/owner_guard.hpp
 // names it), both fence flavours: the owner alone never takes the mutex; a non-owner inside
 // keeps the owner out and vice versa (the queue and hand-off path); and a stress test of
 // mutual exclusion between the owner and many non-owners (blocking and trying) with no

@@ -20,6 +20,6 @@ if grep -q "coopbench_driver\|benchmark::benchmark" "$work/build/build.ninja"; t
   echo "FAIL: coop alone configured a harness target"; exit 1
 fi
 cmake --build "$work/build" > "$work/build.log" 2>&1 || { cat "$work/build.log"; echo "FAIL: coop alone does not build"; exit 1; }
-"$work/build/runtimes/native/coop_example"
+"$work/build/coop/coop_example"
 sh "$src/tests/native/package/check.sh" "$work/build" "$src" "$cxx"
 echo "PASS: coop configured, built and installed alone, without the harness's packages"

@@ -5,7 +5,7 @@
 // must compile (so the failure is the throwing move, nothing else).
 #include <stdexcept>
 
-#include "runtimes/native/channel.hpp"
+#include "coop/channel.hpp"
 
 #ifdef COOPBENCH_NOTHROW_MOVE
 #define MAYBE_NOEXCEPT noexcept

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "runtimes/native/config.hpp"
+#include "coop/config.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace coop_test {

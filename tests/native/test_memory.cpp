@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/hazard.hpp"
-#include "runtimes/native/stack.hpp"
+#include "coop/coop.hpp"
+#include "coop/hazard.hpp"
+#include "coop/src/stack.hpp"
 #include "tests/native/support.hpp"
 #include "tests/support/child.hpp"
 

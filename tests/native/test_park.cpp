@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/park.hpp"
+#include "coop/park.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/processor.hpp"
+#include "coop/coop.hpp"
+#include "coop/src/processor.hpp"
 #include "tests/native/support.hpp"
 
 using coop_test::scaled;

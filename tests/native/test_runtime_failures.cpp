@@ -8,7 +8,7 @@
 #include <system_error>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// test_stacks.cpp — coop's stacks at scale (runtimes/native/stack.hpp): more activities
+// test_stacks.cpp — coop's stacks at scale (coop/src/stack.hpp): more activities
 // alive at once than guarded stacks fit in vm.max_map_count, guarded stacks only within the
 // mapping budget and carved ones beyond it, surplus stacks given back and their slots
 // reused, a stack supply that fails without an abort (the activity never runs, its closure
@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/processor.hpp"
-#include "runtimes/native/stack.hpp"
+#include "coop/coop.hpp"
+#include "coop/src/processor.hpp"
+#include "coop/src/stack.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 #include "tests/native/support.hpp"
 
 using coop_test::scaled;

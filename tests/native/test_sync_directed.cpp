@@ -25,7 +25,7 @@
 #include <string>
 #include <thread>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <chrono>
 #include <thread>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

@@ -36,7 +36,7 @@
 #include <atomic>
 #include <thread>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 // cost of the hazard scan (it grows with the highest bound processor index).
 #include <cstdlib>
 
-#include "runtimes/native/queue.hpp"
+#include "coop/queue.hpp"
 
 namespace {
 

@@ -22,7 +22,7 @@
 
 #include <type_traits>
 
-#include "runtimes/native/queue.hpp"
+#include "coop/queue.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
-// test_queue_basic.cpp — single-thread behaviour of coop::Queue (runtimes/native/queue.hpp):
+// test_queue_basic.cpp — single-thread behaviour of coop::Queue (coop/include/coop/queue.hpp):
 // FIFO order, empty behaviour, node reuse (bounded node count), release(), pools.
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/queue.hpp"
+#include "coop/queue.hpp"
 
 namespace {
 

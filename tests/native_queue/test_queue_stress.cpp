@@ -1,4 +1,4 @@
-// test_queue_stress.cpp — coop::Queue under concurrency (runtimes/native/queue.hpp).
+// test_queue_stress.cpp — coop::Queue under concurrency (coop/include/coop/queue.hpp).
 //
 // Invariants checked, each under a watchdog that aborts a hung run:
 // - ProducersConsumers: P producers and P consumers (P = hardware threads, at least 2) move
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtimes/native/queue.hpp"
+#include "coop/queue.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace {

@@ -8,8 +8,8 @@
 // Inclusive counts of one_* divided by kOps are the cost of one operation. Locked
 // instructions are counted by reading the disassembly of the same functions
 // (objdump -d --no-show-raw-insn ... | grep -E 'lock|xchg'), printed by scripts/ring_callgrind.sh.
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_queue.hpp"
+#include "coop/queue.hpp"
+#include "coop/src/ws/local_queue.hpp"
 
 namespace {
 

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_queue.hpp"
+#include "coop/queue.hpp"
+#include "coop/src/ws/local_queue.hpp"
 
 namespace {
 

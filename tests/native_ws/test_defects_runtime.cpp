@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/processor.hpp"
+#include "coop/coop.hpp"
+#include "coop/src/processor.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 namespace {

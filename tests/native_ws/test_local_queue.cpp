@@ -1,13 +1,13 @@
 // test_local_queue.cpp — unit and directed-interleaving tests of the work-stealing ring
-// (runtimes/native/ws/local_queue.hpp).
+// (coop/src/ws/local_queue.hpp).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_queue.hpp"
+#include "coop/queue.hpp"
+#include "coop/src/ws/local_queue.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 using coop::ws::kMaxRunnextStreak;

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "runtimes/native/ws/parasail_queue.hpp"
+#include "coop/src/ws/parasail_queue.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <functional>
 #include <thread>
 
-#include "runtimes/native/owner_guard.hpp"
-#include "runtimes/native/ws/parasail_queue.hpp"
+#include "coop/src/owner_guard.hpp"
+#include "coop/src/ws/parasail_queue.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace {

@@ -45,7 +45,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/scheduler.hpp"
+#include "coop/src/scheduler.hpp"
 #include "tests/native/support.hpp"
 
 namespace {

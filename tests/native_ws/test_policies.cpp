@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtimes/native/ws/parasail_deque.hpp"
-#include "runtimes/native/ws/ws_ring.hpp"
+#include "coop/src/ws/parasail_deque.hpp"
+#include "coop/src/ws/ws_ring.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 using coop::Priority;

@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/cpus.hpp"
+#include "coop/coop.hpp"
+#include "coop/cpus.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 namespace {

@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/owner_guard.hpp"
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_algorithm.hpp"
-#include "runtimes/native/ws/local_queue.hpp"
-#include "runtimes/native/ws/parasail_queue.hpp"
+#include "coop/src/owner_guard.hpp"
+#include "coop/queue.hpp"
+#include "coop/src/ws/local_algorithm.hpp"
+#include "coop/src/ws/local_queue.hpp"
+#include "coop/src/ws/parasail_queue.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // test_yield_wake.cpp — a yielder is not left on a busy processor's queue while another
-// processor sleeps (native-ws, native-parasail; runtimes/native/scheduler.cpp,
+// processor sleeps (native-ws, native-parasail; coop/src/scheduler.cpp,
 // yielded_local). Found by the Spin model models/local_park.pml (-DSTRICT_YIELD).
 //
 // The interleaving, forced with the hook yield_after_pick (config.hpp; this binary links
@@ -18,8 +18,8 @@
 #include <chrono>
 #include <thread>
 
-#include "runtimes/native/config.hpp"
-#include "runtimes/native/coop.hpp"
+#include "coop/config.hpp"
+#include "coop/coop.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace {

@@ -1,11 +1,11 @@
-// ws_test_util.hpp — shared bits of the tests of runtimes/native/ws: a watchdog that turns
+// ws_test_util.hpp — shared bits of the tests of coop/src/ws: a watchdog that turns
 // a hang into a failure, sanitizer-aware sizes, and a per-item take counter.
 #pragma once
 
 #include <atomic>
 #include <thread>
 
-#include "runtimes/native/config.hpp"
+#include "coop/config.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace wstest {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/cpus.hpp"
+#include "coop/cpus.hpp"
 #include "runtimes/os/os_threads.hpp"
 
 namespace {

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/cpu_relax.hpp"
+#include "coop/cpu_relax.hpp"
 #include "tests/locks/sizes.hpp"
 #include "units/units.hpp"
 

@@ -1,11 +1,11 @@
 // quantum.cpp — the quantum counter and the check's slow path (see quantum.hpp).
-#include "runtimes/native/quantum.hpp"
+#include "coop/quantum.hpp"
 
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 
 namespace {
 std::int32_t quantum_from_environment() {

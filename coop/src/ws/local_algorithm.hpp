@@ -23,9 +23,9 @@
 #include <memory>
 #include <vector>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/algorithm.hpp"
-#include "runtimes/native/queue.hpp"
+#include "coop/activity.hpp"
+#include "coop/algorithm.hpp"
+#include "coop/queue.hpp"
 
 namespace coop::ws {
 

@@ -50,11 +50,11 @@
 #include <utility>
 #include <vector>
 
-#include "runtimes/native/algorithm.hpp"
-#include "runtimes/native/global_queue.hpp"
-#include "runtimes/native/park.hpp"
-#include "runtimes/native/ws/parasail_deque.hpp"
-#include "runtimes/native/ws/ws_ring.hpp"
+#include "coop/algorithm.hpp"
+#include "coop/global_queue.hpp"
+#include "coop/park.hpp"
+#include "coop/src/ws/parasail_deque.hpp"
+#include "coop/src/ws/ws_ring.hpp"
 
 namespace coop::internal {
 

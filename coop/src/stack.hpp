@@ -48,7 +48,7 @@
 #include <string>
 #include <vector>
 
-#include "runtimes/native/config.hpp"
+#include "coop/config.hpp"
 
 namespace coop::internal {
 

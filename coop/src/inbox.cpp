@@ -7,7 +7,7 @@
 // nothing: make_ready is noexcept and a thread outside the runtime may wake an activity with
 // the heap exhausted (Memory.AThreadOutsideTheRuntimeWakesAnActivityWithNoHeapLeft). A
 // std::vector here used to allocate on the first append after each drain.
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
 

@@ -1,5 +1,5 @@
 // stack.cpp — see stack.hpp.
-#include "runtimes/native/stack.hpp"
+#include "coop/src/stack.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <new>
 #include <string>
 
-#include "runtimes/native/config.hpp"
+#include "coop/config.hpp"
 #if COOP_ASAN
 #include <sanitizer/asan_interface.h>
 #endif

@@ -39,10 +39,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/queue.hpp"
-#include "runtimes/native/ws/local_algorithm.hpp"
-#include "runtimes/native/ws/local_queue.hpp"
+#include "coop/activity.hpp"
+#include "coop/queue.hpp"
+#include "coop/src/ws/local_algorithm.hpp"
+#include "coop/src/ws/local_queue.hpp"
 
 namespace coop::ws {
 

@@ -15,9 +15,9 @@
 
 #include <algorithm>
 
-#include "runtimes/native/cpu_relax.hpp"
-#include "runtimes/native/cpus.hpp"
-#include "runtimes/native/switch.hpp"
+#include "coop/cpu_relax.hpp"
+#include "coop/cpus.hpp"
+#include "coop/src/switch.hpp"
 
 namespace coop::internal {
 

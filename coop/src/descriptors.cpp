@@ -1,6 +1,6 @@
 // descriptors.cpp — activity descriptors: pooled blocks from slab.hpp's allocator (one
 // cache per processor, DescriptorTraits in processor.hpp), larger ones from operator new.
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "runtimes/native/processor.hpp"
+#include "coop/src/processor.hpp"
 
 namespace coop::internal {
 

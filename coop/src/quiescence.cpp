@@ -1,9 +1,9 @@
 // quiescence.cpp — when Runtime::run may return: every activity started so far has
 // finished. Per-processor monotonic counters (no locked instruction on spawn or finish) and
 // a futex word that the last processor to go idle bumps.
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
-#include "runtimes/native/coop.hpp"
+#include "coop/coop.hpp"
 
 namespace coop {
 namespace internal {

@@ -1,5 +1,5 @@
 // cpus.cpp — see cpus.hpp.
-#include "runtimes/native/cpus.hpp"
+#include "coop/cpus.hpp"
 
 #include <hwloc.h>
 #include <pthread.h>

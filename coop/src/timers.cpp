@@ -25,7 +25,7 @@
 #include <mutex>
 #include <utility>
 
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
 

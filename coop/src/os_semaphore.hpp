@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtimes/native/cpu_relax.hpp"
+#include "coop/cpu_relax.hpp"
 
 namespace coop {
 

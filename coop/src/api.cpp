@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/cpus.hpp"
-#include "runtimes/native/switch.hpp"
+#include "coop/coop.hpp"
+#include "coop/cpus.hpp"
+#include "coop/src/switch.hpp"
 
 namespace coop {
 namespace internal {

@@ -49,7 +49,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "runtimes/native/owner_guard.hpp"
+#include "coop/src/owner_guard.hpp"
 
 namespace coop::ws {
 

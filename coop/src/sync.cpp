@@ -6,8 +6,8 @@
 
 #include <thread>
 
-#include "runtimes/native/coop.hpp"
-#include "runtimes/native/cpu_relax.hpp"
+#include "coop/coop.hpp"
+#include "coop/cpu_relax.hpp"
 
 
 namespace coop {

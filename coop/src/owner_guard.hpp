@@ -62,8 +62,8 @@
 #include <mutex>
 #include <string_view>
 
-#include "runtimes/native/asymmetric_fence.hpp"
-#include "runtimes/native/os_semaphore.hpp"
+#include "coop/src/asymmetric_fence.hpp"
+#include "coop/src/os_semaphore.hpp"
 
 // COOP_GUARD_HOOK(name) — calls coop::guard_hooks::name if a test set it (only where
 // COOP_GUARD_TEST_HOOKS is defined: a directed test stops a thread inside a window). Its own

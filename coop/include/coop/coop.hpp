@@ -81,26 +81,42 @@ class Runtime {
     internal::RuntimeState* state_;
 };
 
-// Thread — the join handle of an activity. Destroying a joinable handle joins.
-class Thread {
+template <class Entry>
+class BasicThread;
+// Thread — the join handle of an activity started by coop::spawn.
+using Thread = BasicThread<internal::Untyped>;
+template <class F>
+Thread spawn(Priority priority, F&& fn);
+
+// BasicThread — the join handle of an activity. Destroying a joinable handle joins. `Entry`
+// is how join reaches the scheduler, as BasicMutex's (mutex.hpp): internal::Untyped for
+// coop::Thread (coop::spawn's; branches once on the running runtime's algorithm), Algo<K> for
+// Algo<K>::Thread (Algo<K>::spawn's; algorithm K's code, no branch).
+template <class Entry>
+class BasicThread {
   public:
-    Thread() = default;
-    Thread(Thread&& o) noexcept : a_(std::exchange(o.a_, nullptr)) {}
-    Thread& operator=(Thread&& o) noexcept {
+    BasicThread() = default;
+    BasicThread(BasicThread&& o) noexcept : a_(std::exchange(o.a_, nullptr)) {}
+    BasicThread& operator=(BasicThread&& o) noexcept {
         if (this != &o) {
             join();
             a_ = std::exchange(o.a_, nullptr);
         }
         return *this;
     }
-    ~Thread() { join(); }
+    ~BasicThread() { join(); }
 
     // join — waits until the activity has finished (blocking the calling activity, not its
     // processor; from a non-worker thread it polls). No-op when not joinable. Returns false
     // when the activity never ran because no stack could be had for it (its closure was
     // destroyed unrun; Runtime::stack_failure says why), true otherwise.
     bool join() noexcept {
-        if (a_ != nullptr) return internal::join_and_free(std::exchange(a_, nullptr));
+        if (a_ != nullptr) {
+            if constexpr (std::is_same_v<Entry, internal::Untyped>)
+                return internal::join_and_free(std::exchange(a_, nullptr));
+            else
+                return internal::join_and_free_as<Entry::kind>(std::exchange(a_, nullptr));
+        }
         return true;
     }
     // joinable — whether join() still has something to wait for.
@@ -109,7 +125,8 @@ class Thread {
   private:
     template <class F>
     friend Thread spawn(Priority, F&&);
-    explicit Thread(internal::Activity* a) : a_(a) {}
+    friend Entry;  // Algo<K>::spawn
+    explicit BasicThread(internal::Activity* a) : a_(a) {}
     internal::Activity* a_ = nullptr;
 };
 
@@ -184,30 +201,7 @@ struct Algo {
 
     // Thread — the join handle of an activity spawned by Algo<K>::spawn (as coop::Thread;
     // join reaches A's code without the branch).
-    class Thread {
-      public:
-        Thread() = default;
-        Thread(Thread&& o) noexcept : a_(std::exchange(o.a_, nullptr)) {}
-        Thread& operator=(Thread&& o) noexcept {
-            if (this != &o) {
-                join();
-                a_ = std::exchange(o.a_, nullptr);
-            }
-            return *this;
-        }
-        ~Thread() { join(); }
-        // join — as coop::Thread::join.
-        bool join() noexcept {
-            if (a_ != nullptr) return internal::join_and_free_as<K>(std::exchange(a_, nullptr));
-            return true;
-        }
-        bool joinable() const noexcept { return a_ != nullptr; }
-
-      private:
-        friend struct Algo;
-        explicit Thread(internal::Activity* a) : a_(a) {}
-        internal::Activity* a_ = nullptr;
-    };
+    using Thread = BasicThread<Algo>;
 
     // spawn — as coop::spawn.
     template <class F>

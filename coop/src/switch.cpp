@@ -1,6 +1,6 @@
 // switch.cpp — an activity's first frame (trampoline) and first run (its stack and
 // continuation); the switch itself is inline in switch.hpp.
-#include "runtimes/native/switch.hpp"
+#include "coop/src/switch.hpp"
 
 namespace coop::internal {
 

@@ -34,8 +34,8 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "runtimes/native/quantum.hpp"
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/quantum.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 #if COOP_ASAN
 #include <sanitizer/asan_interface.h>

@@ -1,14 +1,14 @@
 // scheduler.cpp — the out-of-line half of the Scheduler (scheduler.hpp): SchedulerCore's
 // construction, the spinning rule, parking's counters and statistics, and the calls for
 // callers that do not know the algorithm or their processor's index.
-#include "runtimes/native/scheduler.hpp"
+#include "coop/src/scheduler.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "runtimes/native/runtime_internal.hpp"
+#include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
 

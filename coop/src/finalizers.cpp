@@ -6,7 +6,7 @@
 // - fin_yield (runtime_internal.hpp, one per algorithm): ENQUEUESWITCH for a yield (requeue, no
 //   wake-up needed because this processor stays busy); fin_recycle: a finished activity's
 //   stack back to this processor's cache; fin_join: register as the joiner, or be ready at once; fin_sleep: onto the timers.
-#include "runtimes/native/switch.hpp"
+#include "coop/src/switch.hpp"
 
 namespace coop::internal {
 

@@ -50,7 +50,7 @@ inline constexpr unsigned kPriorities = 5;
 // Scheduling — the scheduling algorithm of a runtime (Options::scheduling): the
 // paper's global lock-free queues (backend `native`), per-processor rings with work
 // stealing after Go (`native-ws`), or ParaSail's owner-guarded deques (`native-parasail`).
-// The run-time choice of coop's one Scheduler<A> (runtimes/native/scheduler.hpp).
+// The run-time choice of coop's one Scheduler<A> (coop/src/scheduler.hpp).
 enum class Scheduling : std::uint8_t { global = 0, work_stealing = 1, parasail = 2 };
 
 namespace internal {

@@ -27,10 +27,10 @@
 #include <thread>
 #include <vector>
 
-#include "runtimes/native/activity.hpp"
-#include "runtimes/native/scheduler.hpp"
-#include "runtimes/native/slab.hpp"
-#include "runtimes/native/stack.hpp"
+#include "coop/activity.hpp"
+#include "coop/src/scheduler.hpp"
+#include "coop/slab.hpp"
+#include "coop/src/stack.hpp"
 
 namespace coop::internal {
 

@@ -22,7 +22,10 @@ namespace coopbench {
 template <Backend B>
 class Group {
   public:
-    explicit Group(std::size_t expected = 0) { threads_.reserve(expected); }
+    // `expected` threads are reserved at the first spawn, not here: a workload constructs its
+    // Group before check_capacity, and a size beyond the system's limits (T=10^12) must be
+    // refused by that check, not fail allocating the handles first.
+    explicit Group(std::size_t expected = 0) : expected_(expected) {}
     Group(const Group&) = delete;
     Group& operator=(const Group&) = delete;
     ~Group() { join_all(); }
@@ -38,6 +41,7 @@ class Group {
 
     template <class F>
     bool spawn(F&& fn) {
+        if (threads_.capacity() < expected_) threads_.reserve(expected_);  // bad_alloc: the point fails, out of memory
         try {
             threads_.push_back(B::spawn(std::forward<F>(fn)));
             return true;
@@ -69,6 +73,7 @@ class Group {
 
   private:
     std::vector<typename B::Thread> threads_;
+    std::size_t expected_ = 0;
     std::string error_;
 };
 

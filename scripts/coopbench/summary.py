@@ -26,7 +26,7 @@ import math
 import pandas as pd
 
 from .families import family_label, family_of, family_rank
-from .stats import METHOD, fmt_ratio, ratio_ci, sample
+from .stats import METHOD, fmt_ratio, n_forks, ratio_ci, sample
 from .style import compact_number
 
 REFUSED = "refused"
@@ -101,7 +101,7 @@ def summary_rows(df: pd.DataFrame) -> tuple:
         unit = _unit(dw)
         higher = higher_is_better(unit)
         for p, dp in dw.groupby("processors", sort=True):
-            per_fam = {f: {"ratios": [], "variants": [], "failed": 0, "refused": 0} for f in families}
+            per_fam = {f: {"ratios": [], "variants": [], "forks": [], "failed": 0, "refused": 0} for f in families}
             wins: dict = {}
             ratios_of: dict = {}
             pkeys = sorted(dp["_pkey"].unique())
@@ -135,6 +135,7 @@ def summary_rows(df: pd.DataFrame) -> tuple:
                     r = ratio_ci(a, b_)
                     per_fam[f]["ratios"].append(r)
                     per_fam[f]["variants"].append(v)
+                    per_fam[f]["forks"].append(min(n_forks(a), n_forks(b_)))
                 fast = float(samples[best_b].median()) if best_b is not None else math.nan
                 for b in samples:  # every backend's ratio of medians, to break ties between equally winning ones
                     m = float(samples[b].median())
@@ -151,6 +152,7 @@ def summary_rows(df: pd.DataFrame) -> tuple:
                 variants = sorted(counts.index, key=lambda v: (-counts[v], v))
                 cells[f] = {"ratio": _geomean([r[0] for r in rs]), "lo": _geomean([r[1] for r in rs]),
                             "hi": _geomean([r[2] for r in rs]), "variants": variants, "ran": len(rs),
+                            "forks": min(c["forks"]) if c["forks"] else None,
                             "failed": c["failed"], "refused": c["refused"], "points": len(pkeys)}
             rows.append({"workload": w, "P": p, "unit": unit, "higher": higher, "points": len(pkeys),
                          "fastest": fastest, "wins": wins.get(fastest, 0), "cells": cells})
@@ -161,7 +163,7 @@ def _cell_text(c: dict) -> str:
     parts = []
     if c["ran"]:
         names = ", ".join(c["variants"][:2]) + (", …" if len(c["variants"]) > 2 else "")
-        parts.append(f"{fmt_ratio(c['ratio'], c['lo'], c['hi'])} {names}")
+        parts.append(f"{fmt_ratio(c['ratio'], c['lo'], c['hi'], forks=c['forks'])} {names}")
     for k in ("failed", "refused"):
         if c[k]:
             parts.append(k if c[k] == c["points"] else f"{k} at {c[k]}")

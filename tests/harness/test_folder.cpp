@@ -478,12 +478,28 @@ TEST(Folder, HugeSizesFailWithAClearReason) {
 #endif
 #endif
     const auto dir = fresh_dir("huge");
+    // Matrix N=10^7 needs 3 x 10^14 doubles: no thread limit stops it, its allocation fails.
     // 3: the run ended with a failed point (README, "Exit codes").
-    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "switch", "-p", "T=10^12", "-W", "0", "-I", "1", "-q", "--out",
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "matrix", "-p", "N=10^7", "-W", "0", "-I", "1", "-q", "--out",
                    dir.string()}),
               3);
     const std::string csv = slurp(dir / "results.csv");
     EXPECT_NE(csv.find("out of memory: the point's sizes need more memory"), std::string::npos) << csv;
+    fs::remove_all(dir);
+}
+
+// 10^12 threads are beyond the system's limit (pid_max, memory): refused by the capacity check
+// before anything is allocated (Group reserves its handles at the first spawn), not failed
+// allocating 10^12 handles; a refusal is a result, exit 0.
+TEST(Folder, HugeThreadCountsAreRefusedBeforeAnyAllocation) {
+    const auto dir = fresh_dir("huge-threads");
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "switch", "-p", "T=10^12", "-W", "0", "-I", "1", "-q", "--out",
+                   dir.string()}),
+              0);
+    const std::string csv = slurp(dir / "results.csv");
+    EXPECT_NE(csv.find("refused"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("system limit"), std::string::npos) << csv;
+    EXPECT_EQ(csv.find("out of memory"), std::string::npos) << csv;
     fs::remove_all(dir);
 }
 

@@ -29,6 +29,10 @@ work=${MUTANTS_WORK:-${TMPDIR:-/tmp}/coopbench-mutants}
 src=$work/src
 jobs=${MUTANTS_JOBS:-2}
 timeout=${MUTANTS_TIMEOUT:-120}
+# The store-buffer stresses (ParkTso, tests/native_ws/test_park_tso.cpp) run 6 s in the test
+# suite; a mutant that removes a fence gets 45, still under a minute, so a loaded machine's
+# other processes between the two pinned threads cannot let it survive.
+export COOP_TEST_PARK_TSO_SECONDS=${COOP_TEST_PARK_TSO_SECONDS:-45}
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 command -v patch > /dev/null || die "patch is not installed"

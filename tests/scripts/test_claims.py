@@ -645,7 +645,7 @@ class ClaimsFiles(unittest.TestCase):
         backends = set(re.findall(r"^\| `([a-z0-9/_-]+)` \|", (ROOT / "docs" / "backends.md").read_text(), re.M))
         # The guards' and locks' names: the lock library and coop's owner guard, which names itself.
         locks = list((ROOT / "workloads" / "locks").glob("*.hpp")) + list((ROOT / "locks").glob("*.hpp"))
-        locks.append(ROOT / "runtimes" / "native" / "owner_guard.hpp")
+        locks.append(ROOT / "coop" / "src" / "owner_guard.hpp")
         choices = set()
         for f in locks:
             choices |= set(re.findall(r'"([a-z][a-z0-9-]+)"', f.read_text()))

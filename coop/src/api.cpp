@@ -20,6 +20,7 @@
 #include "coop/coop.hpp"
 #include "coop/cpus.hpp"
 #include "coop/src/switch.hpp"
+#include "coop/src/thread_pointer.hpp"
 
 namespace coop {
 namespace internal {
@@ -34,11 +35,7 @@ thread_local Processor* t_processor [[gnu::tls_model("initial-exec")]] = nullptr
 // constructor of priority 101 (the first user priority) runs before every C++ static
 // initialiser of the program, so a static object that asks this_processor() finds it set.
 [[gnu::constructor(101)]] void measure_processor_offset() noexcept {
-#if defined(__x86_64__)
-    char* tp;
-    asm("movq %%fs:0, %0" : "=r"(tp));  // the TCB's self pointer: the thread pointer
-    g_processor_tp_offset = reinterpret_cast<char*>(&t_processor) - tp;
-#endif
+    g_processor_tp_offset = thread_pointer_offset(&t_processor);
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 // switch.cpp — an activity's first frame (trampoline) and first run (its stack and
 // continuation); the switch itself is inline in switch.hpp.
 #include "coop/src/switch.hpp"
+#include "coop/src/thread_pointer.hpp"
 
 namespace coop::internal {
 
@@ -11,11 +12,7 @@ namespace {
 // runs before main and before every C++ static initialiser of the program (priority 101, the
 // first user priority), so even a runtime started by a static object finds it set.
 [[gnu::constructor(101)]] void measure_errno_offset() noexcept {
-#if defined(__x86_64__)
-    char* tp;
-    asm("movq %%fs:0, %0" : "=r"(tp));  // the TCB's self pointer: the thread pointer
-    g_errno_tp_offset = reinterpret_cast<char*>(__errno_location()) - tp;
-#endif
+    g_errno_tp_offset = thread_pointer_offset(__errno_location());
 }
 
 // trampoline — the first frame of every activity.

@@ -16,7 +16,7 @@ cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BU
       -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON \
       -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON \
       > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL: coop alone does not configure"; exit 1; }
-if grep -q "coopbench_driver\|benchmark::benchmark" "$work/build/build.ninja"; then
+if grep -q "coopbench_driver\|coopbench_runner\|benchmark::benchmark" "$work/build/build.ninja"; then
   echo "FAIL: coop alone configured a harness target"; exit 1
 fi
 cmake --build "$work/build" > "$work/build.log" 2>&1 || { cat "$work/build.log"; echo "FAIL: coop alone does not build"; exit 1; }

@@ -21,6 +21,11 @@
 #       re-score the committed results (results/reference/reproduce-PAPER) with the current
 #       claims and rules, without running: rewrites their REPRODUCTION.md.
 #   scripts/reproduce.sh --list      the runs, their commands and planned durations
+#   scripts/reproduce.sh --check PAPER|all
+#       only checks that every run is a sweep the harness accepts (`coopbench run ... --dry-run`:
+#       backends, workloads, parameters), which a run also does for all its runs before the first
+#       starts: a bad run fails in seconds, not after the runs before it (tests/harness: the
+#       committed run lists are checked against the built binary).
 #
 # Forks: 4 per point (-r 4), the fewest with which a comparison can be called at all: a rank
 # test on k forks a side cannot reach a two-sided p below 2/C(2k, k), 0.10 at 3 forks and
@@ -48,9 +53,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 PY=/usr/bin/python3  # Debian's python3 with pandas and matplotlib (scripts/install-deps.sh)
-bin=build/release/harness/coopbench
+bin=${COOPBENCH_BIN:-build/release/harness/coopbench}  # the binary (a test points it at its build)
 
-usage() { sed -n '2,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,51p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 papers=(negele marathe quirk parasail)
 is_paper() { local p; for p in "${papers[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
@@ -74,7 +79,8 @@ runs_of() {
       echo "implicit|4|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 4 --timeout 120"
       # Table 1's News sentence blames the implicit scheduler calls: the same checks, on News
       # at the paper's parameters (a run of its own: -p M=1 above would change News' M)
-      echo "implicit-news|2|-w news -b native-clang,native-implicit --plan paper -p via=monitor -P $c -r 4 --timeout 120"
+      # (News has no `via`: its monitor and mailbox are its only form)
+      echo "implicit-news|2|-w news -b native-clang,native-implicit --plan paper -P $c -r 4 --timeout 120"
       ;;
     marathe)
       echo "fig3|3|-w abortable-lock --plan fig3_scalability -r 4"
@@ -127,6 +133,28 @@ forks_for() {  # forks_for PAPER RUN MINUTES ARGS — ARGS with the -r that COOP
   echo "$args" | sed "s/-r [0-9]*/-r $r/"
 }
 
+run_args() {  # run_args PAPER NAME MINUTES ARGS — the arguments the run is made with
+  local args=$4
+  [ "$size" = tiny ] && args=$(echo "$args" | tiny)
+  [ "$size" = tiny ] || args=$(forks_for "$1" "$2" "$3" "$args")
+  echo "$args" | with_tokio
+}
+
+check_runs() {  # check_runs PAPER... — every run a sweep the harness accepts, or exit 2 naming it
+  local paper name dur args err bad=0
+  for paper in "$@"; do
+    while IFS='|' read -r name dur args; do
+      args=$(run_args "$paper" "$name" "$dur" "$args")
+      # shellcheck disable=SC2086  # args is a list of words by construction
+      if ! err=$("$bin" run $args --dry-run 2>&1 >/dev/null); then
+        echo "reproduce.sh: run $paper/$name is not a sweep the harness accepts (coopbench run $args): $err" >&2
+        bad=1
+      fi
+    done < <(runs_of "$paper")
+  done
+  [ $bad = 0 ] || exit 2
+}
+
 report() {  # report PAPER OUTFILE DIR...
   local paper=$1 out=$2; shift 2
   (cd scripts && PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg "$PY" -m coopbench.claims report "$paper" "$@" --out "$out")
@@ -141,6 +169,17 @@ case "$1" in
     for p in "${papers[@]}"; do
       runs_of "$p" | while IFS='|' read -r name dur args; do printf '%-9s %-7s %3s min  coopbench run %s\n' "$p" "$name" "$dur" "$args"; done
     done
+    exit 0 ;;
+  --check)
+    [ $# -eq 2 ] || { echo "reproduce.sh: --check PAPER|all" >&2; exit 2; }
+    if [ "$2" = all ]; then todo=("${papers[@]}"); else
+      is_paper "$2" || { echo "reproduce.sh: unknown paper '$2' (${papers[*]} or all)" >&2; exit 2; }
+      todo=("$2")
+    fi
+    size=full
+    [ -x "$bin" ] || { echo "reproduce.sh: no $bin: build it first (cmake --preset release && cmake --build build/release)" >&2; exit 2; }
+    check_runs "${todo[@]}"
+    echo "reproduce.sh: every run of ${todo[*]} is a sweep the harness accepts"
     exit 0 ;;
   --rescore)
     [ $# -eq 2 ] || { echo "reproduce.sh: --rescore PAPER|all" >&2; exit 2; }
@@ -210,6 +249,7 @@ fi
 
 cmake --preset release >/dev/null
 cmake --build build/release --target coopbench -j "$cores"
+check_runs "${todo[@]}"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 for paper in "${todo[@]}"; do
   dir=${out:-results/reproduce-$paper-$stamp}
@@ -217,9 +257,7 @@ for paper in "${todo[@]}"; do
   mkdir -p "$dir"
   dirs=()
   while IFS='|' read -r name dur args; do
-    [ "$size" = tiny ] && args=$(echo "$args" | tiny)
-    [ "$size" = tiny ] || args=$(forks_for "$paper" "$name" "$dur" "$args")
-    args=$(echo "$args" | with_tokio)
+    args=$(run_args "$paper" "$name" "$dur" "$args")
     sub="$dir/$name"
     if [ -n "$changes" ]; then mkdir -p "$sub" && git diff -- . ':(exclude)results' >"$sub/uncommitted.diff"; fi
     echo "=== $paper/$name (planned $dur min on 2 cores): coopbench run $args" >&2

@@ -22,7 +22,7 @@
 #       claims and rules, without running: rewrites their REPRODUCTION.md.
 #   scripts/reproduce.sh --list      the runs, their commands and planned durations
 #   scripts/reproduce.sh --check PAPER|all
-#       only checks that every run is a sweep the harness accepts (`coopbench run ... --dry-run`:
+#       prints every run's arguments and checks that each is a sweep the harness accepts (`coopbench run ... --dry-run`:
 #       backends, workloads, parameters), which a run also does for all its runs before the first
 #       starts: a bad run fails in seconds, not after the runs before it (tests/harness: the
 #       committed run lists are checked against the built binary).
@@ -106,7 +106,10 @@ fig4_threads() {  # fig4_threads C — C, ceil(4C/3) (when more than C), 2C, 4C,
 
 with_tokio() {
   # tokio (another engineer's backend) is added to every -b list when this build lists it.
-  if "$bin" list 2>/dev/null | grep -q '^  tokio\b'; then sed 's/-b \([^ ]*\)/-b \1,tokio/'; else cat; fi
+  # grep reads the whole list (no -q): under pipefail, `list | grep -q` fails whenever grep
+  # stops reading before `list` has written everything (it dies of SIGPIPE), which left tokio
+  # out of some runs and not others, at random.
+  if "$bin" list 2>/dev/null | grep '^  tokio\b' >/dev/null; then sed 's/-b \([^ ]*\)/-b \1,tokio/'; else cat; fi
 }
 
 tiny() {
@@ -141,7 +144,7 @@ run_args() {  # run_args PAPER NAME MINUTES ARGS — the arguments the run is ma
 }
 
 check_runs() {  # check_runs PAPER... — every run a sweep the harness accepts, or exit 2 naming it
-  local paper name dur args err bad=0
+  local paper name dur args err bad=0  # $verbose: print each run's arguments
   for paper in "$@"; do
     while IFS='|' read -r name dur args; do
       args=$(run_args "$paper" "$name" "$dur" "$args")
@@ -149,6 +152,8 @@ check_runs() {  # check_runs PAPER... — every run a sweep the harness accepts,
       if ! err=$("$bin" run $args --dry-run 2>&1 >/dev/null); then
         echo "reproduce.sh: run $paper/$name is not a sweep the harness accepts (coopbench run $args): $err" >&2
         bad=1
+      elif [ -n "$verbose" ]; then
+        echo "$paper/$name: coopbench run $args"
       fi
     done < <(runs_of "$paper")
   done
@@ -176,7 +181,7 @@ case "$1" in
       is_paper "$2" || { echo "reproduce.sh: unknown paper '$2' (${papers[*]} or all)" >&2; exit 2; }
       todo=("$2")
     fi
-    size=full
+    size=full verbose=1
     [ -x "$bin" ] || { echo "reproduce.sh: no $bin: build it first (cmake --preset release && cmake --build build/release)" >&2; exit 2; }
     check_runs "${todo[@]}"
     echo "reproduce.sh: every run of ${todo[*]} is a sweep the harness accepts"
@@ -225,7 +230,7 @@ case "$1" in
 esac
 
 target=$1; shift
-out=""; size=full; allow_dirty=""
+out=""; size=full; allow_dirty=""; verbose=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;

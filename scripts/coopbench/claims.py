@@ -1393,7 +1393,16 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             dirty.append(f"`{Path(r.dir).name}`" + (f" (the changes: [{diff.name}]({_rel(diff, out.parent)}))" if diff.is_file()
                                                    else " (what differed was not recorded)"))
     noisy = int(_noisy(data.df).sum()) if not data.df.empty else 0
-    L.append(f"Machine: {ctx.get('cpu_model', '?')}, {data.cores} cores available (the paper: "
+    # Every run's processor, named whole (model, family, clock, cache): a reproduction's runs made on two
+    # different processors (a cloud host changes under a VM between sessions) cannot be read as one machine.
+    def processor(c: dict) -> str:
+        return str(c.get("cpu_model") or "?") + (f" ({c['cpu_id']})" if c.get("cpu_id") else "")
+    machines = list(dict.fromkeys(processor(r.context) for r in results))
+    machine = machines[0] if len(machines) == 1 else (
+        "**the runs were made on different processors**: " + "; ".join(
+            f"{m} (" + ", ".join(f"`{Path(r.dir).name}`" for r in results if processor(r.context) == m) + ")"
+            for m in machines))
+    L.append(f"Machine: {machine}, {data.cores} cores available (the paper: "
              f"{doc.get('paper_cores') or 'not stated'}); commit {commits}; plan {plans}. Statistics: {METHOD}; "
              f"the {noisy} rows the harness marked noisy (a busy machine) are left out."
              + (f" Made from a tree with uncommitted changes (the commit's `-dirty`): {', '.join(dirty)}; "

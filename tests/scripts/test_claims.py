@@ -732,6 +732,20 @@ class Quotes(unittest.TestCase):
 
 
 class Report(unittest.TestCase):
+    def test_runs_on_two_processors_are_said_to_be(self):
+        import json
+        import synthetic
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = Path(tmp) / "create", Path(tmp) / "micro"
+            synthetic.make_results(a, backends=("pthreads", "native"), workloads=["create"], repetitions=4)
+            synthetic.make_results(b, backends=("pthreads", "native"), workloads=["switch"], repetitions=4)
+            ctx = json.loads((b / "context.json").read_text())
+            ctx["cpu_id"] = "family 23 model 1"
+            (b / "context.json").write_text(json.dumps(ctx))
+            text = C.render_report("negele", [a, b], Path(tmp) / "REPRODUCTION.md")
+            self.assertIn("**the runs were made on different processors**: Synthetic CPU @ 2.0GHz (family 6 model 1) (`create`); "
+                          "Synthetic CPU @ 2.0GHz (family 23 model 1) (`micro`)", text)
+
     def test_report_on_a_synthetic_folder(self):
         import synthetic
         with tempfile.TemporaryDirectory() as tmp:
@@ -757,6 +771,8 @@ class Report(unittest.TestCase):
             self.assertRegex(text, r"\*\*Summary:\*\*[^\n]*\(\d+ needing the paper's processor count")
             self.assertRegex(text, r"≥ [0-9.]+ \(predicted; a bound, not a value")
             self.assertIn("calibrated on this project's", text)
+            # the processor named whole (model and id), not just its brand
+            self.assertIn("Machine: Synthetic CPU @ 2.0GHz (family 6 model 1)", text)
             # synthetic native creates in 60 ns, pthreads in 9000 ns and fails at 10^5: Fig. 7's claim holds
             self.assertRegex(text, r"\| fig7-outperforms \|[^\n]*\*\*holds\*\*")
             self.assertRegex(text, r"\| fig7-linux-fails \|[^\n]*\*\*holds\*\*")

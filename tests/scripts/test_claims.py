@@ -112,6 +112,16 @@ class Rules(unittest.TestCase):
         s = Table().add("w", "a", [5, 9, 10, 11, 20]).add("w", "b", [6, 9.5, 10.5, 12, 19])
         self.check(claim("faster", {"a": "a", "b": "b"}), s.data(), C.CANNOT)
 
+    def test_faster_needs_the_forks_to_separate(self):
+        # one value per fork; a's forks 100-103.5, b's 102.5-106: the bootstrap interval of the ratio clears 1
+        # (1.00-1.05) but one pair of forks is inverted (U test p = 0.057): not a win yet
+        t = Table().add("w", "a", [100, 101, 102, 103.5]).add("w", "b", [102.5, 104, 105, 106])
+        v = self.check(claim("faster", {"a": "a", "b": "b"}), t.data(), C.CANNOT)
+        self.assertIn("the forks' medians do not separate (U test p = 0.057", v.why)
+        # the forks apart: a win
+        t = Table().add("w", "a", [100, 101, 102, 102.4]).add("w", "b", [102.5, 104, 105, 106])
+        self.check(claim("faster", {"a": "a", "b": "b"}), t.data(), C.HOLDS)
+
     def test_faster_over_a_parameter_and_failures(self):
         t = Table()
         for n in (10, 100):

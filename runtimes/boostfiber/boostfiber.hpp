@@ -15,8 +15,9 @@
 //              RuntimeOptions::stack_size, when non-zero, wins over stack_kib.
 //
 // Runtime::run(main) starts P fresh OS threads (restricted to the run's P cores, one core
-// each with RuntimeOptions::pin), each installs the algorithm; thread 0 runs `main` as a
-// fiber, the others park their own main fiber on a fiber condition variable until main has
+// each with RuntimeOptions::pin), each installs the algorithm; thread 0 runs `main` on its
+// own (pinned) main fiber, as Boost.Fiber's examples do (run() says why not on a spawned
+// fiber), the others park their main fiber on a fiber condition variable until main has
 // finished. The calling thread never gets a fiber scheduler, so each run starts from clean
 // per-thread state. Exception: Boost's work_stealing keeps static state (a barrier sized
 // by the first run's thread count and a scheduler table indexed by a global counter,
@@ -466,16 +467,20 @@ struct BoostFiberBackend {
                 installed.arrive_and_wait();
                 if (aborted) return;
                 if (i == 0) {
-                    {
-                        boost::fibers::fiber m(boost::fibers::launch::post, std::allocator_arg,
-                                               boostfiber::StackHandle(stacks_), [&] {
-                                                   try {
-                                                       main();
-                                                   } catch (...) {
-                                                       error = std::current_exception();
-                                                   }
-                                               });
-                        m.join();
+                    // main runs on this thread's own context, as Boost.Fiber's examples run
+                    // theirs (examples/work_sharing.cpp: the main thread's fiber, waiting on a
+                    // condition variable). That context is pinned: shared_work keeps it, like
+                    // the dispatcher, in its thread-local queue, which it serves only when the
+                    // shared queue is empty. A main spawned as a fiber would sit in the shared
+                    // queue instead and keep it from ever being empty while the workload runs,
+                    // so the dispatcher, which alone releases terminated fibers (their stacks)
+                    // and moves fibers readied from other threads or timers, would not run: each
+                    // iteration's joined fibers would keep their stacks and the next iteration
+                    // would take fresh ones (page faults; create at 3-4x Boost's own program).
+                    try {
+                        main();
+                    } catch (...) {
+                        error = std::current_exception();
                     }
                     {
                         std::lock_guard<boost::fibers::mutex> g(stop_mutex);

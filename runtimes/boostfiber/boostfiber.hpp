@@ -154,8 +154,8 @@ struct Config {
 
 // parse_channel — the option channel: false for "boost" (the default), true for "generic";
 // throws std::invalid_argument otherwise. Parsed by the Runtime's constructor, on the
-// calling thread, not by Config::from: capacity() runs Config::from inside a fiber, whose
-// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), so its frame
+// calling thread, not by Config::from: capacity() may run Config::from inside a fiber
+// (a workload's program may size its groups there), whose stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), so its frame
 // gains no strings for an option capacity() does not need.
 inline bool parse_channel(const RuntimeOptions& o) {
     const std::string channel = o.option("channel", "boost");
@@ -316,7 +316,8 @@ struct BoostFiberBackend {
 
         // Channel — a channel that may be closed (see above). The constructors are kept out
         // of line, so Boost's channel constructors and their error paths do not grow the
-        // frame of a workload's run(), which runs on a fiber whose stack may be Boost's minimum.
+        // frame of the fiber that makes the channel (a workload's fibers make theirs), whose
+        // stack may be Boost's minimum.
         [[gnu::noinline]] explicit Channel(std::size_t capacity) : capacity_(capacity) {
             if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);

@@ -2,12 +2,13 @@
 // documentation and examples write them (fibers joined; this_fiber::yield; an
 // unbuffered_channel; work sharing across threads as in examples/work_sharing.cpp: every
 // thread installs shared_work with its default constructor, the helpers wait at a thread
-// barrier until all have, then park their main fiber on a condition variable; a pooled_fixedsize_stack
-// as "Stack allocation" offers for many fibers, locked when P > 1), independent of runtimes/boostfiber, for
-// scripts/crosscheck_peers.py. shared_work() is Boost's default, suspend = false: an idle
-// helper polls the shared queue (a CPU each). With suspend = true an idle helper sleeps and,
-// in Boost 1.74, nothing wakes it when another thread queues a fiber (shared_work::awakened
-// notifies no one): the helpers would never run a fiber and "P = 2" would be one thread.
+// barrier until all have, then park their main fiber on a condition variable; a
+// pooled_fixedsize_stack as "Stack allocation" offers for many fibers, locked when P > 1),
+// independent of runtimes/boostfiber, for scripts/crosscheck_peers.py. shared_work() is
+// Boost's default, suspend = false: an idle helper polls the shared queue (a CPU each). With
+// suspend = true an idle helper sleeps and, in Boost 1.74, nothing wakes it when another
+// thread queues a fiber (shared_work::awakened notifies no one): the helpers would never run
+// a fiber and "P = 2" would be one thread.
 // Usage: crosscheck-boostfiber P round_robin|shared_work; prints "create NS", "switch NS",
 // "handoff NS" (medians of 7 runs; the units of coopbench's create N=10000, switch T=2
 // K=20000 and channel T=1 K=20000 C=0).

@@ -10,6 +10,9 @@
 //
 // Options users may set (--backend-opt key=value), recorded with each result:
 //   stack      pooled | fixed | protected   (stacks.hpp); default pooled
+//   idle       sleep | spin: an idle worker (shared_work, work_stealing) sleeps and is woken
+//              (suspend=true, Waking; default) or polls (Boost's default suspend=false, as
+//              examples/work_sharing.cpp installs shared_work: a CPU per idle thread)
 //   stack_kib  KiB per stack, for every allocator; default kDefaultStackKib (Boost's own
 //              default is 128: stack=fixed stack_kib=128 is Boost.Fiber out of the box).
 //              RuntimeOptions::stack_size, when non-zero, wins over stack_kib.
@@ -129,6 +132,7 @@ struct Config {
     unsigned processors = 1;
     bool pin = false;
     bool generic_channel = false;  // option channel: boost (Boost's own channels) | generic (parse_channel)
+    bool spin = false;             // option idle: sleep (suspend=true, Waking) | spin (Boost's suspend=false)
 
     // from — parse the options; throws std::invalid_argument on a bad value.
     static Config from(const RuntimeOptions& o) {
@@ -146,6 +150,10 @@ struct Config {
         }
         if (c.stack_bytes < boost::context::stack_traits::minimum_size())
             c.stack_bytes = boost::context::stack_traits::minimum_size();
+        const std::string idle = o.option("idle", "sleep");
+        if (idle != "sleep" && idle != "spin")
+            throw std::invalid_argument("boostfiber: unknown idle '" + idle + "' (sleep, spin)");
+        c.spin = idle == "spin";
         c.processors = o.processors == 0 ? 1 : o.processors;
         c.pin = o.pin;
         return c;
@@ -527,12 +535,20 @@ struct BoostFiberBackend {
                     boost::fibers::use_scheduling_algorithm<algo::round_robin>();
                     break;
                 case Algorithm::shared_work:
-                    // suspend=true: an idle thread sleeps instead of spinning (boostorg/fiber#203).
-                    boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
+                    // idle=spin: Boost's own algorithm as its examples install it (suspend=false:
+                    // an idle thread polls the shared queue, so no wake-up is needed).
+                    if (cfg_.spin)
+                        boost::fibers::use_scheduling_algorithm<algo::shared_work>(false);
+                    else  // suspend=true: an idle thread sleeps instead of spinning (boostorg/fiber#203).
+                        boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
                     break;
                 case Algorithm::work_stealing:
-                    boost::fibers::use_scheduling_algorithm<Waking<algo::work_stealing, true>>(
-                        peers, i, static_cast<std::uint32_t>(peers.count()), true);
+                    if (cfg_.spin)
+                        boost::fibers::use_scheduling_algorithm<algo::work_stealing>(
+                            static_cast<std::uint32_t>(peers.count()), false);
+                    else
+                        boost::fibers::use_scheduling_algorithm<Waking<algo::work_stealing, true>>(
+                            peers, i, static_cast<std::uint32_t>(peers.count()), true);
                     break;
             }
         }

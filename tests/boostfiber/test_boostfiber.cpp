@@ -309,6 +309,23 @@ TEST(BoostFiber, BadOptionsAreRejected) {
     o = options("shared_work", 1);
     o.extra["stack_kib"] = "12abc";
     EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+    o = options("shared_work", 1);
+    o.extra["idle"] = "nap";
+    EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+}
+
+// idle=spin: Boost's own shared_work(suspend=false), as its examples install it: every
+// workload's tiny points pass at P threads (no wake-up needed: idle threads poll).
+TEST(BoostFiber, SharedWorkSpinningRunsEveryWorkloadP) {
+    auto cases = tiny_cases();
+    ASSERT_FALSE(cases.empty());
+    for (auto c : cases) {
+        c.ctx.options.processors = processors();
+        c.ctx.options.extra = {{"algorithm", "shared_work"}, {"idle", "spin"}};
+        Watchdog dog("idle=spin tiny point", 60);
+        auto o = c.run(c.ctx);
+        EXPECT_TRUE(o.ok) << describe(c) << ": " << o.reason;
+    }
 }
 
 TEST(BoostFiber, EveryStackAllocatorWorks) {

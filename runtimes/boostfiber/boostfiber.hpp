@@ -10,13 +10,17 @@
 //
 // Options users may set (--backend-opt key=value), recorded with each result:
 //   stack      pooled | fixed | protected   (stacks.hpp); default pooled
+//   idle       sleep | spin: an idle worker (shared_work, work_stealing) sleeps and is woken
+//              (suspend=true, Waking; default) or polls (Boost's default suspend=false, as
+//              examples/work_sharing.cpp installs shared_work: a CPU per idle thread)
 //   stack_kib  KiB per stack, for every allocator; default kDefaultStackKib (Boost's own
 //              default is 128: stack=fixed stack_kib=128 is Boost.Fiber out of the box).
 //              RuntimeOptions::stack_size, when non-zero, wins over stack_kib.
 //
 // Runtime::run(main) starts P fresh OS threads (restricted to the run's P cores, one core
-// each with RuntimeOptions::pin), each installs the algorithm; thread 0 runs `main` as a
-// fiber, the others park their own main fiber on a fiber condition variable until main has
+// each with RuntimeOptions::pin), each installs the algorithm; thread 0 runs `main` on its
+// own (pinned) main fiber, as Boost.Fiber's examples do (run() says why not on a spawned
+// fiber), the others park their main fiber on a fiber condition variable until main has
 // finished. The calling thread never gets a fiber scheduler, so each run starts from clean
 // per-thread state. Exception: Boost's work_stealing keeps static state (a barrier sized
 // by the first run's thread count and a scheduler table indexed by a global counter,
@@ -128,6 +132,7 @@ struct Config {
     unsigned processors = 1;
     bool pin = false;
     bool generic_channel = false;  // option channel: boost (Boost's own channels) | generic (parse_channel)
+    bool spin = false;             // option idle: sleep (suspend=true, Waking) | spin (Boost's suspend=false)
 
     // from — parse the options; throws std::invalid_argument on a bad value.
     static Config from(const RuntimeOptions& o) {
@@ -145,6 +150,10 @@ struct Config {
         }
         if (c.stack_bytes < boost::context::stack_traits::minimum_size())
             c.stack_bytes = boost::context::stack_traits::minimum_size();
+        const std::string idle = o.option("idle", "sleep");
+        if (idle != "sleep" && idle != "spin")
+            throw std::invalid_argument("boostfiber: unknown idle '" + idle + "' (sleep, spin)");
+        c.spin = idle == "spin";
         c.processors = o.processors == 0 ? 1 : o.processors;
         c.pin = o.pin;
         return c;
@@ -153,8 +162,8 @@ struct Config {
 
 // parse_channel — the option channel: false for "boost" (the default), true for "generic";
 // throws std::invalid_argument otherwise. Parsed by the Runtime's constructor, on the
-// calling thread, not by Config::from: capacity() runs Config::from inside a fiber, whose
-// stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), so its frame
+// calling thread, not by Config::from: capacity() may run Config::from inside a fiber
+// (a workload's program may size its groups there), whose stack may be Boost's minimum (tests/boostfiber's minimum protected stacks), so its frame
 // gains no strings for an option capacity() does not need.
 inline bool parse_channel(const RuntimeOptions& o) {
     const std::string channel = o.option("channel", "boost");
@@ -315,7 +324,8 @@ struct BoostFiberBackend {
 
         // Channel — a channel that may be closed (see above). The constructors are kept out
         // of line, so Boost's channel constructors and their error paths do not grow the
-        // frame of a workload's run(), which runs on a fiber whose stack may be Boost's minimum.
+        // frame of the fiber that makes the channel (a workload's fibers make theirs), whose
+        // stack may be Boost's minimum.
         [[gnu::noinline]] explicit Channel(std::size_t capacity) : capacity_(capacity) {
             if (!generic_option() && capacity > 0 && ((capacity + 1) & capacity) == 0)
                 buffered_ = std::make_unique<boost::fibers::buffered_channel<T>>(capacity + 1);
@@ -466,16 +476,20 @@ struct BoostFiberBackend {
                 installed.arrive_and_wait();
                 if (aborted) return;
                 if (i == 0) {
-                    {
-                        boost::fibers::fiber m(boost::fibers::launch::post, std::allocator_arg,
-                                               boostfiber::StackHandle(stacks_), [&] {
-                                                   try {
-                                                       main();
-                                                   } catch (...) {
-                                                       error = std::current_exception();
-                                                   }
-                                               });
-                        m.join();
+                    // main runs on this thread's own context, as Boost.Fiber's examples run
+                    // theirs (examples/work_sharing.cpp: the main thread's fiber, waiting on a
+                    // condition variable). That context is pinned: shared_work keeps it, like
+                    // the dispatcher, in its thread-local queue, which it serves only when the
+                    // shared queue is empty. A main spawned as a fiber would sit in the shared
+                    // queue instead and keep it from ever being empty while the workload runs,
+                    // so the dispatcher, which alone releases terminated fibers (their stacks)
+                    // and moves fibers readied from other threads or timers, would not run: each
+                    // iteration's joined fibers would keep their stacks and the next iteration
+                    // would take fresh ones (page faults; create at 3-4x Boost's own program).
+                    try {
+                        main();
+                    } catch (...) {
+                        error = std::current_exception();
                     }
                     {
                         std::lock_guard<boost::fibers::mutex> g(stop_mutex);
@@ -521,12 +535,20 @@ struct BoostFiberBackend {
                     boost::fibers::use_scheduling_algorithm<algo::round_robin>();
                     break;
                 case Algorithm::shared_work:
-                    // suspend=true: an idle thread sleeps instead of spinning (boostorg/fiber#203).
-                    boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
+                    // idle=spin: Boost's own algorithm as its examples install it (suspend=false:
+                    // an idle thread polls the shared queue, so no wake-up is needed).
+                    if (cfg_.spin)
+                        boost::fibers::use_scheduling_algorithm<algo::shared_work>(false);
+                    else  // suspend=true: an idle thread sleeps instead of spinning (boostorg/fiber#203).
+                        boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
                     break;
                 case Algorithm::work_stealing:
-                    boost::fibers::use_scheduling_algorithm<Waking<algo::work_stealing, true>>(
-                        peers, i, static_cast<std::uint32_t>(peers.count()), true);
+                    if (cfg_.spin)
+                        boost::fibers::use_scheduling_algorithm<algo::work_stealing>(
+                            static_cast<std::uint32_t>(peers.count()), false);
+                    else
+                        boost::fibers::use_scheduling_algorithm<Waking<algo::work_stealing, true>>(
+                            peers, i, static_cast<std::uint32_t>(peers.count()), true);
                     break;
             }
         }

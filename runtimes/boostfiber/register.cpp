@@ -21,6 +21,11 @@ std::vector<coopbench::OptionSpec> boostfiber_options() {
                               "buffered_channel holding the 2^k-1 nearest C otherwise), generic (fiber mutex + "
                               "condition variables, exactly C)",
                               {"boost", "generic"}},
+        coopbench::OptionSpec{"idle", "sleep",
+                              "an idle worker thread (shared_work, work_stealing): sleep (suspend=true, woken when "
+                              "work is queued) or spin (Boost's default suspend=false, as its examples: polls the "
+                              "queues, a CPU per idle thread)",
+                              {"sleep", "spin"}},
         coopbench::OptionSpec{"stack_kib", std::to_string(coopbench::boostfiber::kDefaultStackKib),
                               "KiB per fiber stack (a non-zero --stack-size wins)"},
     };

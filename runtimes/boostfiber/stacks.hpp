@@ -11,6 +11,7 @@
 //   protected boost::context::protected_fixedsize_stack — mmap with a guard page.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,8 @@ class StackSource {
 
     // allocate — a stack of bytes() bytes; thread-safe; throws std::bad_alloc.
     boost::context::stack_context allocate() {
+        // relaxed: a statistic (live()); a read from another thread may lag its frees, no more.
+        live_.fetch_add(1, std::memory_order_relaxed);
         switch (kind_) {
             case StackKind::fixed:
                 return fixed_.allocate();
@@ -71,6 +74,7 @@ class StackSource {
 
     // deallocate — give back a stack from allocate(), from any thread.
     void deallocate(boost::context::stack_context& sctx) noexcept {
+        live_.fetch_sub(1, std::memory_order_relaxed);  // relaxed: as in allocate()
         switch (kind_) {
             case StackKind::fixed:
                 fixed_.deallocate(sctx);
@@ -84,6 +88,11 @@ class StackSource {
         std::lock_guard<std::mutex> g(pool_mutex_);
         pool_.deallocate(sctx);
     }
+
+    // live — stacks handed out and not yet given back: a fiber's stack comes back only when
+    // Boost releases its terminated context (its dispatcher's release_terminated), not when
+    // it is joined.
+    long long live() const noexcept { return live_.load(std::memory_order_relaxed); }
 
     // kind, bytes — the allocator and the size per stack.
     StackKind kind() const { return kind_; }
@@ -104,6 +113,7 @@ class StackSource {
 
     StackKind kind_;
     std::size_t bytes_;
+    std::atomic<long long> live_{0};
     boost::context::fixedsize_stack fixed_;
     boost::context::protected_fixedsize_stack protected_;
     std::mutex pool_mutex_;

@@ -309,6 +309,23 @@ TEST(BoostFiber, BadOptionsAreRejected) {
     o = options("shared_work", 1);
     o.extra["stack_kib"] = "12abc";
     EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+    o = options("shared_work", 1);
+    o.extra["idle"] = "nap";
+    EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+}
+
+// idle=spin: Boost's own shared_work(suspend=false), as its examples install it: every
+// workload's tiny points pass at P threads (no wake-up needed: idle threads poll).
+TEST(BoostFiber, SharedWorkSpinningRunsEveryWorkloadP) {
+    auto cases = tiny_cases();
+    ASSERT_FALSE(cases.empty());
+    for (auto c : cases) {
+        c.ctx.options.processors = processors();
+        c.ctx.options.extra = {{"algorithm", "shared_work"}, {"idle", "spin"}};
+        Watchdog dog("idle=spin tiny point", 60);
+        auto o = c.run(c.ctx);
+        EXPECT_TRUE(o.ok) << describe(c) << ": " << o.reason;
+    }
 }
 
 TEST(BoostFiber, EveryStackAllocatorWorks) {
@@ -355,6 +372,45 @@ TEST(BoostFiber, CapacityRefusesTooManyFibers) {
 TEST(BoostFiber, ExceptionInMainIsRethrown) {
     B::Runtime rt(options("shared_work", 2));
     EXPECT_THROW(rt.run([] { throw std::logic_error("from main"); }), std::logic_error);
+}
+
+namespace {
+
+// live_stacks_peak — `rounds` times: spawn n empty fibers, join them all (as create does); the
+// most fiber stacks that were handed out and not yet given back, seen after each round.
+// A fiber's stack comes back when Boost's dispatcher releases the terminated fiber (joining
+// does not free it), and the dispatcher runs only when the ready queue has nothing else.
+long long live_stacks_peak(const coopbench::RuntimeOptions& o, int rounds, int n) {
+    long long peak = 0;
+    B::Runtime rt(o);
+    rt.run([&] {
+        for (int r = 0; r < rounds; ++r) {
+            std::vector<B::Thread> ts;
+            ts.reserve(static_cast<std::size_t>(n));
+            for (int i = 0; i < n; ++i) ts.push_back(B::spawn([] {}));
+            for (auto& t : ts) t.join();
+            peak = std::max(peak, B::stacks->live());
+        }
+    });
+    return peak;
+}
+
+}  // namespace
+
+// The workload's main runs where Boost.Fiber's examples run it, on the thread's own (pinned)
+// context: shared_work serves pinned contexts, the dispatcher's included, only when its shared
+// queue is empty, so a main that were a fiber of that queue would keep the dispatcher from
+// ever running during the workload; every fiber joined in one iteration would keep its stack
+// into the next (each iteration on fresh, page-faulting stacks: create at 3-4x Boost's own).
+TEST(BoostFiber, JoinedFibersGiveTheirStacksBackBetweenRounds) {
+    constexpr int kRounds = 5, kN = 200;
+    Watchdog dog("stacks given back", 60);
+    for (const auto& [algo, p] : {std::pair<std::string, unsigned>{"round_robin", 1}, {"shared_work", 1},
+                                  {"shared_work", processors()}}) {
+        const long long peak = live_stacks_peak(options(algo, p), kRounds, kN);
+        EXPECT_LT(peak, 2 * kN) << algo << " P=" << p << ": " << peak << " stacks still held after " << kRounds
+                                << " rounds of " << kN << " joined fibers";
+    }
 }
 
 TEST(BoostFiber, MutexStress) {

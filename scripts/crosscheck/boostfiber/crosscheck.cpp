@@ -1,8 +1,14 @@
 // crosscheck-boostfiber — create, switch and one hand-off written as Boost.Fiber's
 // documentation and examples write them (fibers joined; this_fiber::yield; an
-// unbuffered_channel; work sharing across threads as in examples/work_sharing.cpp, each
-// thread installing the algorithm; a pooled_fixedsize_stack as "Stack allocation" offers for
-// many fibers), independent of runtimes/boostfiber, for scripts/crosscheck_peers.py.
+// unbuffered_channel; work sharing across threads as in examples/work_sharing.cpp: every
+// thread installs shared_work with its default constructor, the helpers wait at a thread
+// barrier until all have, then park their main fiber on a condition variable; a
+// pooled_fixedsize_stack as "Stack allocation" offers for many fibers, locked when P > 1),
+// independent of runtimes/boostfiber, for scripts/crosscheck_peers.py. shared_work() is
+// Boost's default, suspend = false: an idle helper polls the shared queue (a CPU each). With
+// suspend = true an idle helper sleeps and, in Boost 1.74, nothing wakes it when another
+// thread queues a fiber (shared_work::awakened notifies no one): the helpers would never run
+// a fiber and "P = 2" would be one thread.
 // Usage: crosscheck-boostfiber P round_robin|shared_work; prints "create NS", "switch NS",
 // "handoff NS" (medians of 7 runs; the units of coopbench's create N=10000, switch T=2
 // K=20000 and channel T=1 K=20000 C=0).
@@ -10,6 +16,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <latch>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,7 +27,25 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-boost::fibers::pooled_fixedsize_stack stacks(32 * 1024);
+boost::fibers::pooled_fixedsize_stack pool(32 * 1024);
+std::mutex pool_mutex;
+bool pool_shared = false;  // set before any fiber starts: P > 1
+
+// Stacks — the pool, locked when P > 1: boost::pool (under pooled_fixedsize_stack) is not
+// thread-safe, and with shared_work a fiber's stack is freed on whichever thread ends it
+// (unlocked, P = 2 crashed in ontop_fcontext within a few runs).
+struct Stacks {
+    boost::context::stack_context allocate() {
+        if (!pool_shared) return pool.allocate();
+        std::lock_guard<std::mutex> g(pool_mutex);
+        return pool.allocate();
+    }
+    void deallocate(boost::context::stack_context& sctx) noexcept {
+        if (!pool_shared) return pool.deallocate(sctx);
+        std::lock_guard<std::mutex> g(pool_mutex);
+        pool.deallocate(sctx);
+    }
+} stacks;
 
 double ns_since(Clock::time_point t0) {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
@@ -86,14 +112,18 @@ int main(int argc, char** argv) {
     boost::fibers::condition_variable cv;
     bool done = false;
     std::vector<std::thread> helpers;
+    std::latch installed(p);  // a thread barrier, as the example's barrier.hpp (outlives the helpers' wait)
     if (algo == "shared_work") {
+        pool_shared = p > 1;
         for (int i = 1; i < p; ++i)
             helpers.emplace_back([&] {
-                boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
+                boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>();
+                installed.arrive_and_wait();
                 std::unique_lock<boost::fibers::mutex> lk(m);
                 cv.wait(lk, [&] { return done; });
             });
-        boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
+        boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>();
+        installed.arrive_and_wait();
     }
     std::printf("create %.2f\n", median([] { return create(10000); }));
     std::printf("switch %.2f\n", median([] { return yields(2, 20000); }));

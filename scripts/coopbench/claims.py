@@ -1411,11 +1411,12 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
     # different processors (a cloud host changes under a VM between sessions) cannot be read as one machine.
     def processor(c: dict) -> str:
         return str(c.get("cpu_model") or "?") + (f" ({c['cpu_id']})" if c.get("cpu_id") else "")
-    machines = list(dict.fromkeys(processor(r.context) for r in results))
-    machine = machines[0] if len(machines) == 1 else (
-        "**the runs were made on different processors**: " + "; ".join(
-            f"{m} (" + ", ".join(f"`{Path(r.dir).name}`" for r in results if processor(r.context) == m) + ")"
-            for m in machines))
+    runs_on = {}  # processor -> the runs made on it, in the order given
+    for r in results:
+        runs_on.setdefault(processor(r.context), []).append(f"`{Path(r.dir).name}`")
+    machine = next(iter(runs_on)) if len(runs_on) == 1 else (
+        "**the runs were made on different processors**: "
+        + "; ".join(f"{m} ({', '.join(names)})" for m, names in runs_on.items()))
     L.append(f"Machine: {machine}, {data.cores} cores available (the paper: "
              f"{doc.get('paper_cores') or 'not stated'}); commit {commits}; plan {plans}. Statistics: {METHOD}; "
              f"the {noisy} rows the harness marked noisy (a busy machine) are left out."

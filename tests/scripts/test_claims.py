@@ -826,42 +826,40 @@ class ReproduceScript(unittest.TestCase):
             self.assertIn("uncommitted changes", r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, "one line")
 
+    @staticmethod
+    def check_with_stand_in(script: str, target: str):
+        """check_with_stand_in — `reproduce.sh --check TARGET` against a stand-in binary (a shell script)."""
+        import subprocess
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = Path(tmp) / "coopbench"
+            fake.write_text("#!/bin/sh\n" + script + "exit 0\n")
+            fake.chmod(0o755)
+            env = dict(os.environ, COOPBENCH_BIN=str(fake))
+            return subprocess.run(["bash", str(ROOT / "scripts" / "reproduce.sh"), "--check", target],
+                                  capture_output=True, text=True, env=env)
+
     def test_tokio_joins_every_run_however_long_the_list(self):
         """A binary whose `list` names tokio first and then writes far more than a pipe holds: under
         pipefail, `list | grep -q` would fail (list killed by SIGPIPE) and leave tokio out."""
-        import subprocess
-        with tempfile.TemporaryDirectory() as tmp:
-            fake = Path(tmp) / "coopbench"
-            fake.write_text("#!/bin/sh\n"
-                            "if [ \"$1\" = list ]; then echo '  tokio  external'; "
-                            "i=0; while [ $i -lt 4000 ]; do echo \"  padding-backend-$i  a line of the list, long enough\"; i=$((i+1)); done; fi\n"
-                            "exit 0\n")
-            fake.chmod(0o755)
-            env = dict(os.environ, COOPBENCH_BIN=str(fake))
-            r = subprocess.run(["bash", str(ROOT / "scripts" / "reproduce.sh"), "--check", "all"],
-                               capture_output=True, text=True, env=env)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            runs = [l for l in r.stdout.splitlines() if ": coopbench run " in l]
-            self.assertGreater(len(runs), 10)
-            with_b = [l for l in runs if " -b " in l]
-            self.assertTrue(with_b)
-            for line in with_b:
-                self.assertRegex(line, r" -b [^ ]*,tokio ", line)
+        r = self.check_with_stand_in(
+            "if [ \"$1\" = list ]; then echo '  tokio  external'; "
+            "i=0; while [ $i -lt 4000 ]; do echo \"  padding-backend-$i  a line of the list, long enough\"; i=$((i+1)); done; fi\n",
+            "all")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        runs = [l for l in r.stdout.splitlines() if ": coopbench run " in l]
+        self.assertGreater(len(runs), 10)
+        with_b = [l for l in runs if " -b " in l]
+        self.assertTrue(with_b)
+        for line in with_b:
+            self.assertRegex(line, r" -b [^ ]*,tokio ", line)
 
     def test_check_names_a_run_the_harness_refuses(self):
-        import subprocess
-        with tempfile.TemporaryDirectory() as tmp:
-            fake = Path(tmp) / "coopbench"
-            fake.write_text("#!/bin/sh\n"
-                            "case \"$*\" in *'-w news'*) echo \"coopbench: no selected workload has a parameter 'via'\" >&2; exit 2;; esac\n"
-                            "exit 0\n")
-            fake.chmod(0o755)
-            env = dict(os.environ, COOPBENCH_BIN=str(fake))
-            r = subprocess.run(["bash", str(ROOT / "scripts" / "reproduce.sh"), "--check", "negele"],
-                               capture_output=True, text=True, env=env)
-            self.assertEqual(r.returncode, 2)
-            self.assertIn("run negele/implicit-news is not a sweep the harness accepts", r.stderr)
-            self.assertIn("parameter 'via'", r.stderr)
+        r = self.check_with_stand_in(
+            "case \"$*\" in *'-w news'*) echo \"coopbench: no selected workload has a parameter 'via'\" >&2; exit 2;; esac\n",
+            "negele")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("run negele/implicit-news is not a sweep the harness accepts", r.stderr)
+        self.assertIn("parameter 'via'", r.stderr)
 
     def test_rescore_needs_a_paper(self):
         import subprocess

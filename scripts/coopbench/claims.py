@@ -69,6 +69,7 @@ value measured) are resolved against the data.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import re
@@ -1156,16 +1157,26 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
         unit = "counters"
     cols = [(m, k) for m in members for k in metrics]
     names = [m if len(metrics) == 1 else f"{m} {k.replace('counter.', '')}" for m, k in cols]
-    header = f"| {x or ''} | " + " | ".join(names) + " |"
-    lines += [header, "|---:|" + "---:|" * len(cols)]
+    # A parameter the figure does not fix that still takes several values among the shown points
+    # (the ParaSail plan's W=1, 2) is a row dimension of its own: pooling its values would make one
+    # cell of two points, its forks counted twice and its interval spanning both.
+    splits = [c for c in ok.columns if c.startswith("param.") and c not in (xc, q["series"])
+              and ok[c].nunique(dropna=True) > 1]
+    split_vals = [sorted(ok[c].dropna().unique(), key=_param_order) for c in splits]
+    combos = list(itertools.product(*split_vals)) if splits else [()]
+    header = (f"| {x or ''} | " + "".join(f"{c.replace('param.', '')} | " for c in splits)
+              + " | ".join(names) + " |")
+    lines += [header, "|---:|" + "---:|" * (len(splits) + len(cols))]
     # "transform": the figure's quantity relative to its value at the smallest x (Quirk's Figs. 5-6:
     # CPU time lost, cpu(P) - cpu(1), and the waste ratio, cpu(P) / cpu(1)), with its interval
     transform = fig.get("transform")
-    for v in xs:
+    for v, combo in itertools.product(xs, combos):
         cells = []
         for m, k in cols:
             sel = g[(g[q["series"]].astype(str) == m)]
             sok = ok[(ok[q["series"]].astype(str) == m)]
+            for c, cv in zip(splits, combo):
+                sel, sok = sel[_eq(sel[c], cv)], sok[_eq(sok[c], cv)]
             first = sok[_eq(sok[xc], xs[0])] if (transform and xc) else None
             if v is not None:
                 sel, sok = sel[_eq(sel[xc], v)], sok[_eq(sok[xc], v)]
@@ -1183,12 +1194,24 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
                 sk = with_forks(sok[k].dropna(), sok)
                 forks_seen.append(n_forks(sk))
                 cells.append(fmt_ci(*median_ci(sk), forks=forks_seen[-1]))
-        lines.append(f"| {fmt_value(v) if v is not None else ''} | " + " | ".join(cells) + " |")
+        lines.append(f"| {fmt_value(v) if v is not None else ''} | " + "".join(f"{_param_text(cv)} | " for cv in combo)
+                     + " | ".join(cells) + " |")
     what = {"ratio_to_first": f"{metric.replace('counter.', '')} relative to the smallest {x}: median ratio",
             "diff_to_first": f"{metric.replace('counter.', '')} minus its value at the smallest {x}: median difference"
             }.get(transform, f"{unit}, median")
     return (f"Ours ({what} (95 % interval), {where}; {_forks_note(forks_seen)}; failed: every run failed; "
             "–: not run):\n\n" + "\n".join(lines) + "\n")
+
+
+def _param_order(v):
+    """_param_order — numbers first, by value, then text: a parameter's values in a table's rows."""
+    n = _num(v)
+    return (0, n, "") if isinstance(n, float) else (1, 0.0, str(v))
+
+
+def _param_text(v) -> str:
+    n = _num(v)
+    return fmt_value(n) if isinstance(n, float) else _md(v)
 
 
 def _forks_note(forks: list) -> str:

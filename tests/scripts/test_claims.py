@@ -756,6 +756,22 @@ class Report(unittest.TestCase):
             self.assertIn("**the runs were made on different processors**: Synthetic CPU @ 2.0GHz (family 6 model 1) (`create`); "
                           "Synthetic CPU @ 2.0GHz (family 23 model 1) (`micro`)", text)
 
+    def test_a_figure_table_keeps_an_unfixed_parameter_apart(self):
+        # two points differ only in W, which the figure does not fix: one row each, never one pooled
+        # cell whose forks are counted twice (the ParaSail table once said "12 forks" for 6 a point)
+        t = Table()
+        for rep in range(6):
+            for w, med in ((1, 10.0), (2, 100.0)):
+                t.rows += [dict(r, repetition=rep) for r in
+                           Table().add("w", "a", spread(med, n=5), series="param.guard", share=990, W=w).rows]
+        doc = {"backends": {"x": "a"}, "peers": []}
+        fig = {"id": "F", "workload": "w", "x": "share", "series": "param.guard", "metric": "value"}
+        text = C.figure_table(doc, fig, t.data())
+        self.assertIn("| share | W | a |", text)
+        self.assertIn("6 forks per point", text)
+        self.assertRegex(text, r"\| 990 \| 1 \| 10 \(")
+        self.assertRegex(text, r"\| 990 \| 2 \| 100 \(")
+
     def test_report_on_a_synthetic_folder(self):
         import synthetic
         with tempfile.TemporaryDirectory() as tmp:

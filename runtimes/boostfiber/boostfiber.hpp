@@ -5,14 +5,18 @@
 //   boostfiber/round_robin     one thread's own queue (boost::fibers::algo::round_robin); P = 1 only
 //   boostfiber/shared_work     one global queue shared by P threads (algo::shared_work)
 //   boostfiber/work_stealing   a queue per thread, idle threads steal (algo::work_stealing(P))
-// The shared algorithms are wrapped (scheduling.hpp) so idle threads sleep and are woken
-// when another thread queues work (boostorg/fiber#203, #327).
+// The shared algorithms poll when idle (Boost's default suspend=false) while the P threads
+// fit the CPUs; beyond that, or with idle=sleep, they are wrapped (scheduling.hpp) so idle
+// threads sleep and are woken when another thread queues work (boostorg/fiber#203, #327).
 //
 // Options users may set (--backend-opt key=value), recorded with each result:
 //   stack      pooled | fixed | protected   (stacks.hpp); default pooled
-//   idle       sleep | spin: an idle worker (shared_work, work_stealing) sleeps and is woken
-//              (suspend=true, Waking; default) or polls (Boost's default suspend=false, as
-//              examples/work_sharing.cpp installs shared_work: a CPU per idle thread)
+//   idle       auto | sleep | spin: an idle worker (shared_work, work_stealing) polls the
+//              queues (spin: Boost's own default suspend=false, as examples/work_sharing.cpp
+//              installs shared_work: a CPU per idle thread) or sleeps and is woken (sleep:
+//              suspend=true, Waking). auto (default): spin when the run's P threads each have a
+//              CPU of their own (P <= the CPUs it may use), sleep when they outnumber the CPUs,
+//              where a polling thread would take the CPU of a thread with work.
 //   stack_kib  KiB per stack, for every allocator; default kDefaultStackKib (Boost's own
 //              default is 128: stack=fixed stack_kib=128 is Boost.Fiber out of the box).
 //              RuntimeOptions::stack_size, when non-zero, wins over stack_kib.
@@ -124,6 +128,24 @@ inline Algorithm parse_algorithm(const std::string& s) {
                                 "' (round_robin, shared_work, work_stealing)");
 }
 
+// Idle — what an idle worker thread of shared_work or work_stealing does (option idle).
+enum class Idle { automatic, sleep, spin };
+
+// parse_idle — "auto" | "sleep" | "spin".
+inline Idle parse_idle(const std::string& s) {
+    if (s == "auto") return Idle::automatic;
+    if (s == "sleep") return Idle::sleep;
+    if (s == "spin") return Idle::spin;
+    throw std::invalid_argument("boostfiber: unknown idle '" + s + "' (auto, sleep, spin)");
+}
+
+// spins — whether a run's idle workers poll: idle=spin, or idle=auto with each of the P
+// threads on a CPU of its own (`cpus`: the CPUs the run may use). Oversubscribed, a polling
+// thread would hold a CPU that a thread with ready fibers is waiting for, so auto sleeps.
+inline bool spins(Idle idle, unsigned processors, std::size_t cpus) {
+    return idle == Idle::spin || (idle == Idle::automatic && processors <= cpus);
+}
+
 // Config — a run's effective configuration, from RuntimeOptions.
 struct Config {
     Algorithm algorithm = Algorithm::work_stealing;
@@ -132,7 +154,7 @@ struct Config {
     unsigned processors = 1;
     bool pin = false;
     bool generic_channel = false;  // option channel: boost (Boost's own channels) | generic (parse_channel)
-    bool spin = false;             // option idle: sleep (suspend=true, Waking) | spin (Boost's suspend=false)
+    Idle idle = Idle::automatic;   // option idle: auto | sleep (suspend=true, Waking) | spin (Boost's suspend=false)
 
     // from — parse the options; throws std::invalid_argument on a bad value.
     static Config from(const RuntimeOptions& o) {
@@ -150,10 +172,7 @@ struct Config {
         }
         if (c.stack_bytes < boost::context::stack_traits::minimum_size())
             c.stack_bytes = boost::context::stack_traits::minimum_size();
-        const std::string idle = o.option("idle", "sleep");
-        if (idle != "sleep" && idle != "spin")
-            throw std::invalid_argument("boostfiber: unknown idle '" + idle + "' (sleep, spin)");
-        c.spin = idle == "spin";
+        c.idle = parse_idle(o.option("idle", "auto"));
         c.processors = o.processors == 0 ? 1 : o.processors;
         c.pin = o.pin;
         return c;
@@ -417,6 +436,10 @@ struct BoostFiberBackend {
     // generic (Runtime::counters: each run's rows say which channels it used).
     static inline std::array<std::atomic<std::uint64_t>, 3> channels_made{};
 
+    // spinning_workers — worker threads started with idle polling (suspend=false) in this
+    // process: a run's difference, in its row's counters, says whether idle=auto chose spin.
+    static inline std::atomic<std::uint64_t> spinning_workers{0};
+
     // work_stealing_used — set by the first work_stealing Runtime of the process (boostorg/fiber#217).
     static inline std::atomic<bool> work_stealing_used{false};
 
@@ -443,12 +466,14 @@ struct BoostFiberBackend {
         // config — the effective configuration (options parsed, defaults applied).
         const boostfiber::Config& config() const { return cfg_; }
 
-        // counters — the channels made so far, by implementation (a run's difference joins
-        // its row's counters: which channel the workload's C and the option chose).
+        // counters — the channels made so far, by implementation, and the workers started
+        // polling (a run's difference joins its row's counters: which channel the workload's
+        // C and the option chose, and whether idle=auto spun).
         std::map<std::string, std::uint64_t> counters() const {
             return {{"channels_unbuffered_channel", channels_made[0].load(std::memory_order_relaxed)},
                     {"channels_buffered_channel", channels_made[1].load(std::memory_order_relaxed)},
-                    {"channels_generic", channels_made[2].load(std::memory_order_relaxed)}};
+                    {"channels_generic", channels_made[2].load(std::memory_order_relaxed)},
+                    {"idle_spinning_workers", spinning_workers.load(std::memory_order_relaxed)}};
         }
 
         // run — main as a fiber on worker 0 of P; returns when main has returned (its
@@ -466,6 +491,9 @@ struct BoostFiberBackend {
             std::exception_ptr error;
             stacks = stacks_;
             channel_generic.store(cfg_.generic_channel, std::memory_order_relaxed);
+            spin_ = boostfiber::spins(cfg_.idle, p, cpus.size());
+            if (spin_ && cfg_.algorithm != boostfiber::Algorithm::round_robin)
+                spinning_workers.fetch_add(p, std::memory_order_relaxed);
 
             auto worker = [&](unsigned i) {
                 if (cfg_.pin)
@@ -537,13 +565,13 @@ struct BoostFiberBackend {
                 case Algorithm::shared_work:
                     // idle=spin: Boost's own algorithm as its examples install it (suspend=false:
                     // an idle thread polls the shared queue, so no wake-up is needed).
-                    if (cfg_.spin)
+                    if (spin_)
                         boost::fibers::use_scheduling_algorithm<algo::shared_work>(false);
                     else  // suspend=true: an idle thread sleeps instead of spinning (boostorg/fiber#203).
                         boost::fibers::use_scheduling_algorithm<Waking<algo::shared_work, false>>(peers, i, true);
                     break;
                 case Algorithm::work_stealing:
-                    if (cfg_.spin)
+                    if (spin_)
                         boost::fibers::use_scheduling_algorithm<algo::work_stealing>(
                             static_cast<std::uint32_t>(peers.count()), false);
                     else
@@ -554,6 +582,7 @@ struct BoostFiberBackend {
         }
 
         boostfiber::Config cfg_;
+        bool spin_ = false;  // this run's idle workers poll (boostfiber::spins), set by run() before they start
         std::shared_ptr<boostfiber::StackSource> stacks_;
     };
 

@@ -21,11 +21,12 @@ std::vector<coopbench::OptionSpec> boostfiber_options() {
                               "buffered_channel holding the 2^k-1 nearest C otherwise), generic (fiber mutex + "
                               "condition variables, exactly C)",
                               {"boost", "generic"}},
-        coopbench::OptionSpec{"idle", "sleep",
-                              "an idle worker thread (shared_work, work_stealing): sleep (suspend=true, woken when "
-                              "work is queued) or spin (Boost's default suspend=false, as its examples: polls the "
-                              "queues, a CPU per idle thread)",
-                              {"sleep", "spin"}},
+        coopbench::OptionSpec{"idle", "auto",
+                              "an idle worker thread (shared_work, work_stealing): spin (Boost's default "
+                              "suspend=false, as its examples: polls the queues, a CPU per idle thread), sleep "
+                              "(suspend=true, woken when work is queued), or auto: spin while the P threads fit "
+                              "the CPUs the run may use, sleep when they outnumber them",
+                              {"auto", "sleep", "spin"}},
         coopbench::OptionSpec{"stack_kib", std::to_string(coopbench::boostfiber::kDefaultStackKib),
                               "KiB per fiber stack (a non-zero --stack-size wins)"},
     };

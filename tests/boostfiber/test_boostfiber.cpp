@@ -41,10 +41,14 @@ constexpr int kScale = 1;
 
 unsigned processors() { return std::max(2u, std::thread::hardware_concurrency()); }
 
+// options — a run of `algorithm` on P threads whose idle workers sleep (idle=sleep: the
+// project's Waking wrapper, whose wake-ups these tests check; with the default idle=auto a
+// run that fits the CPUs would poll instead, Boost's own code).
 coopbench::RuntimeOptions options(const std::string& algorithm, unsigned p) {
     coopbench::RuntimeOptions o;
     o.processors = p;
     o.extra["algorithm"] = algorithm;
+    o.extra["idle"] = "sleep";
     return o;
 }
 
@@ -92,13 +96,15 @@ std::string describe(const TinyCase& c) {
 }
 
 // run_all_tiny — every workload's tiny points on `algorithm` with P processors, and each
-// once more with a fault injected (its self-check must then fail).
-void run_all_tiny(const std::string& algorithm, unsigned p) {
+// once more with a fault injected (its self-check must then fail). Idle workers sleep
+// (the Waking wrapper) unless `idle` says otherwise.
+void run_all_tiny(const std::string& algorithm, unsigned p, const std::string& idle = "sleep") {
     auto cases = tiny_cases();
     ASSERT_FALSE(cases.empty());
     for (auto c : cases) {
         c.ctx.options.processors = p;
         c.ctx.options.extra["algorithm"] = algorithm;
+        c.ctx.options.extra["idle"] = idle;
         Watchdog dog("tiny point", 60);
         auto o = c.run(c.ctx);
         EXPECT_TRUE(o.ok) << describe(c) << ": " << o.reason;
@@ -312,6 +318,32 @@ TEST(BoostFiber, BadOptionsAreRejected) {
     o = options("shared_work", 1);
     o.extra["idle"] = "nap";
     EXPECT_THROW(B::Runtime{o}, std::invalid_argument);
+}
+
+// idle=auto (the default): poll, as Boost's own default suspend=false does, while every one
+// of the P threads has a CPU of its own; sleep when they outnumber the CPUs the run may use.
+TEST(BoostFiber, IdleAutoSpinsOnlyWhileTheThreadsFitTheCpus) {
+    using boostfiber::Idle;
+    EXPECT_TRUE(boostfiber::spins(Idle::automatic, 1, 2));
+    EXPECT_TRUE(boostfiber::spins(Idle::automatic, 2, 2));
+    EXPECT_FALSE(boostfiber::spins(Idle::automatic, 3, 2));
+    EXPECT_FALSE(boostfiber::spins(Idle::sleep, 1, 64));
+    EXPECT_TRUE(boostfiber::spins(Idle::spin, 16, 2));
+    EXPECT_EQ(boostfiber::Config::from(coopbench::RuntimeOptions{}).idle, Idle::automatic);
+    // a run's counters say what auto chose: P polling workers when P fits, none beyond
+    // the CPUs a run may use: choose_cpus gives all of them for a P beyond the machine
+    const auto cpus = static_cast<unsigned>(coopbench::os::choose_cpus(std::thread::hardware_concurrency() + 1).size());
+    for (unsigned p : {cpus, cpus + 1}) {
+        coopbench::Context ctx;
+        ctx.options.processors = p;
+        ctx.options.extra = {{"algorithm", "shared_work"}};
+        ctx.params = {{"N", "50"}};
+        Watchdog dog("idle=auto", 60);
+        auto r = coopbench::run_point<B, coopbench::Create>(ctx);
+        ASSERT_TRUE(r.ok) << r.reason;
+        EXPECT_EQ(r.counters.at("idle_spinning_workers"), static_cast<double>(p <= cpus ? p : 0u))
+            << "P=" << p << " on " << cpus << " CPUs";
+    }
 }
 
 // idle=spin: Boost's own shared_work(suspend=false), as its examples install it: every

@@ -61,6 +61,17 @@ double ProcReader::busy_seconds() const {
     return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * tick_seconds();
 }
 
+double ProcReader::steal_seconds() const {
+    std::ifstream in(root / "stat");
+    std::string label;
+    if (!(in >> label) || label != "cpu") return -1;
+    double f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int got = 0;
+    while (got < 8 && in >> f[got]) ++got;
+    if (got < 8) return -1;  // steal is the 8th field (Linux 2.6.11 and later)
+    return f[7] * tick_seconds();
+}
+
 unsigned ProcReader::cpus() const {
     std::ifstream in(root / "stat");
     unsigned n = 0;
@@ -82,6 +93,12 @@ double other_cpus(double busy_before, double busy_after, double own, double wall
     const double rounding = static_cast<double>(cpus == 0 ? 1 : cpus) * tick;
     const double other = busy_after - busy_before - std::max(own, 0.0) - rounding;
     return std::max(other, 0.0) / wall;
+}
+
+double steal_cpus(double steal_before, double steal_after, double wall, unsigned cpus, double tick) {
+    if (steal_before < 0 || steal_after < 0 || wall <= 0) return -1;
+    const double rounding = static_cast<double>(cpus == 0 ? 1 : cpus) * tick;
+    return std::max(steal_after - steal_before - rounding, 0.0) / wall;
 }
 
 bool is_noisy(const Noise& n, unsigned cores, unsigned processors) {

@@ -15,6 +15,7 @@ struct Noise {
     double load_before = -1, load_after = -1;  // -1: unknown (recorded, not in the rule)
     int runnable_before = -1, runnable_after = -1;
     double other_cpus = -1;  // mean CPUs busy with other work during the fork, -1: unknown
+    double steal_cpus = -1;  // mean CPUs' worth of steal (the hypervisor ran other guests), -1: unknown
     bool noisy = false;
 };
 
@@ -26,6 +27,8 @@ struct ProcReader {
     int runnable_settled() const;  // the fewest of settled_runnable's readings (below)
     double busy_seconds() const;  // all CPUs' non-idle time since boot (user, nice, system,
                                   // irq, softirq, steal), -1 when unreadable
+    double steal_seconds() const;  // all CPUs' steal time since boot, -1 when unreadable or
+                                   // not counted (a kernel whose cpu line has no steal field)
     unsigned cpus() const;        // CPUs the "cpu" line sums over (cpuN lines), 0: unknown
     static double tick_seconds();  // the clock tick of /proc/stat's counters
 };
@@ -45,6 +48,14 @@ int settled_runnable(const std::function<int()>& read, int samples, const std::f
 // tick per CPU may be over-counted: that is subtracted (a short fork cannot look busy from
 // rounding alone). Never below 0; -1 when a reading is missing.
 double other_cpus(double busy_before, double busy_after, double own, double wall, unsigned cpus, double tick);
+
+// steal_cpus — the mean number of CPUs' worth of steal time during a fork of `wall`
+// seconds: time a virtual CPU was ready to run but the hypervisor ran something else (other
+// guests, the host). It is in busy_seconds, hence in other_cpus and the noisy rule already;
+// recorded apart because it slows a fork without any process here being runnable: a point
+// whose forks differ while no reading shows other work may show it here. Less one tick per
+// CPU for the counters' rounding, never below 0; -1 when a reading is missing.
+double steal_cpus(double steal_before, double steal_after, double wall, unsigned cpus, double tick);
 
 // is_noisy — other runnable processes above the cores the point leaves free (`cores` -
 // `processors`) just before or after the fork, or other work that kept more than that plus

@@ -101,6 +101,7 @@ void ResultWriter::report(const ForkResult& fork) {
         row["runnable_before"] = fork.noise.runnable_before >= 0 ? nlohmann::json(fork.noise.runnable_before) : nlohmann::json();
         row["runnable_after"] = fork.noise.runnable_after >= 0 ? nlohmann::json(fork.noise.runnable_after) : nlohmann::json();
         row["other_cpus"] = fork.noise.other_cpus >= 0 ? nlohmann::json(fork.noise.other_cpus) : nlohmann::json();
+        row["steal_cpus"] = fork.noise.steal_cpus >= 0 ? nlohmann::json(fork.noise.steal_cpus) : nlohmann::json();
         row["noisy"] = fork.noise.noisy;
         row["reason"] = o.reason;
         row["counters"] = nlohmann::json(o.counters);

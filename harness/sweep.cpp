@@ -441,12 +441,15 @@ class ForkMeter {
         fork.noise.load_before = proc_.load1();
         fork.noise.runnable_before = proc_.runnable_settled();
         const double busy_before = proc_.busy_seconds();
+        const double steal_before = proc_.steal_seconds();
         const auto fork_start = std::chrono::steady_clock::now();
         fork.m = measure(p, opts_.runner);
         die_if_interrupted();  // an interrupted fork is not recorded: --resume measures it again
         refuse_implausible(fork.m, info.unit);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - fork_start).count();
         fork.noise.other_cpus = other_cpus(busy_before, proc_.busy_seconds(), fork.m.cpu_seconds, wall, proc_cpus_,
+                                           ProcReader::tick_seconds());
+        fork.noise.steal_cpus = steal_cpus(steal_before, proc_.steal_seconds(), wall, proc_cpus_,
                                            ProcReader::tick_seconds());
         fork.noise.load_after = proc_.load1();
         fork.noise.runnable_after = proc_.runnable_settled();

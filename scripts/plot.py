@@ -243,6 +243,25 @@ def median_tables(res) -> str:
     return "\n".join(out)
 
 
+STEAL_SEEN = 0.05  # CPUs' worth of steal that a fork is said to have seen (a tick's rounding is already off)
+
+
+def _steal_lines(df) -> list:
+    """_steal_lines — how many forks saw VM steal time (`steal_cpus`) and the most any saw: the host slowing a
+    fork while nothing here was runnable, which the noisy rule counts only inside other_cpus."""
+    if "steal_cpus" not in df.columns or df["steal_cpus"].isna().all():
+        return []
+    forks = df.drop_duplicates(["point", "repetition"])
+    st = forks["steal_cpus"].dropna()
+    seen = st[st > STEAL_SEEN]
+    if seen.empty:
+        return [f"VM steal time (`steal_cpus`): none above {STEAL_SEEN} CPUs in any of {len(st)} forks.", ""]
+    worst = forks.loc[seen.idxmax()]
+    return [f"VM steal time (`steal_cpus`, CPUs' worth of time the host ran something else): {len(seen)} of {len(st)} "
+            f"forks above {STEAL_SEEN}, the most {cr.fmt_value(seen.max())} (`{md_escape(worst['point'])}`, fork "
+            f"{int(worst['repetition'])}). A fork that saw steal ran slower with nothing runnable here.", ""]
+
+
 def noisy_section(res) -> str:
     """noisy_section — every noisy point: which forks, the other processes' CPU time and runnable threads (the
     rule), and the load average around them."""
@@ -254,7 +273,9 @@ def noisy_section(res) -> str:
     if n.empty:
         known = df["load_before"].notna().any()
         return "\n".join(out + ["None." if known else
-                                "Not recorded (a folder from before the noise guard, schema version 1).", ""])
+                                "Not recorded (a folder from before the noise guard, schema version 1).", ""]
+                         + _steal_lines(df))
+    out += _steal_lines(df)
     out += ["The harness marks a fork noisy when other processes had more runnable threads than the point left "
             "cores free, or used more CPU time than that (`other_cpus`: CPUs' worth of busy time, from /proc/stat, "
             "that the fork did not spend itself; docs/results-format.md, *Noise guard*); its values may be slower "

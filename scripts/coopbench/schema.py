@@ -45,7 +45,8 @@ PARAM = "param.<NAME>"
 # schema.json states it in prose today; should it become an object {column: default}, that is used.
 LEGACY_COLUMNS = {"iteration": 0, "phase": "measure", "load_before": float("nan"), "load_after": float("nan"),
                   "runnable_before": float("nan"), "runnable_after": float("nan"), "noisy": False,
-                  "other_cpus": float("nan")}  # other_cpus: also absent from early version-2 folders
+                  "other_cpus": float("nan"), "steal_cpus": float("nan")}
+# other_cpus and steal_cpus: also absent from early version-2 folders
 if isinstance(_schema.get("legacy"), dict):
     LEGACY_COLUMNS = {k: (float("nan") if v is None else v) for k, v in _schema["legacy"].items()}
 

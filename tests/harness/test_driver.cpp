@@ -270,6 +270,7 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
         EXPECT_FALSE(r["cpu_seconds"].empty());
         EXPECT_FALSE(r["load_before"].empty());
         EXPECT_FALSE(r["runnable_after"].empty());
+        EXPECT_FALSE(r["steal_cpus"].empty()) << "Linux counts steal since 2.6.11";
         EXPECT_TRUE(r["noisy"] == "true" || r["noisy"] == "false") << r["noisy"];
         EXPECT_EQ(r["phase"], r["iteration"] == "0" ? "warmup" : "measure");
         EXPECT_TRUE(seen.emplace(r["point"], r["repetition"], r["iteration"]).second);
@@ -737,8 +738,22 @@ TEST(DriverNoise, ProcReaderReadsBusyTimeAndCpus) {
     EXPECT_EQ(r.cpus(), 2u);
     EXPECT_EQ(r.runnable(), 1);
     EXPECT_EQ(r.runnable_settled(), 1);
+    EXPECT_NEAR(r.steal_seconds(), 3 * coopbench::ProcReader::tick_seconds(), 1e-9) << "the 8th field";
     const coopbench::ProcReader none{proc / "missing"};
     EXPECT_EQ(none.busy_seconds(), -1);
+    EXPECT_EQ(none.steal_seconds(), -1);
+    std::ofstream(proc / "stat") << "cpu  100 20 30 1000
+procs_running 2
+";  // a kernel without steal
+    EXPECT_EQ(r.steal_seconds(), -1);
+}
+
+// steal_cpus: the steal time during the fork, less one tick per CPU, per second of the fork.
+TEST(DriverNoise, StealCpusIsTheStealDuringTheFork) {
+    EXPECT_NEAR(coopbench::steal_cpus(10.0, 10.52, 1.0, 2, 0.01), 0.5, 1e-9);
+    EXPECT_DOUBLE_EQ(coopbench::steal_cpus(10.0, 10.02, 0.005, 2, 0.01), 0.0) << "two ticks: rounding";
+    EXPECT_EQ(coopbench::steal_cpus(-1, 10.0, 1.0, 2, 0.01), -1);
+    EXPECT_EQ(coopbench::steal_cpus(10.0, 11.0, 0.0, 2, 0.01), -1);
 }
 
 TEST(DriverNoise, NoisyFlagFromAFakeProc) {

@@ -96,7 +96,7 @@ def _rows(backends, processors, repetitions, scale, warmup=0, iterations=1, nois
                                 "counters": json.dumps({"timeouts_pct": 1.5}) if w == "mystery" else "",
                                 "load_before": 3.5 if is_noisy else 0.25, "load_after": 3.25 if is_noisy else 0.5,
                                 "runnable_before": 3 if is_noisy else 0, "runnable_after": 2 if is_noisy else 0,
-                                "other_cpus": 1.5 if is_noisy else 0.0,
+                                "other_cpus": 1.5 if is_noisy else 0.0, "steal_cpus": 0.0,
                                 "noisy": "true" if is_noisy else "false",
                             })
                             for k, pv in params.items():
@@ -164,7 +164,7 @@ def write_cells(folder, params, cells, noisy=lambda backend, workload, values, p
                             "value": repr(ms * jitter), "seconds": repr(ms * jitter / 1e3),
                             "load_before": 3.5 if busy else 0.2, "load_after": 3.0 if busy else 0.2,
                             "runnable_before": 3 if busy else 0, "runnable_after": 2 if busy else 0,
-                            "other_cpus": 1.5 if busy else 0.0, "noisy": "true" if busy else "false"})
+                            "other_cpus": 1.5 if busy else 0.0, "steal_cpus": 0.0, "noisy": "true" if busy else "false"})
                 for k, v in values.items():
                     row["param." + k] = v
                 wr.writerow(row)

@@ -174,6 +174,20 @@ class SummaryTest(synthetic.TempDirCase):
         row = next(r for r in md_rows(s) if "go/work/N=1/P=1" in r[0])
         self.assertEqual(row[1], "1 of 3: fork 1")
 
+    def test_vm_steal_is_counted_and_its_worst_fork_named(self):
+        import pandas as pd
+        d = synthetic.write_cells(self.tmp / "r", ("N",), cells())
+        csv = Path(d) / "results.csv"
+        df = pd.read_csv(csv)
+        self.assertIn("steal_cpus", df.columns)
+        self.assertIn("VM steal time (`steal_cpus`): none above", section(self.plot(d), "Noisy points"))
+        worst = (df["point"] == "go/work/N=1/P=1") & (df["repetition"] == 2)
+        df.loc[worst, "steal_cpus"] = 0.4
+        df.loc[(df["point"] == "go/work/N=1/P=1") & (df["repetition"] == 0), "steal_cpus"] = 0.1
+        df.to_csv(csv, index=False)
+        s = section(self.plot(d), "Noisy points")
+        self.assertRegex(s, r"2 of \d+ forks above 0\.05, the most 0\.4 \(`go/work/N=1/P=1`, fork 2\)")
+
 
 class RefusedFigureTest(synthetic.TempDirCase):
     def test_a_refused_point_is_drawn_as_refused(self):

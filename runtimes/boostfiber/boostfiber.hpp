@@ -436,10 +436,6 @@ struct BoostFiberBackend {
     // generic (Runtime::counters: each run's rows say which channels it used).
     static inline std::array<std::atomic<std::uint64_t>, 3> channels_made{};
 
-    // spinning_workers — worker threads started with idle polling (suspend=false) in this
-    // process: a run's difference, in its row's counters, says whether idle=auto chose spin.
-    static inline std::atomic<std::uint64_t> spinning_workers{0};
-
     // work_stealing_used — set by the first work_stealing Runtime of the process (boostorg/fiber#217).
     static inline std::atomic<bool> work_stealing_used{false};
 
@@ -463,17 +459,19 @@ struct BoostFiberBackend {
         Runtime(const Runtime&) = delete;
         Runtime& operator=(const Runtime&) = delete;
 
+        // idle_spins — whether the last run()'s idle workers polled (idle=spin, or idle=auto
+        // with the P threads fitting the CPUs; round_robin's one thread never waits on others).
+        bool idle_spins() const { return spin_; }
+
         // config — the effective configuration (options parsed, defaults applied).
         const boostfiber::Config& config() const { return cfg_; }
 
-        // counters — the channels made so far, by implementation, and the workers started
-        // polling (a run's difference joins its row's counters: which channel the workload's
-        // C and the option chose, and whether idle=auto spun).
+        // counters — the channels made so far, by implementation (a run's difference joins
+        // its row's counters: which channel the workload's C and the option chose).
         std::map<std::string, std::uint64_t> counters() const {
             return {{"channels_unbuffered_channel", channels_made[0].load(std::memory_order_relaxed)},
                     {"channels_buffered_channel", channels_made[1].load(std::memory_order_relaxed)},
-                    {"channels_generic", channels_made[2].load(std::memory_order_relaxed)},
-                    {"idle_spinning_workers", spinning_workers.load(std::memory_order_relaxed)}};
+                    {"channels_generic", channels_made[2].load(std::memory_order_relaxed)}};
         }
 
         // run — main as a fiber on worker 0 of P; returns when main has returned (its
@@ -492,8 +490,6 @@ struct BoostFiberBackend {
             stacks = stacks_;
             channel_generic.store(cfg_.generic_channel, std::memory_order_relaxed);
             spin_ = boostfiber::spins(cfg_.idle, p, cpus.size());
-            if (spin_ && cfg_.algorithm != boostfiber::Algorithm::round_robin)
-                spinning_workers.fetch_add(p, std::memory_order_relaxed);
 
             auto worker = [&](unsigned i) {
                 if (cfg_.pin)

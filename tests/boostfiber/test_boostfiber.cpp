@@ -323,6 +323,7 @@ TEST(BoostFiber, BadOptionsAreRejected) {
 // idle=auto (the default): poll, as Boost's own default suspend=false does, while every one
 // of the P threads has a CPU of its own; sleep when they outnumber the CPUs the run may use.
 TEST(BoostFiber, IdleAutoSpinsOnlyWhileTheThreadsFitTheCpus) {
+    namespace boostfiber = coopbench::boostfiber;
     using boostfiber::Idle;
     EXPECT_TRUE(boostfiber::spins(Idle::automatic, 1, 2));
     EXPECT_TRUE(boostfiber::spins(Idle::automatic, 2, 2));
@@ -330,19 +331,23 @@ TEST(BoostFiber, IdleAutoSpinsOnlyWhileTheThreadsFitTheCpus) {
     EXPECT_FALSE(boostfiber::spins(Idle::sleep, 1, 64));
     EXPECT_TRUE(boostfiber::spins(Idle::spin, 16, 2));
     EXPECT_EQ(boostfiber::Config::from(coopbench::RuntimeOptions{}).idle, Idle::automatic);
-    // a run's counters say what auto chose: P polling workers when P fits, none beyond
-    // the CPUs a run may use: choose_cpus gives all of them for a P beyond the machine
+    // a run chooses by the CPUs it may use (choose_cpus gives all of them for a P beyond the
+    // machine): polling while P fits them, sleeping beyond
     const auto cpus = static_cast<unsigned>(coopbench::os::choose_cpus(std::thread::hardware_concurrency() + 1).size());
     for (unsigned p : {cpus, cpus + 1}) {
-        coopbench::Context ctx;
-        ctx.options.processors = p;
-        ctx.options.extra = {{"algorithm", "shared_work"}};
-        ctx.params = {{"N", "50"}};
+        coopbench::RuntimeOptions o;
+        o.processors = p;
+        o.extra = {{"algorithm", "shared_work"}};
         Watchdog dog("idle=auto", 60);
-        auto r = coopbench::run_point<B, coopbench::Create>(ctx);
-        ASSERT_TRUE(r.ok) << r.reason;
-        EXPECT_EQ(r.counters.at("idle_spinning_workers"), static_cast<double>(p <= cpus ? p : 0u))
-            << "P=" << p << " on " << cpus << " CPUs";
+        B::Runtime rt(o);
+        std::atomic<int> ran{0};  // the fibers may run on any of the P threads
+        rt.run([&] {
+            std::vector<boost::fibers::fiber> fs;
+            for (int i = 0; i < 50; ++i) fs.emplace_back([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+            for (auto& f : fs) f.join();
+        });
+        EXPECT_EQ(ran.load(), 50);
+        EXPECT_EQ(rt.idle_spins(), p <= cpus) << "P=" << p << " on " << cpus << " CPUs";
     }
 }
 

@@ -742,9 +742,7 @@ TEST(DriverNoise, ProcReaderReadsBusyTimeAndCpus) {
     const coopbench::ProcReader none{proc / "missing"};
     EXPECT_EQ(none.busy_seconds(), -1);
     EXPECT_EQ(none.steal_seconds(), -1);
-    std::ofstream(proc / "stat") << "cpu  100 20 30 1000
-procs_running 2
-";  // a kernel without steal
+    std::ofstream(proc / "stat") << "cpu  100 20 30 1000\nprocs_running 2\n";  // a kernel without steal
     EXPECT_EQ(r.steal_seconds(), -1);
 }
 

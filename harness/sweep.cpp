@@ -338,6 +338,26 @@ std::vector<Todo> forks_to_measure(const std::vector<Point>& points, int repetit
     return todo;
 }
 
+// fork_order — the forks of `todo` in rounds: the first fork left of every point, then the
+// second of every point, and so on (todo index, repetition). A point's forks are its
+// replicates, so they should sample whatever drifts while the sweep runs (the host's load on
+// the other guests, where the hypervisor places the virtual CPUs, the page cache): taken back
+// to back they would all see the same moment, and an interval over them would leave that
+// variation out. Two reproductions of one commit hours apart found such shifts (a lock at
+// 1.0 ms in one run, 1.9 ms in every fork of the other, the same binary; docs/reproducing.md,
+// "Verdict stability"). Rounds spread each point's forks over the whole sweep, as Kalibera
+// and Jones ("Rigorous Benchmarking in Reasonable Time", ISMM 2013) randomise or interleave
+// executions, and as coopbench's side-by-side comparisons interleave their rounds.
+std::vector<std::pair<std::size_t, int>> fork_order(const std::vector<Todo>& todo) {
+    std::vector<std::pair<std::size_t, int>> order;
+    for (std::size_t round = 0;; ++round) {
+        const std::size_t before = order.size();
+        for (std::size_t i = 0; i < todo.size(); ++i)
+            if (round < todo[i].reps.size()) order.emplace_back(i, todo[i].reps[round]);
+        if (order.size() == before) return order;
+    }
+}
+
 std::size_t fork_count(const std::vector<Todo>& todo) {
     std::size_t n = 0;
     for (auto& t : todo) n += t.reps.size();
@@ -464,8 +484,9 @@ class ForkMeter {
     const unsigned proc_cpus_;
 };
 
-// run_forks — the fork loop: points x forks (x warm-up + measured iterations, inside the
-// fork), each fork to every reporter as it ends. SIGINT/SIGTERM end it (on_interrupt).
+// run_forks — the fork loop: forks in rounds over the points (fork_order; x warm-up +
+// measured iterations, inside the fork), each fork to every reporter as it ends; a point's
+// line when its last fork has ended. SIGINT/SIGTERM end it (on_interrupt).
 Tally run_forks(const SweepOptions& opts, const std::vector<Todo>& todo, const std::vector<Reporter*>& reporters,
                 ProgressDisplay& display, const Machine& machine) {
     const ForkMeter meter(opts, machine);
@@ -474,28 +495,28 @@ Tally run_forks(const SweepOptions& opts, const std::vector<Todo>& todo, const s
     g_out_dir = out_dir.c_str();
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
-    for (auto& t : todo) {
-        bool said_noisy = false;
-        PointLine line;
-        for (int rep : t.reps) {
-            display.fork_starts(*t.point, rep, tally);
-            const ForkResult fork = meter.measure_fork(*t.point, rep);
-            display.clear();
-            for (Reporter* r : reporters) r->report(fork);
-            display.reported();
-            line.add(fork);
-            ++tally.measured;
-            // A fork refused before it ran (a system limit known in advance) is a result, not a failure.
-            const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
-            if (!ok && is_refusal(fork.m.runs.back())) ++tally.refused;
-            else if (!ok) ++tally.failed;
-            if (fork.noise.noisy && !said_noisy) {
-                said_noisy = true;
-                ++tally.noisy_points;
-                display.noisy(fork, machine.cores);
-            }
-            if (rep == t.reps.back()) display.point_done(*t.point, line, fork.unit);
+    // Each point's line and first noisy fork, kept across the rounds (fork_order).
+    std::vector<PointLine> lines(todo.size());
+    std::vector<char> said_noisy(todo.size(), 0);
+    for (const auto& [i, rep] : fork_order(todo)) {
+        const Todo& t = todo[i];
+        display.fork_starts(*t.point, rep, tally);
+        const ForkResult fork = meter.measure_fork(*t.point, rep);
+        display.clear();
+        for (Reporter* r : reporters) r->report(fork);
+        display.reported();
+        lines[i].add(fork);
+        ++tally.measured;
+        // A fork refused before it ran (a system limit known in advance) is a result, not a failure.
+        const bool ok = !fork.m.runs.empty() && fork.m.runs.back().ok;
+        if (!ok && is_refusal(fork.m.runs.back())) ++tally.refused;
+        else if (!ok) ++tally.failed;
+        if (fork.noise.noisy && !said_noisy[i]) {
+            said_noisy[i] = 1;
+            ++tally.noisy_points;
+            display.noisy(fork, machine.cores);
         }
+        if (rep == t.reps.back()) display.point_done(*t.point, lines[i], fork.unit);
     }
     display.clear();
     for (Reporter* r : reporters) r->finish();

@@ -1,6 +1,8 @@
-// sweep.hpp — the sweep, a plain loop: points x forks (--repetitions, each a fresh child
-// process) x (warm-up + measured iterations inside the fork), each fork's rows handed to the
-// reporters (results.csv/points.jsonl, Google Benchmark's benchmark.json) when it ends.
+// sweep.hpp — the sweep, a plain loop: forks (--repetitions, each a fresh child process) in
+// rounds over the points (every point's first fork, then every point's second, ...: each
+// point's forks spread over the sweep) x (warm-up + measured iterations inside the fork), each
+// fork's rows handed to the reporters (results.csv/points.jsonl, Google Benchmark's
+// benchmark.json) when it ends.
 #pragma once
 
 #include <filesystem>

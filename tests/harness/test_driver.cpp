@@ -754,6 +754,21 @@ TEST(DriverNoise, StealCpusIsTheStealDuringTheFork) {
     EXPECT_EQ(coopbench::steal_cpus(10.0, 11.0, 0.0, 2, 0.01), -1);
 }
 
+// A point's forks are spread over the sweep in rounds (every point's first fork, then every
+// point's second), so that they sample what drifts while the sweep runs, not one moment.
+TEST(Driver, ForksRunInRoundsAcrossThePoints) {
+    auto dir = fresh_dir("rounds");
+    testing::internal::CaptureStdout();
+    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=1,2,3", "-r", "3", "-W", "0", "-I", "1", "-o", dir,
+                   "-q"}),
+              0);
+    testing::internal::GetCapturedStdout();
+    std::vector<std::string> order;
+    for (auto& r : read_csv(dir / "results.csv")) order.push_back(r["param.N"] + "/" + r["repetition"]);
+    const std::vector<std::string> rounds = {"1/0", "2/0", "3/0", "1/1", "2/1", "3/1", "1/2", "2/2", "3/2"};
+    EXPECT_EQ(order, rounds);
+}
+
 TEST(DriverNoise, NoisyFlagFromAFakeProc) {
     const fs::path proc = fresh_dir("fakeproc");
     fs::create_directories(proc);

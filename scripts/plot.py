@@ -275,7 +275,6 @@ def noisy_section(res) -> str:
         return "\n".join(out + ["None." if known else
                                 "Not recorded (a folder from before the noise guard, schema version 1).", ""]
                          + _steal_lines(df))
-    out += _steal_lines(df)
     out += ["The harness marks a fork noisy when other processes had more runnable threads than the point left "
             "cores free, or used more CPU time than that (`other_cpus`: CPUs' worth of busy time, from /proc/stat, "
             "that the fork did not spend itself; docs/results-format.md, *Noise guard*); its values may be slower "
@@ -298,7 +297,7 @@ def noisy_section(res) -> str:
                                        for a, b in zip(forks["runnable_before"], forks["runnable_after"]))
                    + " | " + ", ".join(f"{cr.fmt_value(a)} → {cr.fmt_value(b)}"
                                        for a, b in zip(forks["load_before"], forks["load_after"])) + " |")
-    return "\n".join(out + [""])
+    return "\n".join(out + [""] + _steal_lines(df))
 
 
 def failed_section(res) -> str:

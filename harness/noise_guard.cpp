@@ -49,26 +49,29 @@ int ProcReader::runnable_settled() const {
                             [] { std::this_thread::sleep_for(std::chrono::microseconds(500)); });
 }
 
-double ProcReader::busy_seconds() const {
+namespace {
+// cpu_times — the first fields of /proc/stat's "cpu" line (user nice system idle iowait irq
+// softirq steal; guest time is already in user/nice) into f; how many were read, -1 when
+// the file or the line is missing.
+int cpu_times(const std::filesystem::path& root, double (&f)[8]) {
     std::ifstream in(root / "stat");
     std::string label;
     if (!(in >> label) || label != "cpu") return -1;
-    // user nice system idle iowait irq softirq steal (guest time is already in user/nice)
-    double f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int got = 0;
     while (got < 8 && in >> f[got]) ++got;
-    if (got < 4) return -1;
+    return got;
+}
+}  // namespace
+
+double ProcReader::busy_seconds() const {
+    double f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (cpu_times(root, f) < 4) return -1;
     return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * tick_seconds();
 }
 
 double ProcReader::steal_seconds() const {
-    std::ifstream in(root / "stat");
-    std::string label;
-    if (!(in >> label) || label != "cpu") return -1;
     double f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int got = 0;
-    while (got < 8 && in >> f[got]) ++got;
-    if (got < 8) return -1;  // steal is the 8th field (Linux 2.6.11 and later)
+    if (cpu_times(root, f) < 8) return -1;  // steal is the 8th field (Linux 2.6.11 and later)
     return f[7] * tick_seconds();
 }
 

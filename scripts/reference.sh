@@ -19,7 +19,7 @@ cd "$root"
 # name | rough duration on a 2-core machine | coopbench run arguments (without --out)
 refs=(
   "micro-cold-warm|10 min|-w create,switch -b native,native-ws,native-parasail,pthreads,boostfiber,go -p N=1000,10000,1000000 -p T=2,10,100,1000 -p K=10000 -P 1,2 -r 3 --timeout 120"
-  "peers|25 min|-w create,switch,tokenring,producer,eratosthenes,lock-global -b native,native-ws,native-parasail,go,tokio,tokio-std-mutex,tokio/current_thread,boostfiber/round_robin,boostfiber/shared_work,boostfiber/work_stealing --plan quick -P 1,2 -r 4 --timeout 120"
+  "peers|10 min|-w create,switch,tokenring,producer,eratosthenes,lock-global -b native,native-ws,native-parasail,go,tokio,tokio-std-mutex,tokio/current_thread,boostfiber/round_robin,boostfiber/shared_work,boostfiber/work_stealing --plan quick -P 1,2 -r 4 --timeout 120"
   "ws-apps|8 min|-w tokenring,producer,eratosthenes -b native,native-ws,native-parasail,boostfiber,go --plan paper -P 1,2 -r 3 --timeout 120"
   "ws-paper|8 min|--plan paper -b native-ws,native-parasail -P 1,2 --warmup 0 --iterations 1 -r 1 --timeout 120"
   "ws-mm|5 min|-w matrix,mandelbrot -b native,native-ws,native-parasail,pthreads --plan paper -p M=1,2 -p C=1000 -P 1,2 -r 3 --timeout 120"

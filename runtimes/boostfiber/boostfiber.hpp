@@ -454,7 +454,8 @@ struct BoostFiberBackend {
                 throw std::runtime_error(
                     "boostfiber/work_stealing can run once per process: Boost.Fiber's work_stealing keeps static "
                     "state (boostorg/fiber#217); run each point in its own process (--isolation process)");
-            stacks_ = std::make_shared<boostfiber::StackSource>(cfg_.stack, cfg_.stack_bytes);
+            // One worker thread (P = 1): every fiber starts and ends on it, the pool unlocked.
+            stacks_ = std::make_shared<boostfiber::StackSource>(cfg_.stack, cfg_.stack_bytes, cfg_.processors > 1);
         }
         Runtime(const Runtime&) = delete;
         Runtime& operator=(const Runtime&) = delete;

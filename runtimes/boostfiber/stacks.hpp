@@ -5,7 +5,8 @@
 //   pooled    boost::context::pooled_fixedsize_stack (a boost::pool of fixed-size chunks,
 //             recycled, never returned to the system while the run lasts). Boost's pool is
 //             not thread-safe, and with P > 1 a fiber's stack is freed on whichever thread
-//             released the fiber last, so the pool sits behind a mutex here.
+//             released the fiber last, so the pool sits behind a mutex here; with one
+//             thread it is used as Boost's examples use it, unlocked.
 //   fixed     boost::context::fixedsize_stack — Boost.Fiber's default_stack: one malloc per
 //             fiber (128 KiB by default: above glibc's mmap threshold, so an mmap+munmap).
 //   protected boost::context::protected_fixedsize_stack — mmap with a guard page.
@@ -53,8 +54,14 @@ class StackSource {
   public:
     // StackSource — `bytes` per stack (at least Boost's minimum); `pool_block` stacks per
     // pool growth step at most (caps the pool's doubling so one block stays reasonable).
-    StackSource(StackKind kind, std::size_t bytes, std::size_t pool_block = 1024)
-        : kind_(kind), bytes_(bytes), fixed_(bytes), protected_(bytes), pool_(bytes, 32, pool_block) {}
+    // `shared`: more than one thread may allocate or free at a time (P > 1), so the pool is
+    // locked; false for a runtime of one worker thread, whose fibers all start and end on
+    // it (successive runs' threads are ordered by the join of the one before): the lock
+    // then cost two uncontended lock/unlock pairs per fiber, about a tenth of a P = 1
+    // create beside Boost's own program (scripts/crosscheck_peers.py), which locks only at
+    // P > 1.
+    StackSource(StackKind kind, std::size_t bytes, bool shared = true, std::size_t pool_block = 1024)
+        : kind_(kind), bytes_(bytes), shared_(shared), fixed_(bytes), protected_(bytes), pool_(bytes, 32, pool_block) {}
 
     // allocate — a stack of bytes() bytes; thread-safe; throws std::bad_alloc.
     boost::context::stack_context allocate() {
@@ -68,6 +75,7 @@ class StackSource {
             case StackKind::pooled:
                 break;
         }
+        if (!shared_) return fresh(pool_.allocate());
         std::lock_guard<std::mutex> g(pool_mutex_);
         return fresh(pool_.allocate());
     }
@@ -84,6 +92,10 @@ class StackSource {
                 return;
             case StackKind::pooled:
                 break;
+        }
+        if (!shared_) {
+            pool_.deallocate(sctx);
+            return;
         }
         std::lock_guard<std::mutex> g(pool_mutex_);
         pool_.deallocate(sctx);
@@ -113,6 +125,7 @@ class StackSource {
 
     StackKind kind_;
     std::size_t bytes_;
+    bool shared_;
     std::atomic<long long> live_{0};
     boost::context::fixedsize_stack fixed_;
     boost::context::protected_fixedsize_stack protected_;

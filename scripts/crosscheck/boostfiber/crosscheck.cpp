@@ -11,9 +11,13 @@
 // a fiber and "P = 2" would be one thread.
 // Usage: crosscheck-boostfiber P round_robin|shared_work; prints "create NS", "switch NS",
 // "handoff NS" (medians of 7 runs; the units of coopbench's create N=10000, switch T=2
-// K=20000 and channel T=1 K=20000 C=0).
+// K=20000 and channel T=1 K=20000 C=0). The work is the workload's: each created fiber sets its
+// own byte (create's self-check), and both ends of the hand-off are fibers that the main fiber
+// joins (channel's pair): with the main fiber as one end, it stays on its thread (Boost never
+// migrates a main context) and shared_work at P=2 moved only the other end between the threads.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <latch>
@@ -63,8 +67,9 @@ double median(F f) {
 double create(int n) {
     std::vector<boost::fibers::fiber> fs;
     fs.reserve(n);
+    std::vector<std::uint8_t> ran(n, 0);  // each fiber sets its own byte, as the workload's self-check does
     const auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) fs.emplace_back(std::allocator_arg, stacks, [] {});
+    for (int i = 0; i < n; ++i) fs.emplace_back(std::allocator_arg, stacks, [flag = &ran[i]] { *flag = 1; });
     for (auto& f : fs) f.join();
     return ns_since(t0) / n;
 }
@@ -83,19 +88,23 @@ double yields(int t, int k) {
 double handoff(int k) {
     boost::fibers::unbuffered_channel<int> ping, pong;
     const auto t0 = Clock::now();
-    boost::fibers::fiber echo(std::allocator_arg, stacks, [&] {
+    // Both ends are fibers and the main fiber joins them, as in the workload's pair.
+    boost::fibers::fiber a(std::allocator_arg, stacks, [&] {
+        for (int j = 0; j < k; ++j) {
+            ping.push(j);
+            int v = 0;
+            pong.pop(v);
+        }
+    });
+    boost::fibers::fiber b(std::allocator_arg, stacks, [&] {
         for (int j = 0; j < k; ++j) {
             int v = 0;
             ping.pop(v);
             pong.push(v + 1);
         }
     });
-    for (int j = 0; j < k; ++j) {
-        ping.push(j);
-        int v = 0;
-        pong.pop(v);
-    }
-    echo.join();
+    a.join();
+    b.join();
     return ns_since(t0) / (2.0 * k);
 }
 

@@ -2,7 +2,9 @@
 // (A Tour of Go, "Goroutines", "Channels"; sync.WaitGroup; runtime.Gosched), independent of
 // runtimes/go, for scripts/crosscheck_peers.py. Usage: crosscheck-go P; prints
 // "create NS", "switch NS", "handoff NS" (medians of 7 runs; the units of coopbench's create
-// N=10000, switch T=2 K=20000 and channel T=1 K=20000 C=0).
+// N=10000, switch T=2 K=20000 and channel T=1 K=20000 C=0). The work is the workload's: each
+// created goroutine sets its own byte (create's self-check), and both ends of the hand-off are
+// goroutines that main waits for (channel's pair), so that a difference is the backend's.
 package main
 
 import (
@@ -27,10 +29,14 @@ func median(f func() float64) float64 {
 
 func create(n int) float64 {
 	var wg sync.WaitGroup
+	ran := make([]uint8, n) // each goroutine sets its own byte, as the workload's self-check does
 	start := time.Now()
 	wg.Add(n)
 	for i := 0; i < n; i++ {
-		go func() { wg.Done() }()
+		go func(i int) {
+			ran[i] = 1
+			wg.Done()
+		}(i)
 	}
 	wg.Wait()
 	return float64(time.Since(start).Nanoseconds()) / float64(n)
@@ -57,20 +63,25 @@ func yields(t, k int) float64 {
 
 func handoff(k int) float64 {
 	ping, pong := make(chan int), make(chan int)
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	start := time.Now()
+	// Both ends are goroutines and main waits for them, as in the workload's pair.
+	go func() {
+		for j := 0; j < k; j++ {
+			ping <- j
+			<-pong
+		}
+		wg.Done()
+	}()
 	go func() {
 		for j := 0; j < k; j++ {
 			v := <-ping
 			pong <- v + 1
 		}
-		close(done)
+		wg.Done()
 	}()
-	start := time.Now()
-	for j := 0; j < k; j++ {
-		ping <- j
-		<-pong
-	}
-	<-done
+	wg.Wait()
 	return float64(time.Since(start).Nanoseconds()) / float64(2*k)
 }
 

@@ -4,6 +4,9 @@
 // scripts/crosscheck_peers.py. Usage: crosscheck-tokio P [current_thread]; prints
 // "create NS", "switch NS", "handoff NS" (medians of 7 runs; the units of coopbench's create
 // N=10000, switch T=2 K=20000 and channel T=1 K=20000 C=0, which tokio runs as capacity 1).
+// The work is the workload's: each created task sets its own byte (create's self-check), and
+// both ends of the hand-off are tasks that the caller awaits (channel's pair).
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 fn median(mut f: impl FnMut() -> f64) -> f64 {
@@ -14,8 +17,11 @@ fn median(mut f: impl FnMut() -> f64) -> f64 {
 }
 
 async fn create(n: usize) -> f64 {
+    // Each task sets its own byte, as the workload's self-check does. Leaked so that the tasks
+    // may borrow it for 'static without an Arc count that every task would touch (a few KiB a run).
+    let ran: &'static [AtomicU8] = Box::leak((0..n).map(|_| AtomicU8::new(0)).collect());
     let start = Instant::now();
-    let handles: Vec<_> = (0..n).map(|_| tokio::spawn(async {})).collect();
+    let handles: Vec<_> = (0..n).map(|i| tokio::spawn(async move { ran[i].store(1, Ordering::Relaxed) })).collect();
     for h in handles {
         h.await.unwrap();
     }
@@ -43,19 +49,21 @@ async fn handoff(k: usize) -> f64 {
     let (ping_tx, mut ping_rx) = tokio::sync::mpsc::channel::<usize>(1);
     let (pong_tx, mut pong_rx) = tokio::sync::mpsc::channel::<usize>(1);
     let start = Instant::now();
-    let echo = tokio::spawn(async move {
-        while let Some(v) = ping_rx.recv().await {
-            if pong_tx.send(v + 1).await.is_err() {
-                break;
-            }
+    // Both ends are tasks and the caller awaits them, as in the workload's pair.
+    let ping = tokio::spawn(async move {
+        for j in 0..k {
+            ping_tx.send(j).await.unwrap();
+            pong_rx.recv().await.unwrap();
         }
     });
-    for j in 0..k {
-        ping_tx.send(j).await.unwrap();
-        pong_rx.recv().await.unwrap();
-    }
-    drop(ping_tx);
-    echo.await.unwrap();
+    let pong = tokio::spawn(async move {
+        for _ in 0..k {
+            let v = ping_rx.recv().await.unwrap();
+            pong_tx.send(v + 1).await.unwrap();
+        }
+    });
+    ping.await.unwrap();
+    pong.await.unwrap();
     start.elapsed().as_nanos() as f64 / (2 * k) as f64
 }
 

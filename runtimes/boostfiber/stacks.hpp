@@ -75,8 +75,7 @@ class StackSource {
             case StackKind::pooled:
                 break;
         }
-        if (!shared_) return fresh(pool_.allocate());
-        std::lock_guard<std::mutex> g(pool_mutex_);
+        const auto g = pool_lock();
         return fresh(pool_.allocate());
     }
 
@@ -93,11 +92,7 @@ class StackSource {
             case StackKind::pooled:
                 break;
         }
-        if (!shared_) {
-            pool_.deallocate(sctx);
-            return;
-        }
-        std::lock_guard<std::mutex> g(pool_mutex_);
+        const auto g = pool_lock();
         pool_.deallocate(sctx);
     }
 
@@ -111,6 +106,11 @@ class StackSource {
     std::size_t bytes() const { return bytes_; }
 
   private:
+    // pool_lock — the pool's mutex held when the pool is shared, nothing held otherwise.
+    std::unique_lock<std::mutex> pool_lock() {
+        return shared_ ? std::unique_lock<std::mutex>(pool_mutex_) : std::unique_lock<std::mutex>();
+    }
+
     // fresh — a recycled pool chunk handed out again. A fiber that ended by switching away
     // leaves its frames' ASan redzones poisoned on its stack, and Boost's pool recycles the
     // chunk without ASan knowing (one malloc'd block carved by boost::pool): unpoison it,

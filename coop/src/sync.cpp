@@ -163,12 +163,25 @@ void BasicCondVar<Entry>::park(Activity* previous, void* a) noexcept {
 
 template <class Entry>
 void BasicCondVar<Entry>::notify_one() noexcept {
+    // Nobody waits (the common case of a monitor whose buffer is neither full nor empty):
+    // return before the guard's two locked RMWs and the dequeue's hazard publication, as
+    // Go's sync.Cond does (runtime/sema.go, notifyListNotifyOne: wait == notify -> return).
+    // Enough: a waiter this notify must wake is one whose park happens-before it (its
+    // enqueue returned before the unlock of the mutex that the notifier, or the thread
+    // that set the predicate, locked afterwards: park unlocks only after the enqueue), and
+    // Queue::empty() is false for every item whose enqueue returned before the call and is
+    // still queued (queue.hpp). A park still inside its enqueue has not released the mutex,
+    // so only a notifier that does not hold it can race with it, and such a notify may miss
+    // that waiter (as it would if it came a moment earlier). Lifetime: two loads, while the
+    // caller keeps the condition variable alive; nothing is touched after.
+    if (waiters_.empty()) return;
     Use u(waiters_);  // the caller keeps us alive until now; a woken waiter may destroy us
     if (Activity* w = waiters_.dequeue()) Entry::make_ready(w);
 }
 
 template <class Entry>
 void BasicCondVar<Entry>::notify_all() noexcept {
+    if (waiters_.empty()) return;  // as notify_one
     Use u(waiters_);  // as notify_one: the loop dequeues again after each wake-up
     while (Activity* w = waiters_.dequeue()) Entry::make_ready(w);
 }

@@ -236,27 +236,41 @@ TEST_F(SyncDirected, CondVarNotifyWhileTheWaiterParks) {
 }
 
 // Defect 3: destroying a condition variable right after a broadcast (allowed, as POSIX
-// allows). The waiter's park has linked itself into the wait queue (the enqueue's
+// allows). A second waiter's park has linked itself into the wait queue (the enqueue's
 // linearisation point) but not yet swung the queue's tail when the notifier dequeues it
 // and deletes the condition variable; the rest of the enqueue must not touch freed memory
-// (ASan: heap-use-after-free WRITE in Queue::enqueue without the wait queue's guard).
+// (ASan: heap-use-after-free WRITE in Queue::enqueue without the wait queue's guard). The
+// first waiter, fully queued before, makes the queue non-empty for notify_all's look
+// (Queue::empty() compares head and tail, and a lone waiter that has not swung the tail
+// is not yet seen by it: a notify without the mutex may miss it), so the broadcast goes
+// on to dequeue both.
 coop::CondVar* g_cv = nullptr;
 TEST_F(SyncDirected, CondVarDestroyedRightAfterBroadcast) {
     coop::Runtime rt(two());
     static coop::Mutex m;
     g_cv = new coop::CondVar;
-    coop::test_hooks::enqueue_before_tail_cas = [](const void* tail, const void*) {
-        const auto* lo = reinterpret_cast<const char*>(g_cv);
-        const auto* p = static_cast<const char*>(tail);
-        if (p < lo || p >= lo + sizeof(coop::CondVar)) return;  // another queue
-        coop::test_hooks::enqueue_before_tail_cas = nullptr;
-        g_a = 1;  // linked: a notifier can dequeue us now
-        // Until the notifier deleted the condition variable, or gave up: with the guard the
-        // delete waits for this park, so after the notifier began deleting, wait a little.
-        spin_until(g_b);
-        spin_until(g_c, 200);
-    };
     rt.run([] {
+        // The first waiter: its park has enqueued it (and swung the tail) once its unlock
+        // lets us take the mutex.
+        coop::Thread first = coop::spawn([] {
+            std::unique_lock<coop::Mutex> lock(m);
+            g_d = 1;
+            g_cv->wait(m);
+        });
+        while (g_d.load() == 0) coop::yield();
+        { std::lock_guard<coop::Mutex> lock(m); }
+        coop::test_hooks::enqueue_before_tail_cas = [](const void* tail, const void*) {
+            const auto* lo = reinterpret_cast<const char*>(g_cv);
+            const auto* p = static_cast<const char*>(tail);
+            if (p < lo || p >= lo + sizeof(coop::CondVar)) return;  // another queue
+            coop::test_hooks::enqueue_before_tail_cas = nullptr;
+            g_a = 1;  // linked: a notifier can dequeue us now
+            // Until the notifier deleted the condition variable, or gave up: with the guard
+            // the delete waits for this park, so after the notifier began deleting, wait a
+            // little.
+            spin_until(g_b);
+            spin_until(g_c, 200);
+        };
         coop::Thread w = coop::spawn([] {
             spin_until(g_partner);
             std::unique_lock<coop::Mutex> lock(m);

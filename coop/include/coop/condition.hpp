@@ -11,6 +11,9 @@
 //   finds the waiter in the queue: "release the mutex and wait" is atomic with respect to
 //   notifiers that hold the mutex (and to notifiers that test a predicate protected by it).
 // - notify_one(): dequeue one waiter, make it ready; notify_all(): dequeue until empty.
+//   With no waiter queued (Queue::empty(), two plain loads) both return at once: a waiter
+//   whose park finished before the notifier's lock of the mutex is always seen; one still
+//   enqueuing holds the mutex, so only a notify without the mutex can miss it, as allowed.
 //   A woken waiter re-locks `m` before wait() returns. No spurious wake-ups are generated,
 //   but callers should loop on their predicate as with any condition variable.
 //

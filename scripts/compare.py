@@ -27,6 +27,14 @@ id without the backend; in a merged folder of several hosts, by id and host: "id
             side has fewer than 4 forks: a rank test on k forks a side cannot reach a
             two-sided p below 2/C(2k, k) (0.10 at 3 forks, 0.029 at 4), whatever the
             data; "(noisy)" when a fork of either side ran on a busy machine.
+  --paired  (with --backends) the two backends' forks paired by round: in a sweep whose
+            forks run in rounds (every point's first fork, then every point's second, ...),
+            repetition k of both backends ran in round k, minutes apart. p is then the
+            two-sided Wilcoxon signed-rank test on the rounds' log ratios of the forks'
+            medians (scipy.stats.wilcoxon), and "rounds" gives the median of the per-round
+            ratios B/A with the smallest and largest; a state of the machine that slows a
+            whole round, every backend alike, cancels in each pair, where the unpaired U test
+            counts it as spread. A verdict needs 6 rounds on both sides (2/2^k: 0.0625 at 5).
 
 Points measured on one side only, or with no ok run on a side, are listed with their
 state ("only in A", "failed in B", ...) and left out. Per workload and overall: the
@@ -56,12 +64,14 @@ import coopbench as cr  # noqa: E402
 
 TIME_COLUMNS = ("value", "seconds", "cpu_seconds")
 FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "forks_a", "median_b", "lo_b", "hi_b", "n_b",
-          "forks_b", "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "state", "noisy"]
+          "forks_b", "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "state", "noisy", "pairs", "pair_ratio",
+          "pair_lo", "pair_hi"]
 
 
-def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False) -> dict:
-    """samples — {key: (workload, unit, sample Series, n rows, noisy)} per point; key = id (without backend),
-    plus " @host" in a merged folder with several hosts (a point of each host is its own)."""
+def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False, rounds: bool = False) -> dict:
+    """samples — {key: (workload, unit, sample Series, n rows, noisy, round medians)} per point; key = id
+    (without backend), plus " @host" in a merged folder with several hosts (a point of each host is its own);
+    round medians: {repetition: fork median} when `rounds`, else None."""
     out = {}
     hosts = df["host"][df["host"] != ""].nunique() > 1
     for (point, host), g in df.groupby(["point", "host"], sort=True):
@@ -69,14 +79,18 @@ def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = Fal
         key += f" @{host}" if hosts else ""
         units = [u for u in g["unit"] if u] if column == "value" else [column]
         out[key] = (g["workload"].iloc[0], units[0] if units else "", cr.sample(g, which, column), len(g),
-                    bool(g["noisy"].any()))
+                    bool(g["noisy"].any()), cr.round_medians(g, which, column) if rounds else None)
     return out
 
 
-def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int = cr.MIN_FORKS_TWO) -> str:
+def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int = cr.MIN_FORKS_TWO,
+            pairs: int | None = None) -> str:
     """verdict — "faster"/"slower" (times) or "less"/"more" when p < alpha, else "no significant difference";
-    "cannot be tested: N forks, need M" when the side with fewer forks has fewer than MIN_FORKS_TWO."""
-    if forks < cr.MIN_FORKS_TWO:
+    "cannot be tested: N forks, need M" when the side with fewer forks has fewer than MIN_FORKS_TWO (paired:
+    "N pairs, need MIN_PAIRS"). ma, mb: A's and B's medians (paired: 1 and the median per-round ratio)."""
+    if pairs is not None and pairs < cr.MIN_PAIRS:
+        return f"cannot be tested: {pairs} pair{'' if pairs == 1 else 's'}, need {cr.MIN_PAIRS}"
+    if pairs is None and forks < cr.MIN_FORKS_TWO:
         return f"cannot be tested: {forks} fork{'' if forks == 1 else 's'}, need {cr.MIN_FORKS_TWO}"
     if p != p:
         return "too few runs"
@@ -87,8 +101,9 @@ def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int
     return "more" if mb > ma else "less"
 
 
-def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True) -> pd.DataFrame:
-    """compare — one row per point of a or b (FIELDS): medians, intervals, ratio, U test, verdict, state."""
+def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True, paired: bool = False) -> pd.DataFrame:
+    """compare — one row per point of a or b (FIELDS): medians, intervals, ratio, U test (paired: the
+    signed-rank test over the rounds, with the per-round ratios), verdict, state."""
     rows = []
     for key in sorted(set(a) | set(b)):
         sa, sb = a.get(key), b.get(key)
@@ -115,11 +130,16 @@ def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True) -> pd.Data
         else:
             r["state"] = "ok"
             r["ratio"], r["ratio_lo"], r["ratio_hi"] = cr.ratio_ci(sa[2], sb[2])
-            r["p_value"] = cr.u_test(sa[2], sb[2])
-            r["verdict"] = verdict(r["p_value"], r["median_a"], r["median_b"], alpha, time,
-                                   min(r["forks_a"], r["forks_b"]))
+            if paired:
+                r["p_value"], r["pairs"], r["pair_ratio"], r["pair_lo"], r["pair_hi"] = cr.signed_rank_test(sa[5], sb[5])
+                r["verdict"] = verdict(r["p_value"], 1.0, r["pair_ratio"], alpha, time, pairs=r["pairs"])
+            else:
+                r["p_value"] = cr.u_test(sa[2], sb[2])
+                r["verdict"] = verdict(r["p_value"], r["median_a"], r["median_b"], alpha, time,
+                                       min(r["forks_a"], r["forks_b"]))
         rows.append(r)
     m = pd.DataFrame(rows, columns=FIELDS)
+    m["pairs"] = m["pairs"].astype("Int64")  # a count (empty when not paired)
     return m.sort_values(["workload", "point"]).reset_index(drop=True)
 
 
@@ -140,16 +160,20 @@ def _tally(g: pd.DataFrame) -> str:
 
 
 def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: float, out=sys.stdout,
-               note: str = "") -> None:
+               note: str = "", paired: bool = False) -> None:
     """print_text — the comparison as aligned text, one block per workload; note: a line under A and B
-    (e.g. that their backend options differ)."""
+    (e.g. that their backend options differ); paired: the rounds column and the signed-rank test's header."""
+    test = (f"two-sided Wilcoxon signed-rank test on the rounds' log ratios (forks paired by repetition, i.e. by "
+            f"round); verdict at alpha = {alpha:g}, given at least {cr.MIN_PAIRS} rounds\nrounds: the median of the "
+            f"per-round ratios B/A (smallest–largest)" if paired else
+            f"two-sided Mann–Whitney U test on the forks' medians; verdict at alpha = {alpha:g}, given at least "
+            f"{cr.MIN_FORKS_TWO} forks a side")
     print(f"A = {a_name}\nB = {b_name}\n" + (f"{note}\n" if note else "") +
           f"sample: {'cold (iteration 0 of each fork)' if which == 'cold' else 'warm (timed iterations of all forks)'}"
           f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval"
-          f"\np: two-sided Mann–Whitney U test on the forks' medians; verdict at alpha = {alpha:g}, given at least "
-          f"{cr.MIN_FORKS_TWO} forks a side\nn: forks A v B (the unit of replication: each a fresh process)", file=out)
+          f"\np: {test}\nn: forks A v B (the unit of replication: each a fresh process)", file=out)
     width = max([len(p) for p in m["point"]] + [5])
-    cols = [("A", 24), ("B", 24), ("B/A", 22), ("n", 9), ("p", 7)]
+    cols = [("A", 24), ("B", 24), ("B/A", 22)] + ([("rounds", 22)] if paired else []) + [("n", 9), ("p", 7)]
     for w, g in m.groupby("workload", sort=True):
         units = [u for u in g["unit"] if isinstance(u, str) and u]
         print(f"\n== {w}" + (f" ({units[0]})" if units else ""), file=out)
@@ -164,7 +188,12 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
             n = f"{fa}v{fb}"
             p = f"{r['p_value']:.4f}" if r["p_value"] == r["p_value"] else "-"
             v = (r["verdict"] if ok else r["state"]) + (" (noisy)" if r["noisy"] else "")
-            print(f"{r['point']:<{width}}  {a:>24}  {b:>24}  {ratio:>22}  {n:>9}  {p:>7}  {v}", file=out)
+            rounds = ""
+            if paired:
+                pr = (f"{r['pair_ratio']:.2f} ({r['pair_lo']:.2f}–{r['pair_hi']:.2f})"
+                      if ok and r["pair_ratio"] == r["pair_ratio"] else "-")
+                rounds = f"{pr:>22}  "
+            print(f"{r['point']:<{width}}  {a:>24}  {b:>24}  {ratio:>22}  {rounds}{n:>9}  {p:>7}  {v}", file=out)
         ok = g[g["state"] == "ok"]
         gm = geomean(ok["ratio"])
         print(f"geomean B/A {w}: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(g)} points matched;"
@@ -189,6 +218,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workload", action="append", default=[], help="only this workload (repeatable)")
     ap.add_argument("--column", default="value",
                     help="what to compare: value (default), seconds, peak_rss_kib, cpu_seconds, counter.<name>")
+    ap.add_argument("--paired", action="store_true",
+                    help="with --backends: pair the two backends' forks by round (repetition) and test with the "
+                         "Wilcoxon signed-rank test on the per-round ratios (6 or more rounds)")
     ap.add_argument("--cold", action="store_true",
                     help="compare the cold runs (iteration 0 of each fork) instead of the timed iterations")
     ap.add_argument("--alpha", type=float, default=0.05,
@@ -199,6 +231,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if (args.b is None) == (args.backends is None):
         print("compare.py: give two results folders A B, or one folder with --backends X Y", file=sys.stderr)
+        return 2
+    if args.paired and not args.backends:
+        print("compare.py: --paired pairs two backends of one sweep by round: give --backends X Y", file=sys.stderr)
         return 2
     if not 0 < args.alpha < 1:
         print(f"compare.py: --alpha must be between 0 and 1, not {args.alpha}", file=sys.stderr)
@@ -247,12 +282,12 @@ def main(argv=None) -> int:
         differing = f"backend options differ: A {opts(options[0])}, B {opts(options[1])}"
         print(f"compare.py: {differing}", file=sys.stderr)
     which = "cold" if args.cold else "warm"
-    s = [samples(f, which, args.column, strip_backend=bool(args.backends)) for f in frames]
-    m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS)
+    s = [samples(f, which, args.column, strip_backend=bool(args.backends), rounds=args.paired) for f in frames]
+    m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS, paired=args.paired)
     if args.format == "csv":
         m.to_csv(sys.stdout, index=False)
     else:
-        print_text(m, names[0], names[1], which, args.alpha, note=differing)
+        print_text(m, names[0], names[1], which, args.alpha, note=differing, paired=args.paired)
     if not (m["state"] == "ok").any():
         print("compare.py: no point measured in both A and B", file=sys.stderr)
         return 1

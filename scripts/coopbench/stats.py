@@ -63,8 +63,12 @@ ONE_FORK = "1 fork: variation within one process only"
 #  * two points compared (a ratio or a difference, faster/slower): the smallest two-sided
 #    p-value a rank test on k forks a side can reach is 2 / C(2k, k): 0.10 at k = 3, 0.029 at
 #    k = 4; with 3 forks a side no data can show a difference at the 5 % level.
+#  * two backends of one sweep compared round by round (a paired test): the smallest two-sided
+#    p-value of the signed-rank test on k pairs is 2 / 2^k: 0.0625 at k = 5, 0.031 at k = 6.
 MIN_FORKS_ONE = 6
 MIN_FORKS_TWO = 4
+MIN_PAIRS = 6
+WHY_PAIRS = "a signed-rank test on k pairs cannot reach a two-sided p below 2/2^k: 0.0625 at 5 pairs, 0.031 at 6"
 WHY_ONE = ("the best distribution-free 95 % interval of a median from k forks, [min, max], covers it with "
            "probability 1 − 2·0.5^k: 0.94 at 5 forks, 0.97 at 6")
 WHY_TWO = "a rank test on k forks a side cannot reach a two-sided p below 2/C(2k, k): 0.10 at 3 forks, 0.029 at 4"
@@ -287,6 +291,41 @@ def u_test(a, b):
     if len(xa) < 2 or len(xb) < 2:
         return math.nan
     return float(mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+
+
+def round_medians(g: pd.DataFrame, which: str = "warm", column: str = "value") -> dict:
+    """round_medians — {repetition: the median of that fork's sample} for the rows g of one point (one fork per
+    repetition); forks without an ok value are left out. In a sweep whose forks run in rounds (the driver's
+    fork_order) repetition k of every point ran in round k, so two points' forks of one repetition ran minutes
+    apart, under the same state of the machine."""
+    out = {}
+    for rep, gr in g.groupby("repetition", sort=True):
+        x = _clean(sample(gr, which, column))
+        if len(x):
+            out[rep] = float(np.median(x))
+    return out
+
+
+def signed_rank_test(a: dict, b: dict):
+    """signed_rank_test — the paired comparison of two points of one sweep, round by round: (p, pairs, ratio,
+    lo, hi). a, b: round_medians of each. Each round present on both sides gives one pair and its ratio b/a;
+    p: the two-sided Wilcoxon signed-rank test on the pairs' log ratios (scipy.stats.wilcoxon, exact for
+    these sizes; a pair with equal values carries no sign and is dropped, Wilcoxon's own rule); ratio: the
+    median of the pairs' ratios; lo, hi: the smallest and largest of them. A drift of the machine that
+    moves every backend of a round together (a state lasting minutes on a shared host) cancels in each
+    pair, where the unpaired U test on the forks' medians counts it as spread. NaN p for fewer than 2
+    pairs."""
+    from scipy.stats import wilcoxon  # Debian's python3-scipy (scripts/install-deps.sh)
+
+    keys = sorted(set(a) & set(b))
+    r = np.array([b[k] / a[k] for k in keys if a[k] > 0 and b[k] > 0])
+    if not len(r):
+        return math.nan, 0, math.nan, math.nan, math.nan
+    ratio, lo, hi = float(np.median(r)), float(r.min()), float(r.max())
+    d = np.log(r)
+    if len(d) < 2 or not np.any(d != 0):
+        return math.nan, len(r), ratio, lo, hi
+    return float(wilcoxon(d, alternative="two-sided").pvalue), len(r), ratio, lo, hi
 
 
 def rank_corr_perm_p(x, y, resamples: int = 20000, seed: int = SEED) -> float:

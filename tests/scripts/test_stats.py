@@ -408,10 +408,55 @@ class CompareUTest(TempDirCase):
         self.assertEqual(run("compare.py", a).returncode, 2)  # neither B nor --backends
         self.assertEqual(run("compare.py", a, a, "--alpha", "1.5").returncode, 2)
 
+    def test_paired_by_round_sees_through_a_drift_of_whole_rounds(self):
+        # Six rounds; rounds 1, 3, 5 ran in a slow state of the machine (every backend x2). B is
+        # 0.78-0.82 of A in every round: the unpaired rank test on the forks' medians sees two
+        # overlapping clusters (no significant difference), the signed-rank test on the rounds' ratios
+        # sees six ratios below 1 (p = 2/2^6).
+        a = synthetic_run(self.tmp / "a", repetitions=6)
+        drift = [1, 2, 1, 2, 1, 2]
+        ratios = [0.80, 0.81, 0.79, 0.82, 0.78, 0.805]
+        with open(a / "results.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            if r["value"] and r["point"].endswith("create/N=10/P=1"):
+                k = int(r["repetition"])
+                r["value"] = repr(100.0 * drift[k] * (ratios[k] if r["backend"] == "native" else 1.0))
+        with open(a / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        _, unpaired = compare_csv(a, "--backends", "pthreads", "native")
+        self.assertEqual(unpaired["create/N=10/P=1"]["verdict"], "no significant difference")
+        p, paired = compare_csv(a, "--backends", "pthreads", "native", "--paired")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = paired["create/N=10/P=1"]
+        self.assertEqual(r["verdict"], "faster")
+        self.assertAlmostEqual(float(r["p_value"]), 2 / 2 ** 6, places=9)
+        self.assertEqual(r["pairs"], "6")
+        self.assertAlmostEqual(float(r["pair_ratio"]), (0.80 + 0.805) / 2, places=9)
+        self.assertAlmostEqual(float(r["pair_lo"]), 0.78, places=9)
+        self.assertAlmostEqual(float(r["pair_hi"]), 0.82, places=9)
+        t = run("compare.py", a, "--backends", "pthreads", "native", "--paired").stdout
+        self.assertRegex(t, r"create/N=10/P=1 .* 0\.80 \(0\.78–0\.82\) +6v6 +0\.0312 +faster\n")
+        self.assertIn("Wilcoxon signed-rank", t)
+        # Five rounds cannot reach p < 0.05 (2/2^5 = 0.0625): said, not claimed.
+        five = [r for r in rows if not (r["backend"] == "native" and r["repetition"] == "5")]
+        with open(a / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+            w.writeheader()
+            w.writerows(five)
+        _, got = compare_csv(a, "--backends", "pthreads", "native", "--paired")
+        self.assertEqual(got["create/N=10/P=1"]["verdict"], "cannot be tested: 5 pairs, need 6")
+        # Pairing needs two backends of one sweep.
+        p = run("compare.py", a, a, "--paired")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--backends", p.stderr)
+
     def test_help_documents_exit_codes_and_options(self):
         p = run("compare.py", "--help")
         self.assertEqual(p.returncode, 0)
-        for needle in ("--alpha", "--backends", "--cold", "--fail-on-slower", "Mann", "Exit status", "3 with"):
+        for needle in ("--alpha", "--backends", "--cold", "--fail-on-slower", "--paired", "Mann", "Exit status", "3 with"):
             self.assertIn(needle, p.stdout.replace("\n", " "))
 
 

@@ -37,6 +37,7 @@ void first_run(Processor& p, Activity* a) noexcept {
         a->start_failed = true;
     }
     a->stack = s;
+    a->stack_guarded = s->guarded;
     // Colouring: the hot top frames of activities would otherwise all sit at the same
     // offset modulo 4 KiB and compete for the same L1 sets (8 ways); stack.hpp kStackColours.
     const std::size_t color = (p.color++ % kStackColours) * kStackColourStep;

@@ -83,10 +83,17 @@ struct Activity : QueueItem {
     bool pooled = false;                       // a kDescriptorBlock block (see allocate_descriptor)
     bool start_failed = false;                 // no stack could be had: the body never runs
                                                // (set at first run, read by the joiner)
+    bool stack_guarded = false;                // stack->guarded, copied at first run: a switch-away
+                                               // checks the canary of an unguarded stack only, and
+                                               // this way reads no line of a guarded stack's header
 #if COOP_TSAN
     void* tsan_fiber = nullptr;
 #endif
 };
+#if !COOP_TSAN
+static_assert(sizeof(Activity) == 48, "the descriptor's 48 bytes: a larger one leaves less of a pooled "
+                                      "64-byte block (kDescriptorBlock) to the closure");
+#endif
 
 // The typed entry points (coop::Algo<K>, coop.hpp): the same as suspend / make_ready /
 // start / join_and_free / finish / coop::yield below, for a runtime whose Options::scheduling

@@ -39,7 +39,8 @@
 //   it is entered once per kBatch stacks, at each allocation and on the failure path). The
 //   cache is on the switch path only at an activity's first run (first_run inside switch_to
 //   takes a stack) and end (fin_recycle puts it back); an ordinary switch only reads the
-//   canary of the activity that switches away (check_canary).
+//   canary of the activity that switches away (check_canary), if its stack is unguarded
+//   (Activity::stack_guarded, copied from `guarded` at the first run).
 #pragma once
 
 #include <cstddef>

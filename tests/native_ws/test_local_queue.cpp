@@ -65,6 +65,61 @@ TEST(LocalQueue, FifoWithWrapAround) {
     EXPECT_TRUE(q.empty_hint());
 }
 
+// A ring set alone (a runtime of one processor: no thief) takes with a load and a store
+// instead of the locked RMWs: the same items in the same order as a shared ring, for any
+// sequence of the owner's operations (pushes, runnext pushes that displace, picks, pops,
+// wrap-around).
+TEST(LocalQueue, AloneRingGivesWhatASharedRingGives) {
+    LocalQueue<Item, 8> shared, alone;
+    alone.set_alone(true);
+    std::vector<Item> items(64);
+    std::vector<Item*> spill_s, spill_a;
+    std::uint32_t x = 12345;
+    auto rnd = [&] { return x = x * 1103515245u + 12345u, (x >> 16) & 7u; };
+    for (int step = 0, next = 0; step < 20000; ++step) {
+        switch (rnd()) {
+            case 0: case 1: case 2: {
+                Item* i = &items[next++ % 64];
+                shared.push(i, [&](Item* o) { spill_s.push_back(o); });
+                alone.push(i, [&](Item* o) { spill_a.push_back(o); });
+                break;
+            }
+            case 3: {
+                Item* i = &items[next++ % 64];
+                shared.push_next(i, [&](Item* o) { spill_s.push_back(o); });
+                alone.push_next(i, [&](Item* o) { spill_a.push_back(o); });
+                break;
+            }
+            case 4: case 5: {
+                auto a = shared.pick(), b = alone.pick();
+                ASSERT_EQ(a.item, b.item) << "step " << step;
+                ASSERT_EQ(a.inherits, b.inherits) << "step " << step;
+                break;
+            }
+            default:
+                ASSERT_EQ(shared.pop(), alone.pop()) << "step " << step;
+        }
+        ASSERT_EQ(spill_s, spill_a) << "step " << step;
+        ASSERT_EQ(shared.size_hint(), alone.size_hint()) << "step " << step;
+    }
+}
+
+#if COOP_CHECKED
+// A thief on an alone ring would race its owner's plain take: the contract check stops it.
+TEST(LocalQueueDeathTest, AThiefOnAnAloneRingIsAContractFailure) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            Ring8 victim, thief;
+            victim.set_alone(true);
+            Item a;
+            victim.push(&a, no_overflow);
+            victim.stealer().steal_into(thief, false, no_grace);
+        },
+        "set_alone");
+}
+#endif
+
 TEST(LocalQueue, TryPushRefusesWhenFull) {
     LocalQueue<Item, 4> q;
     Item items[5];

@@ -75,6 +75,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "coop/config.hpp"
+
 namespace coop::ws {
 
 // NoRingHooks — the default: no test hooks (every call compiles away).
@@ -132,12 +134,14 @@ class LocalQueue {
         // ring.
         template <class Grace>
         T* steal_into(LocalQueue& thief, bool runnext_too, Grace&& grace) const {
+            COOP_ASSERT(!q_->alone_, "LocalQueue: a thief on a ring whose owner takes without RMWs (set_alone)");
             return q_->steal_into(thief, runnext_too, grace);
         }
         // take_runnext_after_grace — runnext, if the same item is still there after
         // grace(). Any processor but the owner.
         template <class Grace>
         T* take_runnext_after_grace(Grace&& grace) const {
+            COOP_ASSERT(!q_->alone_, "LocalQueue: a thief on a ring whose owner takes without RMWs (set_alone)");
             return q_->take_runnext_after_grace(grace);
         }
         // size_hint / empty_hint / has_runnext — as LocalQueue's. Any thread.
@@ -155,6 +159,14 @@ class LocalQueue {
 
     // stealer — a thieves' handle of this ring. Any thread.
     Stealer stealer() noexcept { return Stealer(*this); }
+
+    // set_alone — no thief will ever take from this ring (a runtime of one processor: there
+    // is no other processor to steal, and other threads reach a runtime through its global
+    // queues and inbox, never a ring). Its owner's pop, runnext take and runnext exchange then
+    // use a load and a store instead of a locked RMW (a CAS or XCHG costs ~11 ns here, the
+    // whole switch ~40). Set before the owner's first operation (by the thread that starts
+    // the workers: their creation publishes it); a Stealer's take asserts it is not set.
+    void set_alone(bool alone) noexcept { alone_ = alone; }
 
     // try_push — appends `item` if the ring has room; false when full. Executed only by the
     // owner.
@@ -210,6 +222,13 @@ class LocalQueue {
             runnext_.store(item, std::memory_order_release);
             return nullptr;
         }
+        if (alone_) {
+            // No thief (set_alone): nobody else writes the slot; the store alone replaces it.
+            // relaxed / release: as the empty case above.
+            T* old = runnext_.load(std::memory_order_relaxed);
+            runnext_.store(item, std::memory_order_release);
+            return old;
+        }
         // acq_rel: release publishes `item` (as above); acquire is needed only for symmetry
         // with a thief's take — the displaced item was stored by us. An RMW because a thief
         // may be taking the old one at this moment: exactly one of us gets it.
@@ -229,6 +248,12 @@ class LocalQueue {
             // relaxed: we wrote the slot ourselves (or, as a thief, copied it into our own
             // ring, also this thread); a stale value is impossible for our own writes.
             T* item = slots_[h & kMask].load(std::memory_order_relaxed);
+            if (alone_) {
+                // No thief (set_alone): only we move head_, so a store takes position h.
+                // release: as the CAS below (free on x86, a plain mov).
+                head_.store(h + 1, std::memory_order_release);
+                return item;
+            }
             Hooks::before_pop_cas();
             // release: our read of the slot happens-before the owner's (our own) later
             // overwrite — trivially, same thread; release keeps the order uniform with the
@@ -352,7 +377,13 @@ class LocalQueue {
     // take_runnext — empties runnext and returns what was there. Executed only by the owner.
     [[gnu::always_inline]] T* take_runnext() noexcept {
         // relaxed load first: skip the locked XCHG when the slot is empty (common).
-        if (runnext_.load(std::memory_order_relaxed) == nullptr) return nullptr;
+        T* r = runnext_.load(std::memory_order_relaxed);
+        if (r == nullptr) return nullptr;
+        if (alone_) {
+            // No thief (set_alone): we stored r ourselves; nobody else empties the slot.
+            runnext_.store(nullptr, std::memory_order_relaxed);
+            return r;
+        }
         // acquire: pairs with a put's release (ours, or — if the item had been handed over
         // by another thread before our put — that handover's own order). An RMW because a
         // thief may CAS it away at the same time.
@@ -388,6 +419,7 @@ class LocalQueue {
     alignas(kRingLine) std::atomic<std::uint32_t> head_{0};
     alignas(kRingLine) std::atomic<std::uint32_t> tail_{0};
     unsigned streak_ = 0;  // owner-only: consecutive runnext picks
+    bool alone_ = false;   // set_alone: no thief ever (written before the owner starts)
     alignas(kRingLine) std::atomic<T*> runnext_{nullptr};
     alignas(kRingLine) std::atomic<T*> slots_[Capacity]{};
 };

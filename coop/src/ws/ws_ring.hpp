@@ -82,7 +82,11 @@ class WsRingAlgorithmT : public PerProcessorLocals<WsRingLocal<RingCapacity, Hoo
     using Ring = LocalQueue<Activity, RingCapacity, Hooks>;
     using Local = WsRingLocal<RingCapacity, Hooks>;
 
-    explicit WsRingAlgorithmT(unsigned processors) : Base(processors) {}
+    explicit WsRingAlgorithmT(unsigned processors) : Base(processors) {
+        // One processor: nobody steals (find_work has no victim), so its ring's owner takes
+        // without locked RMWs (LocalQueue::set_alone).
+        if (processors == 1) locals_[0].ring.set_alone(true);
+    }
 
     // awakened — `a` became ready on (or was spawned by) the processor owning `self`: it
     // runs next there. The runtime then calls the park protocol's notify (Scheduler<A>::awakened),

@@ -105,18 +105,20 @@ TEST(LocalQueue, AloneRingGivesWhatASharedRingGives) {
 }
 
 #if COOP_CHECKED
+// steal_from_an_alone_ring — a thief's steal from a ring set alone (the death test's statement).
+void steal_from_an_alone_ring() {
+    Ring8 victim;
+    Ring8 thief;
+    victim.set_alone(true);
+    Item a;
+    victim.push(&a, no_overflow);
+    victim.stealer().steal_into(thief, false, no_grace);
+}
+
 // A thief on an alone ring would race its owner's plain take: the contract check stops it.
 TEST(LocalQueueDeathTest, AThiefOnAnAloneRingIsAContractFailure) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_DEATH(
-        {
-            Ring8 victim, thief;
-            victim.set_alone(true);
-            Item a;
-            victim.push(&a, no_overflow);
-            victim.stealer().steal_into(thief, false, no_grace);
-        },
-        "set_alone");
+    EXPECT_DEATH(steal_from_an_alone_ring(), "set_alone");
 }
 #endif
 

@@ -380,7 +380,10 @@ class LocalQueue {
         T* r = runnext_.load(std::memory_order_relaxed);
         if (r == nullptr) return nullptr;
         if (alone_) {
-            // No thief (set_alone): we stored r ourselves; nobody else empties the slot.
+            // No thief (set_alone): we stored r ourselves and nobody else empties the slot.
+            // relaxed: no other thread takes from it (only the owner's own later loads read
+            // it, in program order); the exchange's acquire paired with a thief's put, and
+            // there is none.
             runnext_.store(nullptr, std::memory_order_relaxed);
             return r;
         }

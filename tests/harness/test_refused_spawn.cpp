@@ -61,4 +61,19 @@ TYPED_TEST(RefusedSpawn, FailsWithTheReasonAndNeverHangs) {
     }
 }
 
+// A passed capacity check reserves the group's handles, so a workload's first spawn, inside
+// its measured interval, does not allocate them (the Go and tokio programs allocate theirs
+// before their clocks too); a refused check reserves nothing.
+TEST(Group, APassedCapacityCheckReservesTheHandlesBeforeTheFirstSpawn) {
+    Context ctx;
+    Group<PthreadsBackend> group(3);
+    EXPECT_EQ(group.reserved(), 0u);
+    ASSERT_TRUE(group.check_capacity(ctx, 3)) << group.error();
+    EXPECT_GE(group.reserved(), 3u);
+
+    Group<PthreadsBackend> huge(std::size_t{1} << 50);
+    EXPECT_FALSE(huge.check_capacity(ctx, std::size_t{1} << 50));
+    EXPECT_EQ(huge.reserved(), 0u);
+}
+
 }  // namespace

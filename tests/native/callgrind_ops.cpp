@@ -1,7 +1,8 @@
 // callgrind_ops.cpp — a loop program for counting the instructions of coop's hot operations
 // (not a test: the machine has no hardware counters).
 //
-//   native_callgrind_ops MODE N [P [SCHED [API]]]   MODE: yield | create | create1 | lock | lockg
+//   native_callgrind_ops MODE N [P [SCHED [API]]]   MODE: yield | create | create1 |
+//                                    create1-warm | lock | lockg
 //                                    SCHED: global (default) | work_stealing | parasail
 //                                    API: typed (default: coop::Algo<SCHED>'s spawn, join,
 //                                    yield, as the harness's backends) | untyped (coop::spawn,
@@ -27,6 +28,7 @@
 //           first two iterations map the first stack and slab: not the steady state).
 //           Without the header (valgrind not installed when this was built) everything is
 //           collected and the totals mean nothing.
+//   create1-warm: create1 without the eviction (a warm spawn+join, clock to clock)
 //   lock:   one activity locks and unlocks a coop::Mutex N times (uncontended)
 //   lockg:  64 activities lock and unlock one coop::Mutex N/64 times each (lock-global)
 #include <chrono>
@@ -70,14 +72,16 @@ int run(const char* mode, long n, unsigned p, coop::Scheduling scheduling) {
             for (long i = 0; i < n; ++i) ts.push_back(Api::spawn([f = &ran[static_cast<std::size_t>(i)]] { *f = 1; }));
             for (auto& t : ts) t.join();
             for (auto r : ran) sink += r;
-        } else if (std::strcmp(mode, "create1") == 0) {
+        } else if (std::strcmp(mode, "create1") == 0 || std::strcmp(mode, "create1-warm") == 0) {
+            const bool evict = std::strcmp(mode, "create1") == 0;
             std::vector<unsigned char> junk(std::size_t{8} << 20);
             std::vector<Thread> ts;
             ts.reserve(1);
             unsigned char ran = 0;
             ns = 0;
             for (long i = 0; i < n; ++i) {
-                for (std::size_t j = 0; j < junk.size(); j += 64) ++junk[j];
+                if (evict)
+                    for (std::size_t j = 0; j < junk.size(); j += 64) ++junk[j];
                 const bool collect = i >= 2;
                 const auto s0 = std::chrono::steady_clock::now();
                 if (collect) COOP_TOOL_TOGGLE_COLLECT();
@@ -111,13 +115,13 @@ int run(const char* mode, long n, unsigned p, coop::Scheduling scheduling) {
                 m.unlock();
             }
         }
-        if (std::strcmp(mode, "create1") != 0)  // create1 summed its spawn+joins alone
+        if (std::strncmp(mode, "create1", 7) != 0)  // create1 summed its spawn+joins alone
             ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     });
     // The wall time of the loop (as the harness measures it) per operation, on stderr.
     // yield: per switch (2N of them); create, create1: per create+run+join; lock: per
     // lock+unlock.
-    const double ops = std::strcmp(mode, "create1") == 0 ? static_cast<double>(n > 2 ? n - 2 : 1)
+    const double ops = std::strncmp(mode, "create1", 7) == 0 ? static_cast<double>(n > 2 ? n - 2 : 1)
                                                          : static_cast<double>(n) * (std::strcmp(mode, "yield") == 0 ? 2 : 1);
     std::fprintf(stderr, "%s N=%ld P=%u: %.1f ns/op\n", mode, n, p, ns / ops);
     std::printf("%ld\n", sink);
@@ -127,7 +131,7 @@ int run(const char* mode, long n, unsigned p, coop::Scheduling scheduling) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s yield|create|create1|lock|lockg N [P [SCHED [typed|untyped]]]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s yield|create|create1|create1-warm|lock|lockg N [P [SCHED [typed|untyped]]]\n", argv[0]);
         return 2;
     }
     const char* mode = argv[1];

@@ -68,7 +68,6 @@ ONE_FORK = "1 fork: variation within one process only"
 MIN_FORKS_ONE = 6
 MIN_FORKS_TWO = 4
 MIN_PAIRS = 6
-WHY_PAIRS = "a signed-rank test on k pairs cannot reach a two-sided p below 2/2^k: 0.0625 at 5 pairs, 0.031 at 6"
 WHY_ONE = ("the best distribution-free 95 % interval of a median from k forks, [min, max], covers it with "
            "probability 1 − 2·0.5^k: 0.94 at 5 forks, 0.97 at 6")
 WHY_TWO = "a rank test on k forks a side cannot reach a two-sided p below 2/C(2k, k): 0.10 at 3 forks, 0.029 at 4"

@@ -80,6 +80,9 @@ struct Processor {
     Activity idle;                // this OS thread's own context
     void* idle_stack_bottom = nullptr;  // for ASan: the OS thread's stack
     std::size_t idle_stack_size = 0;
+    // This OS thread's C++ exception globals (__cxa_get_globals(), set when the worker
+    // starts): what switch_to saves and restores (switch.hpp, ExceptionState).
+    void* eh_globals = nullptr;
     StackCache stacks;
     // Activities started / finished on this processor (only this processor writes them).
     alignas(kCacheLine) std::atomic<std::uint64_t> started{0};

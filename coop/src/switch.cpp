@@ -21,7 +21,11 @@ void trampoline(ctx::transfer_t t) noexcept {
     __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
     after_switch(t);
-    Activity* self = this_processor()->current;  // on a worker, not its idle loop
+    Processor* p = this_processor();
+    // A fresh activity handles no exception and has none in flight: the worker's globals
+    // still hold those of the activity that switched here (switch.hpp, ExceptionState).
+    store_exception_state(*p, ExceptionState{nullptr, 0});
+    Activity* self = p->current;  // on a worker, not its idle loop
     self->body(self);
     finish(self);
 }

@@ -20,6 +20,10 @@
 // - errno belongs to the activity, as it belongs to the thread under OS threads: its value
 //   is kept on the switching activity's stack across the jump and written back to the errno
 //   of the OS thread it resumes on (saved_errno / restore_errno).
+// - So does the C++ exception state (ExceptionState: the stack of exceptions being handled
+//   and the count of those in flight, kept by the C++ runtime per OS thread): kept on the
+//   switching activity's stack beside errno and written back to the worker's after the jump;
+//   a fresh activity starts with none (trampoline, switch.cpp).
 // - A switch never crosses OS threads; code after a jump must not use values computed
 //   before it that depend on the OS thread (the activity may have migrated): only SwitchArgs
 //   and TLS re-read through this_processor().
@@ -29,9 +33,12 @@
 // quiescence and the allocator only call SchedulerCore::awakened/notify.
 #pragma once
 
+#include <cxxabi.h>
+
 #include <boost/context/detail/fcontext.hpp>
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 #include "coop/quantum.hpp"
@@ -115,6 +122,47 @@ extern std::ptrdiff_t g_errno_tp_offset;
 #endif
 }
 
+// ExceptionState — the C++ runtime's per-thread exception globals, as libsupc++ (GCC's
+// libstdc++, also what clang uses on Debian) lays them out: `struct __cxa_eh_globals {
+// __cxa_exception* caughtExceptions; unsigned int uncaughtExceptions; }` (libsupc++'s
+// unwind-cxx.h; the Itanium C++ ABI, 2.2.2, names the two fields; cxxabi.h declares the
+// struct only). caughtExceptions is the top of the activity's stack of exceptions being
+// handled (what `throw;`, std::current_exception() and the end of a handler use: the end pops
+// and may free the top), uncaughtExceptions what std::uncaught_exceptions() returns. Both
+// are the activity's, as under OS threads they are the thread's: an activity that switches
+// in a handler or in a destructor run by unwinding, and another that throws or catches on
+// the same worker, must not see each other's entries. ARM's EH ABI adds a third field, and
+// other runtimes (libc++abi, libcxxrt) have layouts of their own: refused here, loudly,
+// rather than copied wrong.
+#if !defined(__GLIBCXX__)
+#if defined(_LIBCPP_VERSION)
+#error "coop: the C++ exception state is kept across a switch for libstdc++ (libsupc++) only; libc++ (libc++abi) is not supported: see ExceptionState in coop/src/switch.hpp"
+#else
+#error "coop: unknown C++ runtime: the C++ exception state is kept across a switch for libstdc++ (libsupc++) only: see ExceptionState in coop/src/switch.hpp"
+#endif
+#endif
+#if defined(__arm__) || defined(__ARM_EABI__)
+#error "coop: ARM's EH ABI adds propagatingExceptions to __cxa_eh_globals: see ExceptionState in coop/src/switch.hpp"
+#endif
+struct ExceptionState {
+    void* caught;       // __cxa_exception* caughtExceptions
+    unsigned uncaught;  // unsigned int uncaughtExceptions
+};
+
+// load_exception_state / store_exception_state — the calling worker's exception globals (Processor::eh_globals, from
+// __cxa_get_globals() when the worker started: __cxa_get_globals is declared const, so
+// through it a compiler would reuse the address from before a jump after it, and it costs a
+// __tls_get_addr call in libstdc++.so each time). Copied with memcpy: the object is
+// libsupc++'s, of its own type.
+[[gnu::always_inline]] inline ExceptionState load_exception_state(const Processor& p) noexcept {
+    ExceptionState s;
+    std::memcpy(&s, p.eh_globals, sizeof s);
+    return s;
+}
+[[gnu::always_inline]] inline void store_exception_state(const Processor& p, const ExceptionState& s) noexcept {
+    std::memcpy(p.eh_globals, &s, sizeof s);
+}
+
 // first_run — gives a never-run activity its stack and continuation (switch.cpp).
 [[gnu::noinline]] void first_run(Processor& p, Activity* a) noexcept;
 
@@ -140,6 +188,7 @@ template <auto Likely = nullptr, bool PrevIsActivity = false>
         first_run(p, next);
     SwitchArgs args{fin, prev, value};
     const int errno_value = saved_errno();  // the switching activity's (see the file comment)
+    const ExceptionState eh = load_exception_state(p);  // the same
 #if COOP_ASAN
     void* fake_stack = nullptr;
     const void* bottom = next->idle ? p.idle_stack_bottom : next->stack->bottom;
@@ -156,6 +205,7 @@ template <auto Likely = nullptr, bool PrevIsActivity = false>
 #endif
     after_switch<Likely>(t);
     restore_errno(errno_value);  // after the finalizer: its system calls may have set errno
+    store_exception_state(*this_processor(), eh);  // the worker it resumes on (p is stale)
 }
 
 }  // namespace coop::internal

@@ -125,6 +125,7 @@ void worker_main(Processor* p, int cpu) {
     bind_processor(p->index);
     if (cpu >= 0) pin_current_thread(cpu);
     set_this_processor(p);
+    p->eh_globals = abi::__cxa_get_globals();  // switch.hpp, ExceptionState
     p->current = &p->idle;
 #if COOP_ASAN
     pthread_attr_t attr;

@@ -123,6 +123,10 @@ void idle_loop(Scheduler<A>& sched, Processor& p) {
 
 void worker_main(Processor* p, int cpu) {
     bind_processor(p->index);
+    // Every coop thread_local with a destructor is set up here, while memory is there: its
+    // first use later would register the destructor, and glibc aborts if that cannot
+    // allocate (hazard.hpp, touch_node_cache).
+    coop::detail::touch_node_cache();
     if (cpu >= 0) pin_current_thread(cpu);
     set_this_processor(p);
     p->eh_globals = abi::__cxa_get_globals();  // switch.hpp, ExceptionState

@@ -179,6 +179,19 @@ struct NodeCache : internal::BlockCache<NodeTraits> {
 // t_nodes — used only inside allocate_node() and free_node() (see slot()).
 inline thread_local NodeCache t_nodes;
 
+// touch_node_cache — constructs the calling thread's t_nodes now. A thread_local with a
+// destructor registers it on its thread's first use (__cxa_thread_atexit), and glibc ends the
+// process when it cannot allocate the record for it ("Fatal glibc error: failed to register
+// TLS destructor: out of memory"); a worker's first free_node may come at any time, memory
+// exhausted meanwhile. So every worker calls this when it starts (worker_main), while it can
+// still allocate; a thread outside the runtime that uses queues makes the same first use at
+// its first allocate_node/free_node. Not inlined: it reaches t_nodes (see slot()).
+COOP_TLS_ACCESSOR inline void touch_node_cache() noexcept {
+    COOP_TLS_OPAQUE();
+    NodeCache* cache = &t_nodes;        // odr-use: runs t_nodes' initialisation on this thread
+    asm volatile("" : : "r"(cache));  // ... which the optimiser may not drop
+}
+
 // allocate_node — a fresh node (next and item nullptr), counted in nodes_live(). Not inlined:
 // it reaches t_nodes (see slot()).
 COOP_TLS_ACCESSOR inline Node* allocate_node() {

@@ -636,8 +636,18 @@ struct UnitBase : Task {
     UnitBase(const UnitBase&) = delete;
     UnitBase& operator=(const UnitBase&) = delete;
     // ~UnitBase — gives back the queue node the unit carries from its last trip through the
-    // ready queue (hazard.hpp release; any thread).
-    ~UnitBase() { coop::release(this); }
+    // ready queue (hazard.hpp release; any thread). A unit destroyed while messages sent to
+    // it are counted in its queue (queued, or running: the count drops only at the carrier's
+    // end_deq_and_is_empty, its last access to the unit) is a misuse, reported in every build
+    // before anything is freed: the carrier would run them on freed memory. The count's
+    // acquire load sees the last end_deq of every message whose result the program saw (its
+    // publish comes after that decrement), so a correct program never gets here with one.
+    ~UnitBase() {
+        if (queue.count() != 0) [[unlikely]]
+            fatal("a unit was destroyed while messages sent to it were queued or running; a unit must outlive "
+                  "every message sent to it: destroy it once their results were seen (units/README.md)");
+        coop::release(this);
+    }
 
     // drain — the owner runs every message of the unit, one at a time, and gives ownership
     // up only after the last one finished (end_deq_and_is_empty() == true).

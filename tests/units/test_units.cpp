@@ -290,6 +290,28 @@ TEST(UnitsDeathTest, AnOperationThatThrowsEndsTheProgramWithAMessage) {
                  "units: an operation threw an exception \\(not a std::exception\\)");
 }
 
+// A unit destroyed while messages sent to it are still queued or running (a misuse:
+// units/README.md, "a unit must outlive every message sent to it") is reported with one line
+// in every build (~UnitBase reads the unit's message count). Before, only a checked build
+// said something (coop's "~Queue: not empty" contract, after the unit was half destroyed);
+// a release build went on to run the queued messages on freed memory (SIGSEGV).
+// Deterministic: the first message spins until a flag nobody sets, so the second one is
+// queued behind it when the unit is deleted.
+TEST(UnitsDeathTest, AUnitDestroyedWithMessagesQueuedEndsTheProgramWithAMessage) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(with_units([] {
+                     static std::atomic<bool> never{false};
+                     auto* u = new units::Unit<Counter>();
+                     (void)units::send(*u, [](Counter&) {
+                         while (!never.load()) std::this_thread::yield();
+                         return 0;
+                     });
+                     (void)units::send(*u, &op_increment, 1);
+                     delete u;
+                 }),
+                 "units: a unit was destroyed while messages sent to it were queued or running");
+}
+
 TEST(Units, ScopeEndRunsEverythingQueued) {
     locks_test::Watchdog wd(120s, "scope end");
     units::Unit<Counter> u;

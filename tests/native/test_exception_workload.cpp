@@ -1,12 +1,14 @@
 // test_exception_workload.cpp — workloads/apps/eratosthenes.hpp's failed stage, on coop:
 // a stage whose spawn of the next one is refused catches the SpawnError and, inside the
 // handler, records it under a coop::Mutex and drains its input channel (a park in the
-// handler). With the exception state per OS thread, the handler could end on another worker
-// than it began: __cxa_end_catch there found no exception (the one caught stayed on the first
-// worker's stack, never freed: LeakSanitizer reports it at exit in the asan build), and the
-// first worker's activities saw it as their std::current_exception(). Now it belongs to the
-// activity (coop/src/switch.hpp). Checks: the point fails with the refusal's reason, on every
-// algorithm at P=1 and P=2, and (asan build) nothing leaks.
+// handler, which may resume on another worker). The exception state is the activity's
+// across that park (coop/src/switch.hpp); test_exception_state.cpp is the directed test of
+// the mechanism. This one checks the workload itself on coop (tests/apps covers its failure
+// path on stdthread only): the point fails with the refusal's reason, on every algorithm at
+// P=1 and P=2, and (asan build) nothing leaks.
+// It did NOT fail on the code before the fix (3 runs under ASan with leak checking): only
+// one stage at a time is inside a handler, and no other activity there throws or catches,
+// so the wrong exception state was not observed by this workload.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -17,8 +17,11 @@
 // std::current_exception(), std::uncaught_exceptions(); a child spawned inside a handler
 // sees no exception.
 //
-// Seen failing before the fix (switch.hpp saving errno only), every case at P=1 and P=2 on
-// the three algorithms: thousands of wrong exceptions or a crash.
+// Seen failing before the fix (switch.hpp saving errno only): all 54 cases (3 tests x 3
+// algorithms x P=1,2 x 3 kinds of switch), with hundreds to thousands of wrong exceptions
+// each. Without the trampoline's reset alone (a fresh activity inherits the caught stack of
+// the activity that switched to it): all 54 fail too (current_exception() not null after
+// the handlers). Clean under ASan and TSan with the fix.
 #include <gtest/gtest.h>
 
 #include <atomic>

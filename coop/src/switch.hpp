@@ -124,9 +124,9 @@ extern std::ptrdiff_t g_errno_tp_offset;
 
 // ExceptionState — the C++ runtime's per-thread exception globals, as libsupc++ (GCC's
 // libstdc++, also what clang uses on Debian) lays them out: `struct __cxa_eh_globals {
-// __cxa_exception* caughtExceptions; unsigned int uncaughtExceptions; }` (libsupc++'s
-// unwind-cxx.h; the Itanium C++ ABI, 2.2.2, names the two fields; cxxabi.h declares the
-// struct only). caughtExceptions is the top of the activity's stack of exceptions being
+// __cxa_exception* caughtExceptions; unsigned int uncaughtExceptions; }` (the Itanium C++
+// ABI, Exception Handling, 2.2.2 "Caught Exception Stack"; libsupc++'s unwind-cxx.h;
+// cxxabi.h declares the struct only). caughtExceptions is the top of the activity's stack of exceptions being
 // handled (what `throw;`, std::current_exception() and the end of a handler use: the end pops
 // and may free the top), uncaughtExceptions what std::uncaught_exceptions() returns. Both
 // are the activity's, as under OS threads they are the thread's: an activity that switches
@@ -149,11 +149,11 @@ struct ExceptionState {
     unsigned uncaught;  // unsigned int uncaughtExceptions
 };
 
-// load_exception_state / store_exception_state — the calling worker's exception globals (Processor::eh_globals, from
-// __cxa_get_globals() when the worker started: __cxa_get_globals is declared const, so
-// through it a compiler would reuse the address from before a jump after it, and it costs a
-// __tls_get_addr call in libstdc++.so each time). Copied with memcpy: the object is
-// libsupc++'s, of its own type.
+// load_exception_state / store_exception_state — the exception globals of p's worker
+// (Processor::eh_globals, from __cxa_get_globals() when the worker started: that function is
+// declared const, so through it a compiler would reuse the address from before a jump after
+// it, and each call costs a __tls_get_addr call in libstdc++.so). Copied with memcpy: the
+// object is libsupc++'s, of its own type.
 [[gnu::always_inline]] inline ExceptionState load_exception_state(const Processor& p) noexcept {
     ExceptionState s;
     std::memcpy(&s, p.eh_globals, sizeof s);

@@ -9,6 +9,9 @@
 // Which line each test guards (the mutant that deletes or moves it, tests/mutants/):
 //   CondVarWaiterDestroysItDuringTheBroadcast  sync.cpp notify_all's `Use u(waiters_)`
 //                                               (condvar_notify_all_no_use)
+//   CondVarBroadcastWakesAWaiterQueuedBeforeIt sync.cpp notify_all's fast return through
+//                                               Queue::empty, tail read first
+//                                               (condvar_empty_head_first)
 //   InboxFlagIsSetAfterTheEnqueue               inbox.cpp submit_inbox: inbox_ready stored
 //                                               after the enqueue (inbox_flag_before_enqueue)
 //   InboxFlagIsClearedBeforeTheDrainLooks       inbox.cpp drain_inbox: the clear before the
@@ -72,6 +75,7 @@ void clear_hooks() {
     namespace h = coop::test_hooks;
     h::notify_before_claim = nullptr;
     h::protect_before_publish = nullptr;
+    h::empty_between_loads = nullptr;
     h::semaphore_park_done = nullptr;
     h::inbox_before_enqueue = nullptr;
     h::inbox_after_drain = nullptr;
@@ -161,6 +165,77 @@ TEST_F(ProtocolDirected, CondVarWaiterDestroysItDuringTheBroadcast) {
     }
     // The window must have been reached at least once, or the test tested nothing.
     EXPECT_GT(held, 0) << "the notifier was never held inside notify_all's loop";
+}
+
+// notify_all's fast return reads the wait queue's tail, then its head (Queue::empty): equal
+// means empty. Read the other way round, the head can be the retired dummy that a waiter
+// re-queued meanwhile as its own node (queue.hpp: a dequeued item carries the dummy it
+// retired), so that the tail read afterwards equals it: an ABA that makes a queue holding
+// waiters look empty. Here W1 and W2 wait on one CondVar for different predicates; N1 makes
+// W2's true and broadcasts, and is held between the two loads (hook empty_between_loads)
+// while N2's notify_one wakes W1, which finds its own predicate false and waits again.
+// A broadcast must wake W2, which waited before it.
+std::atomic<int> g_w1_waits{0}, g_w2_waiting{0}, g_w2_done{0}, g_go_n2{0}, g_w1_rewaited{0}, g_n1_held{0};
+std::atomic<std::thread::id> g_n1{};
+
+TEST_F(ProtocolDirected, CondVarBroadcastWakesAWaiterQueuedBeforeIt) {
+    for (auto* f : {&g_w1_waits, &g_w2_waiting, &g_w2_done, &g_go_n2, &g_w1_rewaited, &g_n1_held}) *f = 0;
+    coop::Runtime rt(coop::Options{.processors = 2, .scheduling = coop::Scheduling::global});
+    rt.run([] {
+        static coop::Mutex m;
+        static coop::CondVar cv;
+        static bool p1, p2;
+        p1 = p2 = false;
+        coop::Thread w1 = coop::spawn([] {
+            std::unique_lock<coop::Mutex> lock(m);
+            while (!p1) {
+                g_w1_waits.fetch_add(1);
+                cv.wait(m);
+            }
+        });
+        while (g_w1_waits.load() == 0) coop::yield();
+        coop::Thread w2 = coop::spawn([] {
+            std::unique_lock<coop::Mutex> lock(m);
+            g_w2_waiting = 1;
+            while (!p2) cv.wait(m);
+            g_w2_done = 1;
+        });
+        while (g_w2_waiting.load() == 0) coop::yield();
+        coop::Thread n2 = coop::spawn([] {
+            while (g_go_n2.load() == 0) coop::yield();
+            cv.notify_one();  // wakes W1, the queue's first
+            while (g_w1_waits.load() < 2) coop::yield();
+            m.lock();  // W1's second wait has enqueued it and unlocked
+            m.unlock();
+            g_w1_rewaited = 1;
+        });
+        {
+            std::lock_guard<coop::Mutex> lock(m);  // both waiters queued
+            p2 = true;
+        }
+        g_n1 = std::this_thread::get_id();
+        coop::test_hooks::empty_between_loads = [] {
+            if (std::this_thread::get_id() != g_n1.load()) return;
+            coop::test_hooks::empty_between_loads = nullptr;
+            g_n1_held = 1;
+            g_go_n2 = 1;
+            spin_until(g_w1_rewaited, kStrandedSeconds * 1000);
+        };
+        cv.notify_all();
+        coop::test_hooks::empty_between_loads = nullptr;
+        g_n1 = std::thread::id{};
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(kStrandedSeconds);
+        while (g_w2_done.load() == 0 && std::chrono::steady_clock::now() < end) coop::yield();
+        if (g_w2_done.load() == 0)
+            stranded("CondVarBroadcastWakesAWaiterQueuedBeforeIt: a waiter queued before notify_all was not "
+                     "woken (the fast return saw the queue empty)");
+        {
+            std::lock_guard<coop::Mutex> lock(m);
+            p1 = true;
+        }
+        cv.notify_all();
+    });
+    EXPECT_EQ(g_n1_held.load(), 1) << "the window was not reached";
 }
 
 // ---------------------------------------------------------------------------- Inbox

@@ -174,13 +174,16 @@ TEST_F(ProtocolDirected, CondVarWaiterDestroysItDuringTheBroadcast) {
 // waiters look empty. Here W1 and W2 wait on one CondVar for different predicates; N1 makes
 // W2's true and broadcasts, and is held between the two loads (hook empty_between_loads)
 // while N2's notify_one wakes W1, which finds its own predicate false and waits again.
-// A broadcast must wake W2, which waited before it.
+// A broadcast must wake W2, which waited before it. P=2, work stealing.
 std::atomic<int> g_w1_waits{0}, g_w2_waiting{0}, g_w2_done{0}, g_go_n2{0}, g_w1_rewaited{0}, g_n1_held{0};
 std::atomic<std::thread::id> g_n1{};
 
 TEST_F(ProtocolDirected, CondVarBroadcastWakesAWaiterQueuedBeforeIt) {
     for (auto* f : {&g_w1_waits, &g_w2_waiting, &g_w2_done, &g_go_n2, &g_w1_rewaited, &g_n1_held}) *f = 0;
-    coop::Runtime rt(coop::Options{.processors = 2, .scheduling = coop::Scheduling::global});
+    // Work stealing: a made-ready activity goes to a ring, not through a queue, so W1 still
+    // holds the dummy its dequeue retired when it waits again (the global algorithm's ready
+    // queue would hand W1 another node on the way).
+    coop::Runtime rt(coop::Options{.processors = 2, .scheduling = coop::Scheduling::work_stealing});
     rt.run([] {
         static coop::Mutex m;
         static coop::CondVar cv;

@@ -106,11 +106,21 @@ class ProtocolDirected : public ::testing::Test {
 alignas(64) unsigned char g_cv_buf[sizeof(coop::CondVar)];
 coop::CondVar* g_cv = nullptr;
 std::atomic<int> g_cv_queued{0}, g_cv_destroying{0}, g_cv_destroyed{0}, g_cv_held{0};
+std::atomic<int> g_claim_armed{0}, g_hold_armed{0};
 std::atomic<std::thread::id> g_notifier{};
+
+// The hooks are set before the runtime's workers start and unset after they ended (every
+// thread reads them); atomic flags decide when they act.
+void arm_hold() {
+    if (std::this_thread::get_id() != g_notifier.load()) return;
+    int armed = 1;
+    if (g_claim_armed.compare_exchange_strong(armed, 0)) g_hold_armed = 1;
+}
 
 void hold_notifier() {
     if (std::this_thread::get_id() != g_notifier.load()) return;
-    coop::test_hooks::protect_before_publish = nullptr;
+    int armed = 1;
+    if (!g_hold_armed.compare_exchange_strong(armed, 0)) return;
     g_cv_held = 1;
     // Until the waiter has begun destroying (it needs a moment on the other processor),
     // then a moment for the destroy itself, which the guard makes wait for us.
@@ -121,45 +131,49 @@ TEST_F(ProtocolDirected, CondVarWaiterDestroysItDuringTheBroadcast) {
     int held = 0;
     for (int round = 0; round < 10; ++round) {
         g_cv_queued = 0, g_cv_destroying = 0, g_cv_destroyed = 0, g_cv_held = 0;
-        coop::Runtime rt(coop::Options{.processors = 2, .scheduling = coop::Scheduling::global});
-        rt.run([] {
-            static coop::Mutex m;
-            g_cv = new (g_cv_buf) coop::CondVar;
-            static bool done;
-            done = false;
-            coop::Thread w = coop::spawn([] {
-                std::unique_lock<coop::Mutex> lock(m);
-                g_cv_queued = 1;
-                while (!done) g_cv->wait(m);
-                lock.unlock();
-                // Awake, and nobody waits on it any more: destroy it (allowed).
-                g_cv_destroying = 1;
-                std::destroy_at(g_cv);
-                std::memset(static_cast<void*>(g_cv_buf), 0x5a, sizeof g_cv_buf);
-                g_cv_destroyed = 1;
+        g_claim_armed = 0, g_hold_armed = 0;
+        coop::test_hooks::notify_before_claim = &arm_hold;
+        coop::test_hooks::protect_before_publish = &hold_notifier;
+        {  // the runtime ends before its hooks are unset
+            coop::Runtime rt(coop::Options{.processors = 2, .scheduling = coop::Scheduling::global});
+            rt.run([] {
+                static coop::Mutex m;
+                g_cv = new (g_cv_buf) coop::CondVar;
+                static bool done;
+                done = false;
+                coop::Thread w = coop::spawn([] {
+                    std::unique_lock<coop::Mutex> lock(m);
+                    g_cv_queued = 1;
+                    while (!done) g_cv->wait(m);
+                    lock.unlock();
+                    // Awake, and nobody waits on it any more: destroy it (allowed).
+                    g_cv_destroying = 1;
+                    std::destroy_at(g_cv);
+                    std::memset(static_cast<void*>(g_cv_buf), 0x5a, sizeof g_cv_buf);
+                    g_cv_destroyed = 1;
+                });
+                while (g_cv_queued.load() == 0) coop::yield();
+                {
+                    std::lock_guard<coop::Mutex> lock(m);  // the waiter's park enqueued it and unlocked
+                    done = true;
+                }
+                // The other processor idle and parked, so that the wake-up goes through
+                // notify_before_claim (we do not yield meanwhile).
+                auto& parking = coop::internal::this_processor()->runtime->scheduler->parking();
+                const auto end = std::chrono::steady_clock::now() + 2s;
+                while (parking.parked() == 0 && std::chrono::steady_clock::now() < end) {
+                }
+                g_notifier = std::this_thread::get_id();
+                g_claim_armed = 1;
+                g_cv->notify_all();
+                g_claim_armed = 0;
+                g_hold_armed = 0;
+                g_notifier = std::thread::id{};
+                w.join();
             });
-            while (g_cv_queued.load() == 0) coop::yield();
-            {
-                std::lock_guard<coop::Mutex> lock(m);  // the waiter's park enqueued it and unlocked
-                done = true;
-            }
-            // The other processor idle and parked, so that the wake-up goes through
-            // notify_before_claim (we do not yield meanwhile).
-            auto& parking = coop::internal::this_processor()->runtime->scheduler->parking();
-            const auto end = std::chrono::steady_clock::now() + 2s;
-            while (parking.parked() == 0 && std::chrono::steady_clock::now() < end) {
-            }
-            g_notifier = std::this_thread::get_id();
-            coop::test_hooks::notify_before_claim = [] {
-                coop::test_hooks::notify_before_claim = nullptr;
-                coop::test_hooks::protect_before_publish = &hold_notifier;
-            };
-            g_cv->notify_all();
-            coop::test_hooks::notify_before_claim = nullptr;
-            coop::test_hooks::protect_before_publish = nullptr;
-            g_notifier = std::thread::id{};
-            w.join();
-        });
+        }
+        coop::test_hooks::notify_before_claim = nullptr;
+        coop::test_hooks::protect_before_publish = nullptr;
         held += g_cv_held.load();
         EXPECT_EQ(g_cv_destroyed.load(), 1);
     }
@@ -176,10 +190,22 @@ TEST_F(ProtocolDirected, CondVarWaiterDestroysItDuringTheBroadcast) {
 // while N2's notify_one wakes W1, which finds its own predicate false and waits again.
 // A broadcast must wake W2, which waited before it. P=2, work stealing.
 std::atomic<int> g_w1_waits{0}, g_w2_waiting{0}, g_w2_done{0}, g_go_n2{0}, g_w1_rewaited{0}, g_n1_held{0};
+std::atomic<int> g_n1_armed{0};
 std::atomic<std::thread::id> g_n1{};
 
+void hold_n1() {  // set before the workers start (every Queue::empty() calls it)
+    if (std::this_thread::get_id() != g_n1.load()) return;
+    int armed = 1;
+    if (!g_n1_armed.compare_exchange_strong(armed, 0)) return;
+    g_n1_held = 1;
+    g_go_n2 = 1;
+    spin_until(g_w1_rewaited, kStrandedSeconds * 1000);
+}
+
 TEST_F(ProtocolDirected, CondVarBroadcastWakesAWaiterQueuedBeforeIt) {
-    for (auto* f : {&g_w1_waits, &g_w2_waiting, &g_w2_done, &g_go_n2, &g_w1_rewaited, &g_n1_held}) *f = 0;
+    for (auto* f : {&g_w1_waits, &g_w2_waiting, &g_w2_done, &g_go_n2, &g_w1_rewaited, &g_n1_held, &g_n1_armed})
+        *f = 0;
+    coop::test_hooks::empty_between_loads = &hold_n1;
     // Work stealing: a made-ready activity goes to a ring, not through a queue, so W1 still
     // holds the dummy its dequeue retired when it waits again (the global algorithm's ready
     // queue would hand W1 another node on the way).
@@ -217,15 +243,9 @@ TEST_F(ProtocolDirected, CondVarBroadcastWakesAWaiterQueuedBeforeIt) {
             p2 = true;
         }
         g_n1 = std::this_thread::get_id();
-        coop::test_hooks::empty_between_loads = [] {
-            if (std::this_thread::get_id() != g_n1.load()) return;
-            coop::test_hooks::empty_between_loads = nullptr;
-            g_n1_held = 1;
-            g_go_n2 = 1;
-            spin_until(g_w1_rewaited, kStrandedSeconds * 1000);
-        };
+        g_n1_armed = 1;
         cv.notify_all();
-        coop::test_hooks::empty_between_loads = nullptr;
+        g_n1_armed = 0;
         g_n1 = std::thread::id{};
         const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(kStrandedSeconds);
         while (g_w2_done.load() == 0 && std::chrono::steady_clock::now() < end) coop::yield();

@@ -51,6 +51,18 @@
  * no timeout beside the pending timer (its timeout read before the push, the pusher's notify
  * before its announcement). No reordering is involved, so the TSO and SC answers are the same.
  *
+ * -DWAKERS=2: two Waker processes, each publishing ROUNDS units with notify() (no waiting for
+ * its unit: a waker that ends is a processor that went on with something else); checked:
+ * when nothing can move, every unit was taken. This is what part (b) of park.hpp is for: a
+ * second waker that skips because the token is held (a wake-up in flight) relies on the
+ * holder, who found nobody parked (the parker left on its own) and gave the token back, to
+ * look at parked_ again. -DBUG_NO_RETRY (wake_one returns right after giving the token back,
+ * the review's mutant wake_one_no_retry) must fail there: the holder scanned while the
+ * parker was running, the parker parks again, the second waker publishes and skips on the
+ * token, the holder leaves; the parker sleeps beside the unit. With one Waker the same
+ * mutant passes at every size (nobody can skip on the token): why one waker was not enough.
+ * Sequential consistency only (no -DTSO, -DYIELD, -DTIMER or -DOLD_PROTOCOL with it).
+ *
  * What this still abstracts away: ARM/POWER's weaker orders (loads reordered with loads,
  * stores with stores, non-multi-copy-atomic stores): coop's C++ orders, not this model, are
  * what hold there, and TSan (test_park_tso, ParkNotify under the tsan preset) checks the
@@ -66,7 +78,13 @@
 #ifndef ROUNDS
 #define ROUNDS 3
 #endif
-#define NPROC (NPARKERS + 1)
+#ifndef WAKERS
+#define WAKERS 1
+#endif
+#if WAKERS > 1 && (defined(TSO) || defined(YIELD) || defined(TIMER) || defined(OLD_PROTOCOL))
+#error "WAKERS > 1 is modelled under sequential consistency, with notify() only"
+#endif
+#define NPROC (NPARKERS + WAKERS)   /* pids: the Wakers 0..WAKERS-1, then the Parkers */
 
 #define RUNNING 0
 #define PARKED 1
@@ -145,9 +163,9 @@ inline notify() {
            :: else -> skip
            fi;
            found = 0;
-           i = 1;
+           i = WAKERS;
            do
-           :: i <= NPARKERS ->
+           :: i < NPROC ->
                atomic { if :: state[i] == PARKED -> state[i] = WOKEN; found = 1 :: else -> skip fi };
                if
                :: found == 1 -> parked--; sleeping[i] = 0; break
@@ -158,11 +176,15 @@ inline notify() {
            if
            :: found == 1 -> break
            :: else ->
-               token = 0;
+               token = 0;   /* give the token back, then look again (b) */
+#ifdef BUG_NO_RETRY
+               break
+#else
                if
                :: parked == 0 -> break
                :: else -> skip
                fi
+#endif
            fi
         od
     fi
@@ -196,11 +218,11 @@ inline notify() {
         :: else ->
             epoch++;
             atomic {   /* futex_wake(1): one sleeper, any */
-                i = 1;
+                i = WAKERS;
                 do
-                :: i <= NPARKERS && sleeping[i] == 1 -> sleeping[i] = 0; break
-                :: i <= NPARKERS && sleeping[i] == 0 -> i++
-                :: i > NPARKERS -> break
+                :: i < NPROC && sleeping[i] == 1 -> sleeping[i] = 0; break
+                :: i < NPROC && sleeping[i] == 0 -> i++
+                :: i >= NPROC -> break
                 od
             }
         fi
@@ -208,7 +230,7 @@ inline notify() {
 }
 #endif
 
-active proctype Waker() {
+active [WAKERS] proctype Waker() {
     byte r = 0, t = 0, i = 0;
     bit found = 0;
 #ifdef TIMER
@@ -231,7 +253,9 @@ active proctype Waker() {
         :: else -> skip
         fi;
 #endif
+#if WAKERS == 1
         taken > r;   /* wait until another processor took it */
+#endif
         r++
     :: else -> break
     od;
@@ -240,7 +264,7 @@ done:
 }
 
 active [NPARKERS] proctype Parker() {
-    byte me = _pid;   /* 1..NPARKERS (the Waker is 0) */
+    byte me = _pid;   /* WAKERS..NPROC-1 (the Wakers come first) */
     byte s = 0, e = 0;
 #ifdef TIMER
     byte to = INF;
@@ -283,7 +307,7 @@ active proctype Final() {
 #ifdef TIMER
         assert(fired == 1)
 #else
-        assert(taken == ROUNDS)
+        assert(taken == WAKERS * ROUNDS)
 #endif
 }
 #endif

@@ -15,6 +15,7 @@ void submit_inbox(RuntimeState& rt, Activity* a) noexcept {
     {
         std::lock_guard<std::mutex> lock(rt.external_slot);
         bind_processor(rt.processor_count);
+        COOP_HOOK(inbox_before_enqueue);
         rt.inbox.enqueue(a);
         detail::t_index = detail::kUnbound;  // enqueue() cleared hp1/hp2 (release stores)
         // seq_cst: published after the enqueue, before notify_all()'s fence; the parker
@@ -34,6 +35,7 @@ bool drain_inbox(RuntimeState& rt) {
         rt.scheduler->awakened(a);
         any = true;
     }
+    COOP_HOOK(inbox_after_drain);
     return any;
 }
 

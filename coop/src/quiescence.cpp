@@ -19,6 +19,7 @@ bool quiescent(RuntimeState& rt) noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::uint64_t fin = 0, st = 0;
     for (auto& p : rt.processors) fin += p->finished.load(std::memory_order_acquire);
+    COOP_HOOK(quiescent_between_reads);
     // acquire: see above; seq_cst for external_started pairs with start()'s increment.
     st = rt.external_started.load(std::memory_order_seq_cst);
     for (auto& p : rt.processors) st += p->started.load(std::memory_order_acquire);

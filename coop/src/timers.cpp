@@ -121,6 +121,7 @@ int poll_timers(RuntimeState& rt) noexcept {
     while (heap != nullptr && heap->deadline_ns <= now) {
         TimerEntry* e = heap;
         heap = pop_root(e);
+        COOP_HOOK(timer_woken, static_cast<long long>(e->deadline_ns), woken);
         rt.scheduler->awakened(e->activity);  // e is dead after this
         ++woken;
     }

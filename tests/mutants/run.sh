@@ -2,9 +2,16 @@
 # run.sh [NAME...] — hand mutants of coop's concurrency protocols: for each mutant NAME (all
 # of them when none is named), apply tests/mutants/NAME.patch to a scratch copy of the
 # repository, build the test targets it needs, run the tests that should kill it and print
-#     NAME killed|survived|error SECONDS
-# (SECONDS: the test run, not the build), then a table. Not run in CI (each mutant is a
-# rebuild); the lead runs it after touching a protocol. Exit 0 when every mutant was killed.
+#     NAME killed|survived|slow|error SECONDS
+# (SECONDS: the test run, not the build), then a table (mutant, the test named to kill it,
+# seconds, result, the first failing test or why not). Not run in CI (each mutant is a
+# rebuild; all of them take about half an hour on 2 cores); the lead runs it after touching
+# a protocol. Exit 0 when every mutant was killed within $MUTANTS_MAX_SECONDS (default 60):
+# a kill that took longer is "slow", not a pass.
+#
+# First, every named patch is tried (patch --dry-run) on today's working tree: one that no
+# longer applies is named at once, on stderr, counts as "error" and makes the exit status 1
+# (regenerate it with tests/mutants/mk.py, which writes a patch from exact replacements).
 #
 # A mutant is two files here:
 #   NAME.patch  a unified diff that applies with `patch -p1` at the repository root
@@ -21,14 +28,16 @@
 # The targets: every test executable (coopbench_add_test in some tests/**/CMakeLists.txt)
 # whose sources define a GoogleTest suite or test named in the regex; tests that are scripts
 # (the Spin models) need none. $MUTANTS_JOBS: build jobs (default 2); $MUTANTS_TIMEOUT: the
-# ctest timeout per test in seconds (default 120; a kill must come well before it).
+# ctest timeout per test in seconds (default 90: above MUTANTS_MAX_SECONDS, so a hang shows
+# as "slow" rather than as a survivor).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 work=${MUTANTS_WORK:-${TMPDIR:-/tmp}/coopbench-mutants}
 src=$work/src
 jobs=${MUTANTS_JOBS:-2}
-timeout=${MUTANTS_TIMEOUT:-120}
+timeout=${MUTANTS_TIMEOUT:-90}
+max_seconds=${MUTANTS_MAX_SECONDS:-60}
 # The store-buffer stresses (ParkTso, tests/native_ws/test_park_tso.cpp) run 6 s in the test
 # suite; a mutant that removes a fence gets 45, still under a minute, so a loaded machine's
 # other processes between the two pinned threads cannot let it survive.
@@ -50,6 +59,17 @@ for n in "$@"; do
     [ -f "$here/$n.patch" ] || die "no mutant '$n' ($here/$n.patch missing)"
     [ -f "$here/$n.tests" ] || die "mutant '$n' has no $n.tests"
 done
+
+# Every patch against today's tree, before any build: the stale ones named at once.
+stale=""
+for n in "$@"; do
+    if ! (cd "$repo" && patch -p1 --dry-run --quiet --force < "$here/$n.patch") > /dev/null 2>&1; then
+        stale="$stale $n"
+    fi
+done
+if [ -n "$stale" ]; then
+    echo "run.sh: these mutants no longer apply to today's code (an error; regenerate them with tests/mutants/mk.py):$stale" >&2
+fi
 
 # sync — make $src equal to the working tree's tracked files (copy only what differs).
 sync() {
@@ -94,8 +114,8 @@ for n in "$@"; do
     [ -n "$regex" ] || die "$n.tests: empty regex"
     sync
     status=error secs=0 why=""
-    if ! (cd "$src" && patch -p1 --quiet --no-backup-if-mismatch < "$here/$n.patch") > "$work/$n.patch.log" 2>&1; then
-        why="patch does not apply"
+    if ! (cd "$src" && patch -p1 --quiet --force --no-backup-if-mismatch < "$here/$n.patch") > "$work/$n.patch.log" 2>&1; then
+        why="patch does not apply to today's code ($work/$n.patch.log)"
     else
         build=$src/build/$preset
         export CCACHE_BASEDIR=$src
@@ -118,7 +138,13 @@ for n in "$@"; do
                     why="no test matched '$regex' ($work/$n.ctest.log)"
                 elif [ "$rc" -ne 0 ]; then
                     status=killed
-                    why=$(grep -m1 -E '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception|Failed  ' "$work/$n.ctest.log" | sed 's/^ *//' | cut -c1-90)
+                    # The first failing test's name and how it failed (Failed, Timeout, ...).
+                    why=$(grep -m1 -E '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception|Failed  ' "$work/$n.ctest.log" |
+                          sed -e 's/^.*Test *#[0-9]*: *//' -e 's/ \.\.\.*/ /' -e 's/  */ /g' | cut -c1-90)
+                    if awk -v s="$secs" -v m="$max_seconds" 'BEGIN { exit !(s > m) }'; then
+                        status=slow
+                        why="$why (killed after more than $max_seconds s)"
+                    fi
                 else
                     status=survived
                     why="$ran tests passed"
@@ -135,9 +161,9 @@ done
 sync  # leave the scratch copy clean
 
 echo
-printf '| %-28s | %-8s | %7s | %s\n' mutant result seconds "first killer / why"
-printf '|%s|%s|%s|%s\n' ------------------------------ ---------- --------- ------------------
+printf '| %-30s | %-58s | %7s | %-8s | %s\n' mutant "killing test (NAME.tests)" seconds result "first failing test / why"
+printf '|%s|%s|%s|%s|%s\n' -------------------------------- ------------------------------------------------------------ --------- ---------- ------------------
 printf '%s' "$results" | while IFS='|' read -r n st s w; do
-    [ -n "$n" ] && printf '| %-28s | %-8s | %7s | %s\n' "$n" "$st" "$s" "$w"
+    [ -n "$n" ] && printf '| %-30s | %-58s | %7s | %-8s | %s\n' "$n" "$(sed -n 1p "$here/$n.tests" | sed 's/\\//g')" "$s" "$st" "$w"
 done
 exit $total_fail

@@ -8,6 +8,7 @@
 
 #include "coop/queue.hpp"
 #include "coop/src/ws/local_queue.hpp"
+#include "coop/src/ws/ws_ring.hpp"
 #include "tests/native_ws/ws_test_util.hpp"
 
 using coop::ws::kMaxRunnextStreak;
@@ -312,6 +313,41 @@ TEST(LocalQueue, LastItemRaceOwnerStoppedBeforeCas) {
     phase = 2;
     owner.join();
     RingTestHooks::pop_hook = nullptr;
+    EXPECT_EQ(thief_got, &x);
+    EXPECT_EQ(owner_got, nullptr);
+}
+
+// The work-stealing algorithm built for two processors leaves its rings shared (ws_ring.hpp:
+// set_alone only when processors == 1): the owner-first last-item race of the test above on
+// processor 0's ring of a WsRingAlgorithmT(2), with processor 1's ring as the thief's. An
+// alone ring's owner takes with a plain store, so the thief's CAS and the owner would both
+// take the one activity (release builds; a checked build stops the thief with set_alone's
+// contract check). Guards `if (processors == 1)` (the review's mutant alone_when_shared).
+TEST(LocalQueue, TwoProcessorRingsAreNotAlone) {
+    wstest::Watchdog dog("TwoProcessorRingsAreNotAlone", 60);
+    coop::ws::WsRingAlgorithmT<8, RingTestHooks> alg(2);
+    auto& victim = alg.local(0).ring;
+    auto& thief = alg.local(1).ring;
+    coop::internal::Activity x;
+    static std::atomic<int> phase{0};
+    phase = 0;
+    RingTestHooks::pop_hook = [] {
+        int expected = 0;
+        if (phase.compare_exchange_strong(expected, 1))
+            wstest::spin_until([] { return phase.load() == 2; });
+    };
+    coop::internal::Activity* owner_got = &x;
+    coop::internal::Activity* thief_got = nullptr;
+    std::thread owner([&] {
+        victim.push(&x, [](coop::internal::Activity*) {});
+        owner_got = victim.pop();
+    });
+    wstest::spin_until([] { return phase.load() == 1; });
+    thief_got = victim.stealer().steal_into(thief, false, [] {});
+    phase = 2;
+    owner.join();
+    RingTestHooks::pop_hook = nullptr;
+    EXPECT_FALSE(owner_got == &x && thief_got == &x) << "the owner and a thief both took the one activity";
     EXPECT_EQ(thief_got, &x);
     EXPECT_EQ(owner_got, nullptr);
 }

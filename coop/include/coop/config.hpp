@@ -66,6 +66,11 @@ inline void (*idle_before_park)() = nullptr;           // idle loop: its futex t
 inline void (*global_take_clear_window)(int priority) = nullptr;  // GlobalQueues::take: between the summary
                                                                  // bit's clear and the look that goes with it
 inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
+inline void (*inbox_before_enqueue)() = nullptr;      // submit_inbox: slot held, the activity not yet queued
+inline void (*inbox_after_drain)() = nullptr;         // drain_inbox: its dequeues done (the last found nothing)
+inline void (*timer_woken)(long long deadline_ns, int nth) = nullptr;  // poll_timers: waking the nth due
+                                                       // entry (0 first) of this poll, from the heap's top
+inline void (*quiescent_between_reads)() = nullptr;   // quiescent(): the finished sums read, started not yet
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \
     do {                                                                                      \

@@ -248,13 +248,16 @@ class LocalQueue {
             // relaxed: we wrote the slot ourselves (or, as a thief, copied it into our own
             // ring, also this thread); a stale value is impossible for our own writes.
             T* item = slots_[h & kMask].load(std::memory_order_relaxed);
+            // Before the alone test too, so that a test can stop an owner whose ring was
+            // wrongly marked alone here and let a thief take the item (test_local_queue.cpp,
+            // TwoProcessorRingsAreNotAlone).
+            Hooks::before_pop_cas();
             if (alone_) {
                 // No thief (set_alone): only we move head_, so a store takes position h.
                 // release: as the CAS below (free on x86, a plain mov).
                 head_.store(h + 1, std::memory_order_release);
                 return item;
             }
-            Hooks::before_pop_cas();
             // release: our read of the slot happens-before the owner's (our own) later
             // overwrite — trivially, same thread; release keeps the order uniform with the
             // thieves' CAS. The CAS is needed even for the owner: a thief may be taking

@@ -157,23 +157,29 @@ TEST_P(Io, DataBetweenEagainAndTheParkIsNotLost) {
 }
 
 // close() while a reader is parked wakes it with operation_canceled. Guards unregister's
-// unblock of the slots: without it the reader sleeps until its 3 s deadline (timed_out).
+// unblock of the slots: without it the reader sleeps on until its 10 s deadline, long after
+// the closer stopped waiting for it (5 s).
 TEST_P(Io, CloseWhileParkedWakesWithAnError) {
     coop_test::Watchdog dog("Io.CloseWhileParked", 60);
     coop::Runtime rt(opts(2, GetParam()));
     std::error_code got;
+    bool woke_at_close = false;
     rt.run([&] {
         Pair pr;
         const int fd = pr.a;
+        std::atomic<bool> done{false};
         coop::Thread reader = coop::spawn([&] {
             char c;
-            coop::io::read(fd, &c, 1, got, coop::io::after(3s));
+            coop::io::read(fd, &c, 1, got, coop::io::after(10s));
+            done = true;
         });
         ASSERT_TRUE(wait_until([&] { return parked_on(fd, cio::kRead); })) << "the reader never parked";
         coop::io::close(fd);
         pr.a = -1;
+        woke_at_close = wait_until([&] { return done.load(); }, 5000ms);
         reader.join();
     });
+    EXPECT_TRUE(woke_at_close) << "close did not wake the parked reader";
     EXPECT_EQ(got, std::errc::operation_canceled) << got.message();
 }
 
@@ -302,13 +308,17 @@ TEST_P(Io, AWokenActivityRunsOnAnotherProcessor) {
             });
             ASSERT_TRUE(wait_until([&] { return parked_on(pr.a, cio::kRead); }));
             g_arm_dispatch = true;
-            // Written from a thread outside the runtime, then this activity ends: both
-            // processors go idle, one polls and hands the reader out.
-            std::thread([fd = pr.b] {
+            // Written from a thread outside the runtime once both processors are parked (one
+            // as the poller, one on its futex) while this activity waits in join: the poller
+            // hands the reader out, and only a wake-up brings the other processor to take it.
+            const auto* parking = &coop::internal::this_processor()->runtime->scheduler->parking();
+            std::thread writer([fd = pr.b, parking] {
+                wait_until([&] { return parking->parked() == 2; });
                 const char x = 'x';
                 EXPECT_EQ(::write(fd, &x, 1), 1);
-            }).join();
+            });
             reader.join();
+            writer.join();
         });
     }
     coop::test_hooks::io_after_dispatch = nullptr;

@@ -12,13 +12,14 @@
 // An echo server (docs/examples/echo_server.cpp):
 //   std::error_code ec;
 //   auto l = coop::net::Listener::listen(coop::net::Endpoint::loopback_v4(7000), ec);
+//   std::vector<coop::Thread> conns;           // a coop::Thread joins when destroyed
 //   for (;;) {
 //       coop::net::Stream s = l.accept(ec);
 //       if (ec) continue;                       // e.g. EMFILE: the caller decides
-//       coop::spawn([s = std::move(s)]() mutable {
+//       conns.push_back(coop::spawn([s = std::move(s)]() mutable {
 //           char buf[4096];  std::error_code e;
 //           while (std::size_t n = s.read(buf, sizeof buf, e)) if (s.write_all(buf, n, e) < n) break;
-//       });
+//       }));
 //   }
 #pragma once
 

@@ -59,6 +59,7 @@
 #include <string>
 #include <thread>
 
+#include "coop/coop.hpp"
 #include "coop/io.hpp"
 #include "coop/src/io_poller.hpp"
 #include "coop/src/runtime_internal.hpp"
@@ -529,6 +530,10 @@ struct Job {
     void* arg;
     internal::Activity* activity;
     Job* next = nullptr;
+    // done — the pool thread's last touch of the job and of the runtime (make_ready's
+    // notify) is over. The woken activity waits for it: otherwise it could finish, and its
+    // runtime end, while make_ready still runs (TSan: Io.BlockingRunsOffTheProcessor).
+    std::atomic<bool> done{false};
 };
 
 // Pool — the blocking threads: made on demand up to `max`, then kept (they sleep on the
@@ -559,9 +564,11 @@ struct Pool {
             if (head == nullptr) tail = &head;
             --queued;
             lock.unlock();
-            internal::Activity* a = j->activity;  // j lives on the activity's stack
             j->fn(j->arg);
-            internal::make_ready(a);  // from a non-worker thread: through the inbox
+            internal::make_ready(j->activity);  // from a non-worker thread: through the inbox
+            // release: after make_ready's last access; j lives on the activity's stack, which
+            // waits for this store before it goes on.
+            j->done.store(true, std::memory_order_release);
             lock.lock();
         }
     }
@@ -612,6 +619,8 @@ void run_blocking(void (*fn)(void*), void* arg) noexcept {
     }
     Job job{fn, arg, self};
     internal::suspend(&fin_blocking, &job);
+    // acquire: pairs with the pool thread's release store of done (a few instructions away).
+    while (!job.done.load(std::memory_order_acquire)) coop::yield();
 }
 }  // namespace detail
 

@@ -68,6 +68,8 @@ void idle_loop(Scheduler<A>& sched, Processor& p) {
         // wait on fds and nobody holds the poll token (it may have been the poller): wake a
         // parked processor so that it parks as the poller, lest events wait while this one
         // runs an activity that never yields (Go: the M leaving netpoll with work calls wakep).
+        // All three looks are relaxed hints: a missed hand-off delays events until this
+        // processor polls again (its next 64 switches, or its idle loop), it loses none.
         if (io::Poller* io = io::active_poller();
             io != nullptr && io->waiters() > 0 && !io->token_held() && sched.parking().parked() > 0)
             sched.notify();

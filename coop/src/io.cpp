@@ -232,6 +232,7 @@ std::error_code wait(int fd, int mode, std::int64_t deadline_ns) noexcept {
     if (d == nullptr) return ec;
     if (!d->pollable.load(std::memory_order_relaxed)) return {};  // a regular file: ready
     std::atomic<std::uintptr_t>& slot = d->slot[mode];
+    COOP_HOOK(io_wait_before_claim, fd);
     // seq_cst: the CAS to Wait is the waiter's half of the Dekker pair with close() (unblock).
     std::uintptr_t old = slot.load(std::memory_order_seq_cst);
     for (;;) {
@@ -284,9 +285,11 @@ std::error_code wait(int fd, int mode, std::int64_t deadline_ns) noexcept {
     // acq_rel: acquire takes the unblocker's writes; we are the slot's only waiter.
     old = slot.exchange(kEmpty, std::memory_order_acq_rel);
     if (old == kReady) return {};
+    // The deadline first: its fire woke us (or came before the close's wake-up did: both
+    // happened, and timed_out is as true as operation_canceled).
+    if (timed_out) return std::make_error_code(std::errc::timed_out);
     // acquire: close's bump (it happened before its unblock, which we synchronised with).
     if (d->seq.load(std::memory_order_acquire) != seq) return std::make_error_code(std::errc::operation_canceled);
-    if (timed_out) return std::make_error_code(std::errc::timed_out);
     return {};  // woken otherwise (cannot happen today): the caller's syscall tells
 }
 

@@ -240,6 +240,34 @@ TEST_P(Io, CloseWhileParkedWakesWithAnError) {
     EXPECT_EQ(got, std::errc::operation_canceled) << got.message();
 }
 
+// A close that comes after the waiter read the fd's generation and before its CAS to Wait
+// finds the slot Empty and wakes nobody: the waiter must see the new generation after its
+// CAS (the Dekker pair with close). The hook closes the fd in that window. Guards wait()'s
+// re-check of seq after the CAS: without it the waiter parks and sleeps to its 3 s deadline
+// (timed_out instead of operation_canceled).
+std::atomic<int> g_close_in_window{-1};
+TEST_P(Io, ACloseBeforeTheClaimIsSeenByTheWaiter) {
+    coop_test::Watchdog dog("Io.ACloseBeforeTheClaimIsSeenByTheWaiter", 60);
+    std::error_code got;
+    coop::test_hooks::io_wait_before_claim = [](int fd) {
+        int expected = fd;
+        if (g_close_in_window.compare_exchange_strong(expected, -1)) coop::io::close(fd);
+    };
+    {
+        coop::Runtime rt(opts(2, GetParam()));
+        rt.run([&] {
+            int sv[2];
+            ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+            g_close_in_window = sv[0];
+            got = coop::io::wait_readable(sv[0], coop::io::after(3s));
+            ::close(sv[1]);
+        });
+    }
+    coop::test_hooks::io_wait_before_claim = nullptr;
+    EXPECT_EQ(g_close_in_window.load(), -1) << "the hook did not run";
+    EXPECT_EQ(got, std::errc::operation_canceled) << got.message();
+}
+
 // A deadline that passes while the reader is parked wakes it with timed_out; a reset
 // deadline then lets the next read wait for data. Guards fire_io_timer's unblock: without it
 // the parked reader is not woken by its deadline, and the writer (which writes only after

@@ -68,6 +68,7 @@ inline void (*global_take_clear_window)(int priority) = nullptr;  // GlobalQueue
 inline void (*refill_after_take)(unsigned moved, bool global_empty) = nullptr;  // refill: one taken, not pushed
 inline void (*io_park_before_commit)() = nullptr;  // io.cpp: an I/O waiter's finalizer, context saved, before
                                                    // its commit CAS (slot Wait -> the activity)
+inline void (*io_wait_before_claim)(int fd) = nullptr;  // io.cpp wait(): registered, before the CAS Empty -> Wait
 inline void (*io_poll_before_events)() = nullptr;  // io.cpp: epoll_wait returned events, none looked at yet
 inline void (*io_after_dispatch)(unsigned woken) = nullptr;  // io.cpp: a poller made `woken` activities ready
 }  // namespace coop::test_hooks

@@ -19,6 +19,7 @@
 
 #include "coop/coop.hpp"
 #include "coop/cpus.hpp"
+#include "coop/src/io_poller.hpp"
 #include "coop/src/switch.hpp"
 #include "coop/src/thread_pointer.hpp"
 
@@ -103,6 +104,9 @@ namespace {
 template <class A>
 [[gnu::always_inline]] inline void suspend_body(Scheduler<A>& s, Processor& p, Finalizer finalizer, void* value) noexcept {
     Activity* cur = p.current;
+    // I/O (io.cpp): a busy processor polls without blocking every kIoPollMask+1 blocks.
+    if ((++p.ticks & io::kIoPollMask) == 0) [[unlikely]]
+        io::poll_busy(p.index);
     Activity* next = pick_next(s, p, Priority::Idle);
     if (next == nullptr) next = &p.idle;
     switch_to(p, cur, next, finalizer, value);
@@ -263,7 +267,17 @@ namespace {
 // yield_on — yield() of activity `cur` on processor `p` (algorithm A; see suspend_on).
 template <class A>
 [[gnu::always_inline]] inline void yield_body(Scheduler<A>& s, Processor& p, Activity* cur) noexcept {
-    if ((++p.ticks & kTimerPollMask) == 0) poll_timers(*p.runtime);
+    if ((++p.ticks & kTimerPollMask) == 0) {
+        poll_timers(*p.runtime);
+        // I/O (io.cpp): a busy processor's non-blocking poll (every processor may be busy
+        // in yield loops, and then nobody sleeps in epoll_wait; tokio polls every 61 ticks).
+        io::poll_busy(p.index);
+        // Activities made ready by threads outside the runtime (coop::io::blocking's pool,
+        // a main() that unlocks a Mutex) wait in the inbox, which only the idle loop drained:
+        // every processor busy in yield loops would leave them there for good. relaxed: a
+        // hint; drain_inbox takes the mutex.
+        if (p.runtime->inbox_ready.load(std::memory_order_relaxed)) drain_inbox(*p.runtime);
+    }
     Activity* next = pick_next(s, p, cur->priority);
     if (next == nullptr) {
         reset_quantum();  // Fig. 2: nobody else to run
@@ -399,6 +413,7 @@ Runtime::~Runtime() {
     for (auto& p : state_->processors) p->thread.join();
     state_->processors.clear();
     drain_pools();
+    drop_timers(*state_);  // I/O deadlines that outlived their waits (io.cpp)
     // release: the teardown above happens before a next runtime's successful CAS (acq_rel).
     g_active.store(nullptr, std::memory_order_release);
     delete state_;

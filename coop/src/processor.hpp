@@ -68,6 +68,10 @@ struct TimerEntry {
     TimerEntry* next = nullptr;     // in the pushed list (RuntimeState::timers)
     TimerEntry* child = nullptr;    // in the heap (timers.cpp: a pairing heap, no allocation)
     TimerEntry* sibling = nullptr;
+    // fire — set for an I/O deadline (io.cpp): called instead of waking `activity` when the
+    // deadline passes (expired true) or, by drop_timers, to free it unexpired (expired false);
+    // the entry is heap-allocated and fire frees it.
+    void (*fire)(TimerEntry*, bool expired) = nullptr;
 };
 
 // Processor — one worker.

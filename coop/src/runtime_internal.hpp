@@ -97,6 +97,7 @@ int poll_timers(RuntimeState& rt) noexcept;  // wakes the expired; returns how m
 bool timers_due(RuntimeState& rt) noexcept;  // some deadline has passed (a hint)
 std::int64_t timer_earliest_ns(RuntimeState& rt) noexcept;  // the earliest deadline (INT64_MAX: none)
 std::int64_t timer_timeout_ns(std::int64_t earliest) noexcept;  // until `earliest` (< 0: none)
+void drop_timers(RuntimeState& rt) noexcept;  // frees the I/O deadlines left (~Runtime)
 
 // quiescence.cpp
 bool quiescent(RuntimeState& rt) noexcept;

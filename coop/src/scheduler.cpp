@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "coop/src/io_poller.hpp"
 #include "coop/src/runtime_internal.hpp"
 
 namespace coop::internal {
@@ -80,6 +81,22 @@ void SchedulerCore::park(unsigned self, std::int64_t timeout_ns, bool (*ready)(v
     ++st.parks;
     // The parker's re-check (park.hpp (a)): the algorithm's queues (any ring/deque or global
     // queue), or what the runtime adds (inbox, timers, stop): `ready`.
+    // ---- I/O (io.cpp) ------------------------------------------------------------------
+    // Once an fd has been registered, the one idle processor that takes the poll token parks
+    // as the poller: the same announcement and re-check, but it sleeps in epoll_wait (until
+    // the earliest timer, the same timeout as the futex's) instead of its futex. Go's
+    // findRunnable: one M blocks in netpoll(pollUntil), the other idle Ms sleep.
+    if (io::Poller* poller = io::active_poller(); poller != nullptr && poller->take_token()) {
+        io::Batch batch;
+        const bool woken = parking_.park_polling(self, ready, arg, [&] { poller->block(timeout_ns, batch); });
+        // Released before the events are handed out: another idle processor may poll at once.
+        poller->release_token();
+        if (woken) ++st.wakeups;
+        // Running again (the exchange in park_polling): awakened's notify may wake others.
+        poller->dispatch(self, batch, true);
+        return;
+    }
+    // ---- end I/O -----------------------------------------------------------------------
     if (parking_.park(self, timeout_ns, ready, arg)) ++st.wakeups;
 }
 

@@ -122,7 +122,8 @@ int poll_timers(RuntimeState& rt) noexcept {
         TimerEntry* e = heap;
         heap = pop_root(e);
         COOP_HOOK(timer_woken, static_cast<long long>(e->deadline_ns), woken);
-        rt.scheduler->awakened(e->activity);  // e is dead after this
+        if (e->fire != nullptr) e->fire(e, true);  // an I/O deadline (io.cpp); frees e
+        else rt.scheduler->awakened(e->activity);  // e is dead after this
         ++woken;
     }
     if (heap != nullptr) lower_earliest(rt, heap->deadline_ns);
@@ -144,6 +145,35 @@ std::int64_t timer_earliest_ns(RuntimeState& rt) noexcept {
 std::int64_t timer_timeout_ns(std::int64_t earliest) noexcept {
     if (earliest == INT64_MAX) return -1;
     return std::max<std::int64_t>(0, earliest - now_ns());
+}
+
+namespace {
+// drop_list — frees the I/O deadline entries of the heap rooted at `h` (iterative: the
+// children and siblings go on an explicit list).
+void drop_list(TimerEntry* todo) noexcept {
+    while (todo != nullptr) {
+        TimerEntry* e = todo;
+        todo = e->next;
+        for (TimerEntry* c = e->child; c != nullptr;) {
+            TimerEntry* sib = c->sibling;
+            c->next = todo;
+            todo = c;
+            c = sib;
+        }
+        if (e->fire != nullptr) e->fire(e, false);
+    }
+}
+}  // namespace
+
+void drop_timers(RuntimeState& rt) noexcept {
+    // Only the runtime's destructor, after its workers joined: no concurrent access. The
+    // pushed list's entries have no children yet; the heap's root has no `next`.
+    drop_list(rt.timers.exchange(nullptr, std::memory_order_acquire));
+    if (rt.timer_heap != nullptr) {
+        rt.timer_heap->next = nullptr;
+        drop_list(rt.timer_heap);
+        rt.timer_heap = nullptr;
+    }
 }
 
 }  // namespace coop::internal

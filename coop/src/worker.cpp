@@ -17,6 +17,7 @@
 
 #include "coop/cpu_relax.hpp"
 #include "coop/cpus.hpp"
+#include "coop/src/io_poller.hpp"
 #include "coop/src/switch.hpp"
 
 namespace coop::internal {
@@ -62,6 +63,17 @@ void idle_loop(Scheduler<A>& sched, Processor& p) {
         // Chained wake-up: more work than we take -> another parked processor helps
         // (park.hpp: a burst wakes processors one after the other, one futex wake each).
         if (sched.has_ready()) sched.notify();
+        // ---- I/O (io.cpp) --------------------------------------------------------------
+        // Hand-off of the polling duty: this processor leaves its idle loop while activities
+        // wait on fds and nobody holds the poll token (it may have been the poller): wake a
+        // parked processor so that it parks as the poller, lest events wait while this one
+        // runs an activity that never yields (Go: the M leaving netpoll with work calls wakep).
+        // All three looks are relaxed hints: a missed hand-off delays events until this
+        // processor polls again (its next 64 switches, or its idle loop), it loses none.
+        if (io::Poller* io = io::active_poller();
+            io != nullptr && io->waiters() > 0 && !io->token_held() && sched.parking().parked() > 0)
+            sched.notify();
+        // ---- end I/O -------------------------------------------------------------------
         switch_to(p, &p.idle, next, nullptr, nullptr);
         ran = true;
     };

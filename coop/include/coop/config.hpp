@@ -71,6 +71,11 @@ inline void (*inbox_after_drain)() = nullptr;         // drain_inbox: its dequeu
 inline void (*timer_woken)(long long deadline_ns, int nth) = nullptr;  // poll_timers: waking the nth due
                                                        // entry (0 first) of this poll, from the heap's top
 inline void (*quiescent_between_reads)() = nullptr;   // quiescent(): the finished sums read, started not yet
+inline void (*io_park_before_commit)() = nullptr;  // io.cpp: an I/O waiter's finalizer, context saved, before
+                                                   // its commit CAS (slot Wait -> the activity)
+inline void (*io_wait_before_claim)(int fd) = nullptr;  // io.cpp wait(): registered, before the CAS Empty -> Wait
+inline void (*io_poll_before_events)() = nullptr;  // io.cpp: epoll_wait returned events, none looked at yet
+inline void (*io_after_dispatch)(unsigned woken) = nullptr;  // io.cpp: a poller made `woken` activities ready
 }  // namespace coop::test_hooks
 #define COOP_HOOK(name, ...)                                                                  \
     do {                                                                                      \

@@ -14,8 +14,12 @@
 //   });                                          // returns when everything has finished
 //
 // Activities switch only at yield(), check() when the quantum runs out, blocking calls
-// (join, Mutex, CondVar, Semaphore, sleep_for) and their end. A blocking *OS* call (read,
-// sleep, std::mutex, ...) blocks the whole worker and every activity queued behind it.
+// (join, Mutex, CondVar, Semaphore, sleep_for, and coop's I/O: io.hpp, net.hpp) and their
+// end. Sockets, pipes and other pollable fds waited on through coop/io.hpp or coop/net.hpp
+// park the activity, not its worker (an idle worker polls epoll for them); run other
+// blocking work (regular-file reads, getaddrinfo) through coop::io::blocking. A blocking OS
+// call made directly (::read on a blocking fd, sleep, std::mutex, ...) still blocks the
+// whole worker and every activity queued behind it.
 #pragma once
 
 #include <chrono>

@@ -45,6 +45,16 @@
 //   whatever their look for work checks (any queue, the inbox, timers), and a waker that
 //   wants a particular processor can CAS that processor's word instead of scanning.
 //
+// - I/O (coop/src/io.cpp): at most one parked processor, the holder of the poller's token,
+//   announces itself Polling instead of Parked and blocks in epoll_wait instead of its futex
+//   (park_polling). It counts in parked_ like any parker and takes the same Dekker pair (a),
+//   so the proof above holds word for word with "futex_wake" read as "write the poller's
+//   eventfd" (poller_poke) for that one word: a waker whose CAS moves it Polling -> Woken /
+//   Kicked pokes the eventfd, which is level-triggered in the epoll set, so epoll_wait
+//   returns whether it had started yet or not. wake() prefers futex sleepers (a Parked word)
+//   and pokes the poller only when it is the only one parked (Go: wakep() starts an idle P
+//   and leaves the M in netpoll alone; netpollBreak when nobody else can take the work).
+//
 // Ownership rules
 // - state_[i] is set to Parked and back to Running only by processor i; wake_one() and
 //   wake_all() move it from Parked to Woken/Kicked. token_ is set by the waker that
@@ -85,6 +95,10 @@ inline long futex_wake(std::atomic<std::uint32_t>* word, int n) noexcept {
                    nullptr, nullptr, 0);
 }
 
+// poller_poke — wakes the processor blocked in the poller's epoll_wait (io.cpp: writes its
+// eventfd, deduplicated). Called by wake() for a word it moved from Polling.
+void poller_poke() noexcept;
+
 // Parking — the park/wake protocol of N processors (see the header).
 class Parking {
   public:
@@ -97,16 +111,31 @@ class Parking {
     // returned the token; the caller looks for work).
     bool park(unsigned self, std::int64_t timeout_ns, bool (*has_work)(void*), void* arg) noexcept {
         std::atomic<std::uint32_t>& word = state_[self].v;
+        return park_as(self, kParked, has_work, arg, [&] { futex_wait(&word, kParked, timeout_ns); });
+    }
+
+    // park_polling — park() by the poller's token holder: announced Polling, and instead of
+    // the futex it calls block() (epoll_wait until an event, the eventfd or its timeout),
+    // unless has_work(arg) finds work after the announcement. Same result as park().
+    template <class Block>
+    bool park_polling(unsigned self, bool (*has_work)(void*), void* arg, Block&& block) noexcept {
+        return park_as(self, kPolling, has_work, arg, block);
+    }
+
+  private:
+    template <class Block>
+    bool park_as(unsigned self, std::uint32_t announce, bool (*has_work)(void*), void* arg, Block&& block) noexcept {
+        std::atomic<std::uint32_t>& word = state_[self].v;
         // seq_cst: before the count, so a waker that sees the count finds the word (a).
-        word.store(kParked, std::memory_order_seq_cst);
+        word.store(announce, std::memory_order_seq_cst);
         // seq_cst RMW + fence: the parker's half of the Dekker pair (a).
         parked_.fetch_add(1, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (!has_work(arg)) futex_wait(&word, kParked, timeout_ns);
+        if (!has_work(arg)) block();
         // seq_cst exchange: tells "chosen" (Woken/Kicked, the waker decremented parked_)
-        // from "left on its own" (Parked: we decrement); one RMW, so never both.
+        // from "left on its own" (Parked/Polling: we decrement); one RMW, so never both.
         const std::uint32_t s = word.exchange(kRunning, std::memory_order_seq_cst);
-        if (s == kParked) {
+        if (s == kParked || s == kPolling) {
             // seq_cst: part of the order the waker's parked_ loads rely on (a).
             parked_.fetch_sub(1, std::memory_order_seq_cst);
             return false;
@@ -121,6 +150,7 @@ class Parking {
         return false;  // Kicked: wake_all(); its caller's fence came before its CAS
     }
 
+  public:
     // wake_one — after publishing work: wakes one parked processor unless none is parked or
     // a wake-up is already in flight.
     void wake_one() noexcept {
@@ -158,23 +188,27 @@ class Parking {
     bool token_taken() const noexcept { return token_.load(std::memory_order_relaxed); }
 
   private:
-    static constexpr std::uint32_t kRunning = 0, kParked = 1, kWoken = 2, kKicked = 3;
+    static constexpr std::uint32_t kRunning = 0, kParked = 1, kWoken = 2, kKicked = 3, kPolling = 4;
     struct alignas(kCacheLine) Word {
         std::atomic<std::uint32_t> v{kRunning};
     };
 
     // wake — moves the first parked processor to `to` and wakes it; false if none is parked.
+    // Futex sleepers first; the poller (Polling) only when no processor sleeps on its futex.
     bool wake(std::uint32_t to) noexcept {
-        for (unsigned i = 0; i < n_; ++i) {
-            std::atomic<std::uint32_t>& word = state_[i].v;
-            std::uint32_t expected = kParked;
-            // seq_cst load and CAS: the scan of (a); the CAS is the choice that the parker's
-            // exchange reads.
-            if (word.load(std::memory_order_seq_cst) == kParked &&
-                word.compare_exchange_strong(expected, to, std::memory_order_seq_cst)) {
-                parked_.fetch_sub(1, std::memory_order_seq_cst);
-                futex_wake(&word, 1);
-                return true;
+        for (std::uint32_t from : {kParked, kPolling}) {
+            for (unsigned i = 0; i < n_; ++i) {
+                std::atomic<std::uint32_t>& word = state_[i].v;
+                std::uint32_t expected = from;
+                // seq_cst load and CAS: the scan of (a); the CAS is the choice that the
+                // parker's exchange reads.
+                if (word.load(std::memory_order_seq_cst) == from &&
+                    word.compare_exchange_strong(expected, to, std::memory_order_seq_cst)) {
+                    parked_.fetch_sub(1, std::memory_order_seq_cst);
+                    if (from == kParked) futex_wake(&word, 1);
+                    else poller_poke();  // the word's sleeper is in epoll_wait, not the futex
+                    return true;
+                }
             }
         }
         return false;

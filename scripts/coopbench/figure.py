@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after selecting the Agg backend)
 import pandas as pd  # noqa: E402
 
-from .stats import LEVEL, ONE_FORK, RESAMPLES, summarize  # noqa: E402
+from .stats import LEVEL, ONE_FORK, coverage, coverage_pct, summarize  # noqa: E402
 from .style import backend_style, caption, compact_number  # noqa: E402
 
 
@@ -116,7 +116,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     """plot_lines — draw one workload's points on ax: one line per series (see series_labels).
 
     Each line is the median of the timed iterations of all forks (which="warm", coopbench.stats),
-    or of the forks' iteration 0 (which="cold"), with its interval as a band (95 % over forks;
+    or of the forks' iteration 0 (which="cold"), with its interval as a band (over forks, its coverage in the note;
     a point of 1 fork: the variation within its one process, figure_note says which).
     Every backend has its own colour (style.backend_colors over the backends of df and of the
     run). cold=True (kept for callers drawing one panel) also draws, when the folder has warm
@@ -474,12 +474,15 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
         what = f"{nf} per point, one cold run each (iteration 0); line: median over the forks"
     bands = ""
     if band:
-        # A band is a 95 % interval only across processes: with 1 fork it is that process's own spread.
+        # A band is a confidence interval only across processes (with 1 fork it is that process's own
+        # spread), and its coverage is what the fewest forks of a point give (coopbench.stats.coverage).
         if f <= 1:
             bands = f"; band: {ONE_FORK} (its iterations resampled), no interval across processes"
         else:
-            bands = (f"; band: {LEVEL:.0%} interval of the median, hierarchical bootstrap over forks then iterations "
-                     f"({RESAMPLES} resamples)")
+            lo_f = max(f_lo, 2)
+            level = (f"{coverage_pct(lo_f)} %" if lo_f == f else f"{coverage_pct(lo_f)}–{coverage_pct(f)} %")
+            bands = (f"; band: {level} confidence interval of the median over forks (order statistics of the forks' "
+                     f"medians, exact coverage for {nf}" + ("; below 95 %" if coverage(lo_f) < LEVEL else "") + ")")
             if f_lo <= 1:
                 bands += f"; where a point had 1 fork, {ONE_FORK}"
     noisy = df[df["noisy"]]["point"].nunique()

@@ -84,12 +84,16 @@ class MedianCiTest(unittest.TestCase):
         lo_k, hi_k, margin = exact_bootstrap_median_quantiles(11)
         self.assertGreater(margin, 0.005)  # 2000 resamples resolve it (standard error ~0.0035)
         x = [100.0 + 10 * i for i in range(11)]  # x_(k) = 90 + 10 k
-        med, lo, hi = stats.median_ci(list(reversed(x)))
+        # eleven values, each its own fork: the bootstrap (method "hierarchical", kept for ratios and the
+        # coverage study) against its exact law; the default ("order") is the order statistics' interval
+        med, lo, hi = stats.median_ci(list(reversed(x)), method="hierarchical")
         self.assertEqual(med, 150.0)
         self.assertEqual((lo, hi), (x[lo_k - 1], x[hi_k - 1]), (lo_k, hi_k))
         self.assertEqual((lo_k, hi_k), (3, 9))  # the exact law, written out: x_(3) .. x_(9)
         # The same seed gives the same interval; another seed may move it only by resampling error.
-        self.assertEqual(stats.median_ci(x), stats.median_ci(x))
+        self.assertEqual(stats.median_ci(x, method="hierarchical"), stats.median_ci(x, method="hierarchical"))
+        # order statistics of 11 values: j = 2 (coverage 1 - 2·12/2048 = 98.8 %; j = 3: 93.5 %)
+        self.assertEqual(stats.median_ci(x), (150.0, 110.0, 190.0))
 
     def test_coverage_of_a_known_distribution(self):
         """95 % intervals of the median of exponential samples (true median ln 2) cover it about 95 % of the time."""
@@ -173,7 +177,8 @@ class ForkIsTheUnit(unittest.TestCase):
             res3 = cr.load(synthetic.make_results(Path(tmp) / "three", backends=("native",), processors=(1,),
                                                   workloads={"create"}, repetitions=3, warmup=1, iterations=5))
             note3 = cr.figure_note(res3.df)
-            self.assertIn("95%", note3)
+            self.assertIn("75 %", note3)  # 3 forks: [min, max] of the forks covers 1 - 2·0.5³
+            self.assertNotRegex(note3, r"95 ?% interval")
             self.assertNotIn("1 fork", note3)
 
 
@@ -532,7 +537,7 @@ class SchemaAndLoadTest(TempDirCase):
         self.assertIn("Cold (one run per fork: iteration 0; no warm iterations measured)", report)
         self.assertNotIn("Warm (timed", report)
         self.assertIn("## Noisy points\n\nNot recorded", report)
-        self.assertIn("| 1 | 66 (64.68–67.32) | 33 (32.34–33.66) |", report)
+        self.assertIn("| 1 | 66 (64.68–67.32; 75 %) | 33 (32.34–33.66; 75 %) |", report)
 
 
 class ReportAndFigureTest(TempDirCase):
@@ -546,7 +551,7 @@ class ReportAndFigureTest(TempDirCase):
         cold = med[med.index("Cold (iteration 0"):]
         # Warm: the 15 timed iterations (value x 0.99 / 1 / 1.01 per fork); cold: 3 x the fork's value.
         self.assertRegex(warm, r"\| 1 \| 66 \(\d[^)]*\) \| 33 \(")
-        self.assertRegex(cold, r"\| 1 \| 198 \(194–202\) \| 99 \(97\.02–101\) \|")
+        self.assertRegex(cold, r"\| 1 \| 198 \(194–202; 75 %\) \| 99 \(97\.02–101; 75 %\) \|")
         # The noisy point is marked in both tables, in no other cell, and listed with its load.
         self.assertRegex(warm, r"\| 10 \| 72 \([^)]+\) ⚠ noisy \| 36 \([^)]+\) \|")
         self.assertRegex(cold, r"\| 10 \| 216 \([^)]+\) ⚠ noisy \| 108 \([^)]+\) \|")
@@ -569,7 +574,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         report = (d / "report.md").read_text()
         self.assertIn("| N | native @big | native @small |", report)
-        self.assertIn("| 1 | 132 (129.4–134.6) | 66 (64.68–67.32) |", report)
+        self.assertIn("| 1 | 132 (129.4–134.6; 75 %) | 66 (64.68–67.32; 75 %) |", report)
         p, got = compare_csv(d, d)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertAlmostEqual(float(got["native/create/N=1/P=1 @big"]["median_a"]), 132.0)

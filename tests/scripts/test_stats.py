@@ -346,11 +346,43 @@ class PlanPrecisionTest(TempDirCase):
 class CompareUTest(TempDirCase):
     """compare.py on runs of 4 forks a point (stats.MIN_FORKS_TWO: the fewest with which it calls a difference)."""
 
+    def test_two_sweeps_of_one_code_get_no_verdict(self):
+        """The review's A/A pair: tokio/news measured twice by one reproduce.sh run, one commit and host, 4 forks
+        each, every fork of one above every fork of the other (1.39×). Two folders are two sweeps: the U test
+        finds the difference (p = 2/C(8,4)), but it lies within what two sweeps of one commit were seen to
+        differ (SWEEP_FACTOR), so no "slower"; the same difference beyond it is a verdict."""
+        import compare
+        a = synthetic_run(self.tmp / "a", repetitions=4)
+        b = synthetic_run(self.tmp / "b", repetitions=4)
+        scale_values(b, 1.39)
+        p, got = compare_csv(a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = got["native/create/N=10/P=1"]
+        self.assertLess(float(r["p_value"]), 0.05)
+        self.assertNotIn(r["verdict"], ("slower", "faster"))
+        self.assertEqual(r["verdict"], compare.MOMENT.format(f=compare.SWEEP_FACTOR))
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 0)
+        t = run("compare.py", a, b).stdout
+        self.assertIn("two sweeps", t)
+        self.assertIn("--paired", t)
+        # Beyond the between-sweep level it is a verdict; --sweep-factor sets the level (1: none).
+        scale_values(b, 3.0 / 1.39)
+        _, got = compare_csv(a, b)
+        self.assertEqual(got["native/create/N=10/P=1"]["verdict"], "slower")
+        scale_values(b, 1.39 / 3.0)
+        _, got = compare_csv(a, b, "--sweep-factor", "1.2")
+        self.assertEqual(got["native/create/N=10/P=1"]["verdict"], "slower")
+        self.assertEqual(run("compare.py", a, b, "--sweep-factor", "0.5").returncode, 2)
+        self.assertEqual(run("compare.py", a, "--backends", "pthreads", "native", "--sweep-factor", "2").returncode, 2)
+        # One sweep, two backends: no between-sweep level enters (their forks interleave by round).
+        _, one = compare_csv(b, "--backends", "pthreads", "native")
+        self.assertEqual(one["create/N=10/P=1"]["verdict"], "faster")
+
     def test_runs_that_differ_say_slower_and_faster(self):
         a = synthetic_run(self.tmp / "a", repetitions=4)
         b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.2)  # every timed iteration 20 % slower; the spread within a point is +-2 %
-        p, got = compare_csv(a, b)
+        p, got = compare_csv(a, b, "--sweep-factor", "1")  # assume no between-sweep level (a user's own choice)
         self.assertEqual(p.returncode, 0, p.stderr)
         r = got["native/create/N=10/P=1"]
         self.assertEqual(r["verdict"], "slower")
@@ -363,21 +395,21 @@ class CompareUTest(TempDirCase):
         self.assertLess(float(r["ratio_lo"]), 1.2)
         self.assertGreater(float(r["ratio_hi"]), 1.2)
         self.assertEqual({x["verdict"] for x in got.values() if x["state"] == "ok"}, {"slower"})
-        _, back = compare_csv(b, a)
+        _, back = compare_csv(b, a, "--sweep-factor", "1")
         self.assertEqual(back["native/create/N=10/P=1"]["verdict"], "faster")
-        t = run("compare.py", a, b)
+        t = run("compare.py", a, b, "--sweep-factor", "1")
         self.assertRegex(t.stdout, r"native/create/N=10/P=1 +71\.27 \([^)]+\) +85\.53 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
                                    r"+4v4 +0\.0[23]\d+ +slower\n")
         self.assertIn("Mann–Whitney U", t.stdout)
-        self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 3)
-        self.assertEqual(run("compare.py", b, a, "--fail-on-slower").returncode, 0)
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--sweep-factor", "1").returncode, 3)
+        self.assertEqual(run("compare.py", b, a, "--fail-on-slower", "--sweep-factor", "1").returncode, 0)
 
     def test_runs_that_do_not_differ_say_no_significant_difference(self):
         a = synthetic_run(self.tmp / "a", repetitions=4)
         b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.001)  # well inside the +-2 % spread: not a real difference
         scale_values(b, 1.2 / 1.001, point="native/create/N=100/P=1")  # ... except this point
-        p, got = compare_csv(a, b)
+        p, got = compare_csv(a, b, "--sweep-factor", "1")
         self.assertEqual(p.returncode, 0, p.stderr)
         for point, r in got.items():
             if r["state"] != "ok":
@@ -386,7 +418,8 @@ class CompareUTest(TempDirCase):
             self.assertEqual(r["verdict"], want, point)
         self.assertGreater(float(got["native/create/N=10/P=1"]["p_value"]), 0.05)
         self.assertAlmostEqual(float(got["native/create/N=10/P=1"]["ratio"]), 1.001, places=9)
-        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--workload", "create").returncode, 3)
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--workload", "create", "--sweep-factor", "1")
+                         .returncode, 3)
         self.assertEqual(run("compare.py", a, a, "--fail-on-slower").returncode, 0)
 
     def test_two_backends_in_one_folder_and_cold(self):

@@ -79,7 +79,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .stats import (MIN_FORKS_ONE, MIN_FORKS_TWO, diff_ci, fmt_ci, fmt_ratio, fmt_value, fork_labels, fork_shortfall,
+from .stats import (MIN_FORKS_ONE, MIN_FORKS_TWO, coverage_pct, diff_ci, fmt_ci, fmt_ratio, fmt_value, fork_labels, fork_shortfall,
                     forks_why, median_ci, n_forks, percentile_interval, rank_corr_ci, rank_corr_perm_p, ratio_ci,
                     sides_resampled, u_test, with_forks)
 
@@ -1191,16 +1191,37 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
                 cells.append(fmt_ratio(*ratio_ci(s0, sk), forks=f) if transform == "ratio_to_first"
                              else fmt_ci(*diff_ci(s0, sk), forks=f))
             else:
-                sk = with_forks(sok[k].dropna(), sok)
-                forks_seen.append(n_forks(sk))
-                cells.append(fmt_ci(*median_ci(sk), forks=forks_seen[-1]))
+                parts = []
+                for sf in _sweeps(sok):  # one point measured by two sweeps: each its own, never pooled
+                    sk = with_forks(sf[k].dropna(), sf)
+                    forks_seen.append(n_forks(sk))
+                    parts.append(fmt_ci(*median_ci(sk), forks=forks_seen[-1]))
+                cells.append(_sweeps_cell(parts))
         lines.append(f"| {fmt_value(v) if v is not None else ''} | " + "".join(f"{_param_text(cv)} | " for cv in combo)
                      + " | ".join(cells) + " |")
     what = {"ratio_to_first": f"{metric.replace('counter.', '')} relative to the smallest {x}: median ratio",
             "diff_to_first": f"{metric.replace('counter.', '')} minus its value at the smallest {x}: median difference"
             }.get(transform, f"{unit}, median")
-    return (f"Ours ({what} (95 % interval), {where}; {_forks_note(forks_seen)}; failed: every run failed; "
-            "–: not run):\n\n" + "\n".join(lines) + "\n")
+    return (f"Ours ({what} (interval over forks: {_coverage_note(forks_seen, transform)}), {where}; "
+            f"{_forks_note(forks_seen)}; a point two sweeps measured shows each sweep apart, never pooled; failed: "
+            "every run failed; –: not run):\n\n" + "\n".join(lines) + "\n")
+
+
+def _sweeps(rows: pd.DataFrame) -> list:
+    """_sweeps — rows split by the results folder (sweep) they came from, in order of first sight. Two sweeps
+    of one point are two moments of the machine (scripts/compare.py, SWEEP_FACTOR): their forks are not one
+    sample, so a table shows each apart instead of a pooled median between two states."""
+    if "folder" not in rows.columns or rows["folder"].nunique() <= 1:
+        return [rows]
+    return [g for _, g in rows.groupby("folder", sort=False)]
+
+
+def _sweeps_cell(parts: list) -> str:
+    """_sweeps_cell — one cell from each sweep's text: the text alone for one sweep, else "a / b (2 sweeps, not
+    pooled)"."""
+    if len(parts) <= 1:
+        return parts[0] if parts else "–"
+    return " / ".join(parts) + f" ({len(parts)} sweeps, not pooled)"
 
 
 def _param_order(v):
@@ -1214,6 +1235,16 @@ def _param_text(v) -> str:
     return fmt_value(n) if isinstance(n, float) else _md(v)
 
 
+def _coverage_note(forks: list, transform=None) -> str:
+    """_coverage_note — what the intervals of a table with these forks per point cover (coopbench.stats)."""
+    if transform:
+        return f"a bootstrap's, 95 % from {MIN_FORKS_TWO} forks a side, marked in the cell when fewer"
+    if forks and min(forks) >= MIN_FORKS_ONE:
+        return f"order statistics, at least {min(coverage_pct(f) for f in forks)} % (exact binomial)"
+    return ("order statistics, exact coverage in the cell where below 95 % (87 % at 4 forks), at least 95 % "
+            "where unmarked")
+
+
 def _forks_note(forks: list) -> str:
     """_forks_note — how many forks the shown points had, and what a 1-fork range is."""
     if not forks:
@@ -1223,6 +1254,14 @@ def _forks_note(forks: list) -> str:
     if lo <= 1:
         txt += " (1 fork: variation within one process only, no interval across processes)"
     return txt
+
+
+def _has_clean(ctx: "Ctx", rows: pd.DataFrame) -> bool:
+    try:
+        ctx.sample(rows, "")
+        return True
+    except CannotTest:
+        return False
 
 
 def table1_section(doc: dict, data: Data) -> str:
@@ -1240,7 +1279,7 @@ def table1_section(doc: dict, data: Data) -> str:
     for row in rows:
         params = parse_params(row["params"])
         cells = []
-        meds = {}
+        meds, at, ctxs = {}, {}, {}
         runs = "–"
         for c in cols:
             claim = {"id": "t1", "quantity": {"workload": row["workload"], "series": "backend", "params": params}}
@@ -1251,25 +1290,40 @@ def table1_section(doc: dict, data: Data) -> str:
                 if p is None:
                     cells.append("failed")
                     continue
-                s = ctx.sample(gg[gg["processors"] == p], c)
-                meds[c] = s
+                gp = gg[gg["processors"] == p]
+                s = ctx.sample(gp, c)
+                meds[c], at[c], ctxs[c] = s, gp, ctx
                 if c == "native":
-                    runs = _runs_of_points(gg[gg["processors"] == p]).split(" (")[0]
+                    runs = _runs_of_points(gp).split(" (")[0]
                     below.append(float(row["native_ms"]) / float(s.median()))
-                cells.append(fmt_value(float(s.median())) + (f" (P={p})" if c in ("native", "pthreads") else ""))
+                # one point measured by two sweeps (reproduce.sh's apps and implicit-news both run tokio's
+                # news): each sweep's median apart, never one pooled between two moments of the machine
+                per = [float(ctx.sample(sf, c).median()) for sf in _sweeps(gp) if _has_clean(ctx, sf)]
+                cells.append(_sweeps_cell([fmt_value(v) for v in per] or [fmt_value(float(s.median()))])
+                             + (f" (P={p})" if c in ("native", "pthreads") else ""))
             except CannotTest:
                 cells.append("–")
         for v in meds.values():
             forks_seen.append(n_forks(v))
-        r = (fmt_ratio(*ratio_ci(meds["pthreads"], meds["native"]), forks=min(n_forks(meds["pthreads"]), n_forks(meds["native"])))
-             if "native" in meds and "pthreads" in meds else "–")
+        r = "–"
+        if "native" in meds and "pthreads" in meds:
+            # the ratio within each sweep that ran both (a ratio of two sweeps' moments is no comparison)
+            ra = {str(g["folder"].iloc[0]) if "folder" in g.columns else "": g for g in _sweeps(at["pthreads"])}
+            rb = {str(g["folder"].iloc[0]) if "folder" in g.columns else "": g for g in _sweeps(at["native"])}
+            parts = []
+            for f in [f for f in rb if f in ra and _has_clean(ctxs["native"], rb[f]) and _has_clean(ctxs["pthreads"], ra[f])]:
+                a_, b_ = ctxs["pthreads"].sample(ra[f], "pthreads"), ctxs["native"].sample(rb[f], "native")
+                parts.append(fmt_ratio(*ratio_ci(a_, b_), forks=min(n_forks(a_), n_forks(b_))))
+            r = _sweeps_cell(parts) if parts else "– (in different sweeps)"
         out.append(f"| {row['row']} | {row['benchmark']} ({row['params'].replace(';', ', ')}) | {float(row['native_ms']):,.0f} | "
                    f"{float(row['linux_ms']):,.0f} | {float(row['windows_ms']):,.0f} | " + " | ".join(cells)
                    + f" | {r} | {float(row['native_ms']) / float(row['linux_ms']):.2f}× | {runs} |")
     why_abs = doc.get("table1_absolute", "")
     span = (f"The paper's Native times are {min(below):.2g}× to {max(below):,.0f}× ours. " if below else "")
     return ("The paper's ms (64 cores) beside our medians in ms at the largest P each system ran; the ratio with "
-            f"its 95 % interval (hierarchical bootstrap over forks; {_forks_note(forks_seen)}). Our parameters are the "
+            f"its bootstrap interval (hierarchical over forks, 95 % from {MIN_FORKS_TWO} forks a side, marked when fewer; "
+            f"{_forks_note(forks_seen)}; a point two sweeps measured shows each sweep's value apart, never pooled). "
+            "Our parameters are the "
             "paper's where the run used the paper plan (the sizes above). \"our runs\": warm medians leave out each "
             "fork's first run (a fork's first run carries the program's one-time start-up costs); cold single runs are one "
             "run per fresh process. " + span + why_abs + " Only the ratios (the last two number columns) are compared."
@@ -1479,7 +1533,7 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
         shown_files |= {rel for rel, _ in links}
         L += [""]
     L += ["## Claims", "",
-          "| id | figure (section) | the paper says | rule | ours (95 % interval) | verdict | why |",
+          "| id | figure (section) | the paper says | rule | ours (interval) | verdict | why |",
           "|---|---|---|---|---|---|---|"]
     for c, v in zip(doc["claims"], verdicts):
         note = (c.get("needs") or {}).get("note", "")

@@ -1036,12 +1036,23 @@ def test_exists(entry: dict, root: Path = ROOT) -> bool:
     return entry.get("test") is None or entry["test"] in f.read_text(errors="replace")
 
 
-def predictions(doc: dict, calibration: Path | None = None, measured: Path | None = None) -> list[dict]:
+def _cpu(c: str) -> str:
+    """_cpu — a cpu_id's processor part ("family 23 model 1"), without stepping, clock and cache."""
+    m = re.match(r"\s*(family \d+ model \d+)", str(c or ""))
+    return m.group(1) if m else str(c or "").split(",")[0].strip()
+
+
+def predictions(doc: dict, calibration: Path | None = None, measured: Path | None = None,
+                data: "Data | None" = None, run_cpus: list | None = None) -> list[dict]:
     """predictions — the P=64 predictions of scripts/scaling_model.py for the doc's "predictions" entries.
 
     Inputs: the calibration (docs/scaling-model/line_cost.txt) and the measured P=1 switch
     points (docs/scaling-model/measured), both from one host, as scaling_model.py uses them.
-    An entry without a model column gets "no prediction".
+    An entry without a model column gets "no prediction". With the report's runs (run_cpus: their
+    cpu_ids; data: their rows) a prediction is withdrawn — "not testable here: <why>" in `withdrawn` —
+    when the calibration host's processor is not the runs' (docs/scaling-model.md: calibrate on the
+    machine the prediction is for), or when its floor (the model's "at least", valid at every P > 1) is
+    broken by the runs' own measurement of the same quantity at a P > 1.
     """
     import sys
     entries = doc.get("predictions") or []
@@ -1076,6 +1087,14 @@ def predictions(doc: dict, calibration: Path | None = None, measured: Path | Non
                   f"(line transfer {t_x:.1f} ns)")
     except (OSError, ValueError, KeyError, ImportError) as e:
         source = f"scaling model unavailable: {e}"
+    cal_cpu = ""
+    try:
+        cal_cpu = _cpu(json.loads((measured / "context.json").read_text()).get("cpu_id", ""))
+    except (OSError, ValueError, AttributeError):
+        pass
+    runs = sorted({_cpu(c) for c in (run_cpus or []) if c})
+    if model and cal_cpu:
+        source += f"; calibration host: {cal_cpu}" + (f", the runs': {', '.join(runs)}" if runs else "")
     out = []
     for e in entries:
         res = model(e["model_column"], e["P"]) if (model and e.get("model_column")) else None
@@ -1094,8 +1113,34 @@ def predictions(doc: dict, calibration: Path | None = None, measured: Path | Non
             off = f"{v / pv:.2f}× the paper's"
         else:
             off = "the paper prints no number (figure only)"
-        out.append(dict(e, predicted=v, off=off, source=source))
+        why = []
+        if res and runs and cal_cpu and runs != [cal_cpu]:
+            why.append(f"the model is calibrated on {cal_cpu}, these runs ran on {', '.join(runs)} (a line transfer "
+                       "differs between processors; calibrate on the runs' host)")
+        low = _floor_broken(data, e, res["serial_bound_ns"]) if (bound and data is not None) else ""
+        if low:
+            why.append(f"its floor, at least {fmt_value(res['serial_bound_ns'])} ns at every P > 1, is broken by these "
+                       f"runs' own {low}")
+        withdrawn = "not testable here: " + "; and ".join(why) if why else ""
+        out.append(dict(e, predicted=v, off=off, source=source, withdrawn=withdrawn))
     return out
+
+
+def _floor_broken(data: "Data", entry: dict, floor: float) -> str:
+    """_floor_broken — "" or the runs' measurement below the model's floor: the backend the entry's model column
+    models (native_ns: native; ws_ns: native-ws), workload switch with T >= 10, any P > 1, warm median."""
+    backend = {"native_ns": "native", "ws_ns": "native-ws"}.get(entry.get("model_column", ""))
+    df = data.df
+    if not backend or df.empty or "param.T" not in df.columns:
+        return ""
+    g = df[(df["backend"] == backend) & (df["workload"] == "switch") & (df["processors"] > 1)
+           & (pd.to_numeric(df["param.T"], errors="coerce") >= 10)]
+    g = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~_noisy(g)]
+    if g.empty:
+        return ""
+    meds = g.groupby(["processors", "param.T"])["value"].median()
+    (p, t), low = meds.idxmin(), float(meds.min())
+    return f"{backend} switch at P={int(p)}, T={int(float(t))}: {fmt_value(low)} ns" if low < floor else ""
 
 
 # ----------------------------------------------------------------------------- the report
@@ -1557,7 +1602,7 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             L.append(f"| {e['id']} | {_md(e['where'])} | {_md(e['text'])} | {'<br>'.join(shown)} |")
     else:
         L.append("None found for this paper.")
-    preds = predictions(doc)
+    preds = predictions(doc, data=data, run_cpus=[(r.context or {}).get("cpu_id", "") for r in results])
     L += ["", "## Predictions at P = 64" + (" (a model calibrated on this machine, not the paper's), marked predicted"
                                           if preds else ""), ""]
     if preds:
@@ -1571,7 +1616,9 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             pv = "see Table 1" if pv == "table1.csv" else (fmt_value(pv) if isinstance(pv, (int, float)) else "no number printed")
             pr = (("≥ " if p.get("bound") else "") + f"{fmt_value(p['predicted'])} (predicted"
                   + (f"; {p['bound']}" if p.get("bound") else "") + ")") if p["predicted"] is not None else "no prediction"
-            L.append(f"| {p['figure']} | {_md(p['quantity'])} | {pv} | {pr} | {p['off']} |")
+            if p.get("withdrawn"):  # the model's number stays visible, struck, beside why it is no prediction
+                pr = f"~~{pr}~~ {p['withdrawn']}"
+            L.append(f"| {p['figure']} | {_md(p['quantity'])} | {pv} | {_md(pr)} | {'–' if p.get('withdrawn') else p['off']} |")
     else:
         L.append("The paper gives no 64-core numbers to predict.")
     text = "\n".join(L) + "\n"

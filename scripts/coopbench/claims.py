@@ -121,6 +121,8 @@ class Verdict:
             return f"{HOLDS} (by a system limit checked before running, not a measurement)"
         if self.status == CANNOT:
             m = re.search(r"^needs (\d+) cores", self.why)
+            if k in ("regime", "definition"):
+                return UNTESTABLE + KINDS[k]
             return f"{CANNOT}: " + (f"needs {m.group(1)} cores" if m else KINDS[k])
         return self.status
 
@@ -131,6 +133,8 @@ class Verdict:
 # of the run (more forks would decide); missing or noisy points are limits of the data.
 KINDS = {
     "cores": "needs the paper's processor count",
+    "regime": "the claim's regime does not occur or the metric cannot show it",
+    "definition": "a definition, not a claim",
     "counterpart": "the paper's system has no counterpart here",
     "forks": "too few forks",
     "straddles": "the interval straddles the threshold",
@@ -142,6 +146,8 @@ KINDS = {
 # The same kinds as the summary counts them ("3 with too few forks").
 KINDS_COUNTED = {
     "cores": "needing the paper's processor count",
+    "regime": "whose regime does not occur here or whose metric cannot show it",
+    "definition": "that are definitions, not claims",
     "counterpart": "without a counterpart of the paper's system",
     "forks": "with too few forks",
     "straddles": "whose interval straddles the threshold",
@@ -150,6 +156,7 @@ KINDS_COUNTED = {
     "noisy": "measured only on a busy machine",
     "unreadable": "whose data the rule could not read",
 }
+UNTESTABLE = "not testable here: "  # needs.untestable: the claim's regime or metric, not the run, rules it out
 REFUSAL_PREFIX = "system limit: "  # harness/runner.hpp kRefusalPrefix: a fork refused before it ran
 
 
@@ -161,6 +168,8 @@ def outcome_kind(status: str, why: str) -> str:
         return "refused" if "checked before running" in why else ""
     if re.search(r"^needs \d+ cores", why):
         return "cores"
+    if why.startswith(UNTESTABLE):
+        return "definition" if why.startswith(UNTESTABLE + "a definition") else "regime"
     if "no counterpart" in why:
         return "counterpart"
     if re.search(r"\d+ forks?, need \d+", why):
@@ -987,6 +996,12 @@ RULES = {
 def evaluate(claim: dict, data: Data, backends: dict | None = None) -> Verdict:
     """evaluate — the verdict of one claim on the data (never raises for data problems)."""
     cid = claim["id"]
+    untestable = (claim.get("needs") or {}).get("untestable")
+    if untestable:
+        # The claim's regime does not occur in this harness, or the metric cannot show its effect, whatever
+        # the run (a "holds" or "does not hold" there would be vacuous), or the sentence is a definition:
+        # counted apart from the run's own limits (Figure 5's core gate is the same reasoning for a machine).
+        return Verdict(cid, CANNOT, "", UNTESTABLE + untestable)
     need = int((claim.get("needs") or {}).get("min_cores") or 1)
     if data.cores < need:
         return Verdict(cid, CANNOT, "", f"needs {need} cores; this run used at most {data.cores}")

@@ -137,6 +137,8 @@ def _cell(st, which: str, status: str = "ok", best: bool = False) -> str:
     """One table cell: "median (lo–hi)" (bold when the best of its row), "failed" or "refused" without an ok run,
     marked when the point was noisy."""
     n = st[f"n_{which}"]
+    if which == "warm" and n and not st["has_warm"]:  # one cold run per fork: shown in the cold table only
+        return "cold only" + (f" {NOISY_MARK}" if st["noisy"] else "")
     if n == 0:
         text = status if status != "ok" else ("failed" if st["n_failed"] else "–")
     else:
@@ -151,7 +153,7 @@ def _best_columns(stats: dict, which: str, higher: bool, group_of) -> set:
     the highest for a rate (higher is better); none when only one column ran."""
     best = {}
     for col, (st, _) in stats.items():
-        m = st[f"{which}_median"] if st[f"n_{which}"] else float("nan")
+        m = st[f"{which}_median"] if st[f"n_{which}"] and (which != "warm" or st["has_warm"]) else float("nan")
         if m != m:
             continue
         g = group_of(col)

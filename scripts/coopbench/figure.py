@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after selecting the Agg backend)
 import pandas as pd  # noqa: E402
 
-from .stats import LEVEL, ONE_FORK, coverage, coverage_pct, summarize  # noqa: E402
+from .stats import LEVEL, ONE_FORK, coverage, coverage_pct, is_cold_only, summarize  # noqa: E402
 from .style import backend_style, caption, compact_number  # noqa: E402
 
 
@@ -148,7 +148,8 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     pending_failed = []  # (x, series key, style) — placed once the y range is known
     all_medians = []
     bands = []  # (x, y) corners of the interval bands, so that the axis limits include them
-    both = cold and which == "warm" and bool((d["iteration"] > 0).any())  # a cold line only where warm differs
+    has_warm = which == "warm" and bool((d["iteration"] > 0).any())
+    both = cold and has_warm  # a cold line only where warm differs
     # Lines of one backend that differ by another parameter (K, T, ...) share its colour: they
     # get a line style of their own (a marker of their own when P already takes the styles).
     extra = [i for i, c in enumerate(cols) if c.startswith("param.")]
@@ -169,7 +170,9 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         if "host" in cols:  # the backend's colour, a marker per host
             style["marker"] = _HOST_MARKERS[hosts.index(key[cols.index("host")]) % len(_HOST_MARKERS)]
         s = summarize(g, x, which).sort_values(x)
-        ok = s[s["n_ok"] > 0]
+        # A point that ran only iteration 0 per fork is cold: never on a warm line where the folder has warm
+        # iterations (it is on the cold line when one is drawn; figure_note counts it).
+        ok = s[(s["n_ok"] > 0) & ~(s["cold_only"].astype(bool) & has_warm)]
         name = _series_name(cols, key)
         _draw_series(ax, x, ok, name + (" warm" if both else ""), style, bands, all_medians)
         if both:
@@ -487,6 +490,11 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
                 bands += f"; where a point had 1 fork, {ONE_FORK}"
     noisy = df[df["noisy"]]["point"].nunique()
     tail = f"; {noisy} noisy point(s) (machine busy; marked in report.md)" if noisy else ""
+    if bool((df["iteration"] > 0).any()):
+        cold_only = sum(is_cold_only(g) for _, g in df.groupby("point"))
+        if cold_only:
+            tail += (f"; {cold_only} point(s) ran one cold run per fork (iteration 0) and no warm iteration: not on the "
+                     "warm lines" + (", on the cold ones" if cold else " (report.md's cold table has them)"))
     return on + what + bands + "; × marks a failed point" + tail
 
 

@@ -477,9 +477,23 @@ def failed_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def warm_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
-    """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork."""
+    """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork.
+
+    Iteration 0 is the cold run of a fresh process: a fork that ran later iterations (W = 0, I > 1) gives
+    only those; a fork whose only run is iteration 0 (W = 0, I = 1; a folder of schema version 1) keeps it,
+    and is_cold_only tells a caller that such a sample is cold, not warm."""
     sub = g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()]
+    if len(sub) and "iteration" in sub.columns and (sub["iteration"] == 0).any() and (sub["iteration"] > 0).any():
+        later = sub.groupby(fork_labels(sub).to_numpy())["iteration"].transform("max").to_numpy() > 0
+        sub = sub[~((sub["iteration"].to_numpy() == 0) & later)]
     return pd.Series(sub[column].to_numpy(dtype=float), index=fork_labels(sub), name=column)
+
+
+def is_cold_only(g: pd.DataFrame) -> bool:
+    """is_cold_only — True when the timed rows of g (ok, phase measure) are all iteration 0: one cold run per
+    fork and no warm iteration, so a "warm" line or cell drawn from them would show cold runs as warm."""
+    sub = g[(g["status"] == "ok") & (g["phase"] == "measure")]
+    return bool(len(sub)) and bool((sub["iteration"] == 0).all())
 
 
 def timed_forks(g: pd.DataFrame, column: str = "value") -> list:
@@ -511,11 +525,12 @@ def summarize(df: pd.DataFrame, x: str, which: str = "warm") -> pd.DataFrame:
     which: "warm" (timed iterations of all forks, the default) or "cold" (iteration 0 of
     each fork). Columns: backend, processors, <x>, median, lo, hi, min, max, n_ok, forks
     (forks with an ok value: 1 means lo–hi is the variation within one process only),
-    n_failed (failed rows), reason (first failure reason), noisy (any fork noisy).
+    n_failed (failed rows), reason (first failure reason), noisy (any fork noisy), cold_only (warm: the
+    point ran only iteration 0 per fork, so its "warm" value is cold; is_cold_only).
     A point is 'failed' for plotting when n_ok is 0.
     """
     keys = ["backend", "processors", x]
-    cols = keys + ["median", "lo", "hi", "min", "max", "n_ok", "forks", "n_failed", "reason", "noisy"]
+    cols = keys + ["median", "lo", "hi", "min", "max", "n_ok", "forks", "n_failed", "reason", "noisy", "cold_only"]
     d = df.dropna(subset=[x]) if x in df.columns else df.iloc[0:0]
     if d.empty:
         return pd.DataFrame(columns=cols)
@@ -530,6 +545,7 @@ def summarize(df: pd.DataFrame, x: str, which: str = "warm") -> pd.DataFrame:
             "min": ok.min() if len(ok) else math.nan, "max": ok.max() if len(ok) else math.nan,
             "n_ok": int(len(ok)), "forks": n_forks(ok), "n_failed": int(len(bad)),
             "reason": reasons[0] if reasons else "", "noisy": bool(g["noisy"].any()),
+            "cold_only": which == "warm" and is_cold_only(g),
         })
     return pd.DataFrame(rows, columns=cols)
 

@@ -593,6 +593,44 @@ class ReportAndFigureTest(TempDirCase):
         self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 1 of 3: fork 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
         self.assertIn("hierarchical bootstrap", report)
 
+    def test_a_point_that_ran_only_cold_is_never_drawn_as_warm(self):
+        """The quick plan's switch T=1000 points ran W = 0, I = 1: one cold run per fork. In a folder whose other
+        points have warm iterations, such a point must not sit on a warm line or in the warm table as a warm
+        value; and a fork with W = 0, I > 1 gives its later iterations as warm, not its cold iteration 0."""
+        d = synthetic_run(self.tmp / "mixed", backends=("native",))
+        cold_point = "native/create/N=1000/P=1"
+        with open(d / "results.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        kept = []
+        for r in rows:
+            if r["point"] == cold_point:
+                if r["iteration"] != "0":
+                    continue
+                r["phase"] = "measure"  # W = 0, I = 1: iteration 0 is the one timed run
+            kept.append(r)
+        with open(d / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+            w.writeheader()
+            w.writerows(kept)
+        res = cr.load(d)
+        g = res.df[res.df["point"] == cold_point]
+        self.assertTrue(stats.is_cold_only(g))
+        s = stats.summarize(res.df[res.df["workload"] == "create"], "param.N")
+        self.assertEqual(s[s["cold_only"]]["param.N"].tolist(), [1000])
+        note = cr.figure_note(res.df[res.df["workload"] == "create"], cold=True)
+        self.assertIn("1 point(s) ran one cold run per fork (iteration 0) and no warm iteration: not on the warm lines",
+                      note)
+        import plot
+        tables = plot.median_tables(res)
+        warm = tables[tables.index("Warm (timed"):tables.index("Cold (iteration 0")]
+        self.assertRegex(warm, r"\| 1000 \| cold only \|")
+        # W = 0, I = 3: iteration 0 (cold, 3x in the synthetic data) leaves the warm sample
+        g2 = res.df[res.df["point"] == "native/create/N=10/P=1"].copy()
+        g2.loc[g2["iteration"] == 0, "phase"] = "measure"
+        self.assertEqual(len(stats.warm_sample(g2)), len(stats.warm_sample(res.df[res.df["point"] ==
+                                                                                   "native/create/N=10/P=1"])))
+        self.assertEqual(len(stats.cold_sample(g2)), 3)
+
     def test_merged_hosts_are_not_pooled(self):
         """A merged sweep: the same point id from two hosts gets a cell per host, each from its own rows."""
         d = synthetic.make_results(self.tmp / "merged", backends=("native",), processors=(1,), workloads={"create"})

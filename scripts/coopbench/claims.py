@@ -142,6 +142,7 @@ KINDS = {
     "missing": "points missing or failed",
     "noisy": "measured only on a busy machine",
     "unreadable": "the rule could not read the data",
+    "sweeps": "a point measured by two sweeps (not pooled)",
 }
 # The same kinds as the summary counts them ("3 with too few forks").
 KINDS_COUNTED = {
@@ -155,6 +156,7 @@ KINDS_COUNTED = {
     "missing": "with points missing or failed",
     "noisy": "measured only on a busy machine",
     "unreadable": "whose data the rule could not read",
+    "sweeps": "resting on a point two sweeps measured",
 }
 UNTESTABLE = "not testable here: "  # needs.untestable: the claim's regime or metric, not the run, rules it out
 REFUSAL_PREFIX = "system limit: "  # harness/runner.hpp kRefusalPrefix: a fork refused before it ran
@@ -182,6 +184,8 @@ def outcome_kind(status: str, why: str) -> str:
         return "noisy"
     if why.startswith("the rule could not read"):
         return "unreadable"
+    if "two sweeps measured" in why:
+        return "sweeps"
     return "missing"
 
 
@@ -386,6 +390,12 @@ class Ctx:
             bad = g[g["status"] != "ok"]
             reason = str(bad["reason"].iloc[0]) if len(bad) else "no rows"
             raise CannotTest(f"missing data: {what} has no ok run ({reason})")
+        if "folder" in clean.columns and clean["folder"].nunique() > 1:
+            # Two sweeps' forks are two moments of the machine (scripts/compare.py, SWEEP_FACTOR), not one
+            # sample: pooled, their interval would lie between two states and a comparison would test the
+            # moments as much as the systems.
+            names = ", ".join(sorted(Path(str(f)).name for f in clean["folder"].unique()))
+            raise CannotTest(f"two sweeps measured {what} ({names}): their forks are not pooled into one sample")
         return with_forks(clean[self.metric], clean)
 
     def enough_forks(self, need: int, *samples) -> None:
@@ -1351,20 +1361,22 @@ def table1_section(doc: dict, data: Data) -> str:
                     cells.append("failed")
                     continue
                 gp = gg[gg["processors"] == p]
-                s = ctx.sample(gp, c)
-                meds[c], at[c], ctxs[c] = s, gp, ctx
+                # one point measured by two sweeps (reproduce.sh's apps and implicit-news both run tokio's
+                # news): each sweep's median apart, never one pooled between two moments of the machine
+                per = [ctx.sample(sf, c) for sf in _sweeps(gp) if _has_clean(ctx, sf)]
+                if not per:
+                    ctx.sample(gp, c)  # raises CannotTest with the reason (noisy, no ok run)
+                s = per[0]
+                meds[c], at[c], ctxs[c] = per, gp, ctx
                 if c == "native":
                     runs = _runs_of_points(gp).split(" (")[0]
                     below.append(float(row["native_ms"]) / float(s.median()))
-                # one point measured by two sweeps (reproduce.sh's apps and implicit-news both run tokio's
-                # news): each sweep's median apart, never one pooled between two moments of the machine
-                per = [float(ctx.sample(sf, c).median()) for sf in _sweeps(gp) if _has_clean(ctx, sf)]
-                cells.append(_sweeps_cell([fmt_value(v) for v in per] or [fmt_value(float(s.median()))])
+                cells.append(_sweeps_cell([fmt_value(float(v.median())) for v in per])
                              + (f" (P={p})" if c in ("native", "pthreads") else ""))
             except CannotTest:
                 cells.append("–")
-        for v in meds.values():
-            forks_seen.append(n_forks(v))
+        for per in meds.values():
+            forks_seen += [n_forks(v) for v in per]
         r = "–"
         if "native" in meds and "pthreads" in meds:
             # the ratio within each sweep that ran both (a ratio of two sweeps' moments is no comparison)

@@ -471,6 +471,19 @@ class CannotTest(unittest.TestCase):
         self.assertEqual(C.evaluate({c["id"]: c for c in C.load_claims("quirk")["claims"]}["figs5-6-waste"],
                                     t.data(cores=64), {}).kind, "definition")
 
+    def test_two_sweeps_of_a_point_are_not_pooled(self):
+        """A side whose forks come from two results folders (two sweeps, two moments of the machine) is not one
+        sample: the claim cannot be tested on it, counted as its own kind, rather than a verdict on a pool."""
+        t = Table().add("w", "a", spread(10)).add("w", "b", spread(30))
+        rows = [dict(r, folder="one") for r in t.rows]
+        rows += [dict(r, folder="two") for r in Table().add("w", "a", spread(14)).rows]
+        data = C.Data(df=pd.DataFrame(rows), cores=2)
+        v = verdict(claim("faster", {"a": "a", "b": "b"}), data)
+        self.assertEqual((v.status, v.kind), (C.CANNOT, "sweeps"), v.why)
+        self.assertIn("two sweeps measured", v.why)
+        one = C.Data(df=pd.DataFrame(rows[:len(t.rows)]), cores=2)
+        self.assertEqual(verdict(claim("faster", {"a": "a", "b": "b"}), one).status, C.HOLDS)
+
     def test_missing_workload_and_backend(self):
         t = Table().add("w", "a", spread(10))
         self.assertIn("no x points", verdict(claim("faster", {"a": "a", "b": "b"}, workload="x"), t.data()).why)

@@ -82,10 +82,10 @@ class PlotTest(TempDirCase):
             self.assertIn(f"### {w}", medians)
         self.assertIn("| N | boostfiber/work_stealing P=1 | boostfiber/work_stealing P=2 | native P=1 |", medians)
         # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition), the three forks are
-        # 0.98, 1, 1.02 times it, and the bootstrap interval of a median of three values is min–max (each end
-        # has a resampled median of probability 7/27 > 2.5 %); pthreads fails at 100k.
-        self.assertRegex(medians, r"\| 1 \| 440 \(431\.2–448\.8\) \| 220 \(215\.6–224\.4\) \| 66 \(64\.68–67\.32\) "
-                                  r"\| 33 \(32\.34–33\.66\) \| 9,900 \(9,702–10,098\) \|")
+        # 0.98, 1, 1.02 times it, and the interval of a median from three forks is min–max, whose exact coverage
+        # 1 - 2·0.5³ = 75 % the cell carries; pthreads fails at 100k.
+        self.assertRegex(medians, r"\| 1 \| 440 \(431\.2–448\.8; 75 %\) \| 220 \(215\.6–224\.4; 75 %\) \| "
+                                  r"66 \(64\.68–67\.32; 75 %\) \| 33 \(32\.34–33\.66; 75 %\) \| 9,900 \(9,702–10,098; 75 %\) \|")
         self.assertRegex(medians, r"\| 100k \| 640 \([^)]+\) \| 320 \([^)]+\) \| 96 \([^)]+\) \| 48 \([^)]+\) "
                                   r"\| failed \| failed \| failed \| failed \|")
         # One run per fork: the cold table alone, said so; no noisy point.

@@ -13,7 +13,7 @@ id without the backend; in a merged folder of several hosts, by id and host: "id
             run per fork, which is its sample either way.
   A, B      median and its confidence interval over forks: the order statistics of the
             forks' medians (coopbench.stats, METHOD), whose exact coverage is printed in the
-            cell from 2-5 forks ("87 %" at 4; at least 95 % from 6 forks, unmarked); a side
+            cell from 2-5 forks ("85 %" at 4; at least 95 % from 6 forks, unmarked); a side
             with 1 fork says "1 fork: within one process" (no interval across processes)
   B/A       ratio of the medians and its 95 % bootstrap interval (both sides resampled
             hierarchically, forks then iterations, independently): "2.50× (2.45–2.55)"; for

@@ -14,7 +14,7 @@ disjoint subsets of k (as many as leave at least k others), and for each subset 
                 then the iterations of each drawn fork (Kalibera and Jones, "Rigorous
                 Benchmarking in Reasonable Time", ISMM 2013);
   order         coopbench.stats.median_ci today: the order-statistic interval of the forks'
-                medians, whose exact coverage (stats.coverage(k): 75 % at 3 forks, 93 % at 5)
+                medians, whose exact coverage (stats.coverage(k): 75 % at 3 forks, 93.75 % at 5)
                 is the label it carries;
 
 and count it covering when it contains the median of all timed iterations of the other forks

@@ -209,7 +209,7 @@ def median_tables(res) -> str:
     """median_tables — per workload: rows = parameter values, columns = backend (× P when several).
 
     Each cell is the median with its interval over forks, "median (lo–hi)", its exact coverage in the cell
-    below 95 % ("median (lo–hi; 87 %)" from 4 forks; a point of 1 fork: "median (lo–hi; 1 fork: within one
+    below 95 % ("median (lo–hi; 85 %)" from 4 forks; a point of 1 fork: "median (lo–hi; 1 fork: within one
     process)", no confidence interval), in bold when it is the best of
     its row among the backends at the same P (lowest; highest for a rate, a unit per second); a workload
     whose forks ran more than one iteration gets a warm table (timed iterations) and a cold

@@ -28,8 +28,8 @@
 #       committed run lists are checked against the built binary).
 #
 # Forks: 6 per point (-r 6), the fewest from which one point's interval covers its median 95 % of
-# the time: the order-statistic interval of k forks' medians covers 1 - 2 * 0.5^k, 87 % at 4 forks,
-# 93 % at 5, 96 % at 6 (coopbench.stats.MIN_FORKS_ONE, order_rank), so the tables' intervals carry
+# the time: the order-statistic interval of k forks' medians covers 1 - 2 * 0.5^k, 87.5 % at 4 forks,
+# 93.75 % at 5, 96.9 % at 6 (coopbench.stats.MIN_FORKS_ONE, order_rank), so the tables' intervals carry
 # no "below 95 %" mark and the rules that read one point's interval (value_within, anticorrelated,
 # shares_match) can decide; a comparison needs 4 a side (a rank test on k forks a side cannot reach
 # a two-sided p below 2/C(2k, k): 0.10 at 3, 0.029 at 4; MIN_FORKS_TWO), and a comparison paired by

@@ -1311,7 +1311,7 @@ def _coverage_note(forks: list, transform=None) -> str:
         return f"a bootstrap's, 95 % from {MIN_FORKS_TWO} forks a side, marked in the cell when fewer"
     if forks and min(forks) >= MIN_FORKS_ONE:
         return f"order statistics, at least {min(coverage_pct(f) for f in forks)} % (exact binomial)"
-    return ("order statistics, exact coverage in the cell where below 95 % (87 % at 4 forks), at least 95 % "
+    return ("order statistics, exact coverage in the cell where below 95 % (85 % at 4 forks), at least 95 % "
             "where unmarked")
 
 

@@ -75,7 +75,11 @@ def labelled(label: str) -> float:
 
 
 class LabelsClaimNoMoreThanMeasured(unittest.TestCase):
-    RUNS = 300
+    # 600 sweeps a fork count: a Monte-Carlo standard error of 1.5 % at 85 %; in this model the order
+    # statistics cover 85.2 % from 4 forks and 95.6 % from 6 (1,500 sweeps), a little under their exact
+    # 87.5 % and 96.9 % (the host's slow state lasts several forks: forks of one point are not quite
+    # independent), which is why labels are rounded down to 5 % (stats.coverage_pct).
+    RUNS = 600
 
     def test_point_intervals(self):
         truth = true_median()
@@ -97,7 +101,7 @@ class LabelsClaimNoMoreThanMeasured(unittest.TestCase):
                                         f"{k} forks, {which}: label '{stats.interval_label(k)}' claims {claimed:.0%}, "
                                         f"measured {got:.1%} ({seen})")
         # A cell of 2-5 forks carries its coverage; from 6 forks it is at least 95 % and says so in the caption.
-        self.assertIn("; 87 %", stats.fmt_ci(10, 9, 11, forks=4))
+        self.assertIn("; 85 %", stats.fmt_ci(10, 9, 11, forks=4))
         self.assertNotIn("%", stats.fmt_ci(10, 9, 11, forks=6))
         print(f"claimed, warm, cold coverage by forks: {seen}", file=sys.stderr)
 
@@ -114,9 +118,10 @@ class LabelsClaimNoMoreThanMeasured(unittest.TestCase):
             else:
                 self.assertEqual(j, 1)
                 self.assertIn("below 95 %", stats.interval_label(k))
-        self.assertEqual(stats.interval_label(4), "87 % interval (4 forks; below 95 %)")
+        self.assertEqual(stats.interval_label(4), "85 % interval (4 forks; below 95 %)")
         self.assertEqual(stats.interval_label(3), "75 % interval (3 forks; below 95 %)")
-        self.assertEqual(stats.interval_label(6), "96 % interval (6 forks)")
+        self.assertEqual(stats.interval_label(6), "95 % interval (6 forks)")
+        self.assertEqual([stats.coverage_pct(k) for k in (2, 3, 4, 5, 6, 10)], [50, 75, 85, 90, 95, 95])
 
     def test_ratio_labels(self):
         self.assertNotIn("95 %", stats.fmt_ratio(1.0, 0.9, 1.1, forks=3).replace("not 95 %", ""))

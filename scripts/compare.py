@@ -203,7 +203,8 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
             f"{cr.MIN_FORKS_TWO} forks a side")
     print(f"A = {a_name}\nB = {b_name}\n" + (f"{note}\n" if note else "") +
           f"sample: {'cold (iteration 0 of each fork)' if which == 'cold' else 'warm (timed iterations of all forks)'}"
-          f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval"
+          f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval "
+          f"(95 % from {cr.MIN_FORKS_TWO} forks a side; a cell from fewer says so)"
           f"\np: {test}\nn: forks A v B (the unit of replication: each a fresh process)", file=out)
     if sweep_factor is not None:
         print(("A and B are two sweeps: each interval covers its own sweep's moment of the machine only. " +

@@ -679,7 +679,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(list(warm.get_xdata()), [1, 10, 100, 1000, 10000, 100000, 1000000])
         np.testing.assert_allclose(cold.get_ydata(), 3 * np.asarray(warm.get_ydata()))  # iteration 0: 3 x
         self.assertGreaterEqual(seen["bands"], 4)  # an interval band per line
-        self.assertIn("interval of the median, hierarchical bootstrap over forks", seen["caption"])
+        self.assertIn("band: 75 % confidence interval of the median over forks", seen["caption"])  # 3 forks
         self.assertIn("cold: iteration 0", seen["caption"])
         self.assertIn("1 noisy point", seen["caption"])
         # One run per fork (a version-1 folder): a single line per backend, not labelled cold/warm.

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -313,6 +314,7 @@ struct RunFlags {
     bool pin = false, quiet = false, dry_run = false, inject_fault = false;
     std::string shard_flag;
     unsigned shard_count = 0;
+    std::string order_seed;  // the points' order in each round (SweepOptions::order_seed); default: random
 };
 
 // add_run_flags — the flags of `coopbench run`. A flag that takes one value may be given once:
@@ -334,6 +336,8 @@ void add_run_flags(CLI::App& run, RunFlags& f) {
                    "iterations for a point whose expected run time exceeds it (default 2)");
     run.add_option("--out,-o", f.out, "result folder (default results/<host>-<UTC timestamp>)");
     run.add_option("--resume", f.resume, "continue the interrupted sweep in this result folder");
+    run.add_option("--order-seed", f.order_seed,
+                   "seed of the points' random order inside each round, kept in sweep.json (default: a random one)");
     run.add_option("--isolation", f.isolation, "process: each point in a child process (default); none: in-process")
         ->check(CLI::IsMember({"process", "none"}));
     run.add_option("--timeout", f.timeout, "seconds a point may take before it is killed and recorded as failed (0: none)");
@@ -404,7 +408,8 @@ SweepOptions resumed_sweep(const CLI::App& run, const RunFlags& f, bool benchmar
     std::vector<std::string> given;
     for (const char* flag : {"--backends", "--workloads", "--plan", "--param", "--processors", "--repetitions",
                              "--warmup", "--iterations", "--budget", "--out", "--isolation", "--timeout",
-                             "--stack-size", "--memory-limit-mb", "--backend-opt", "--pin", "--shard", "--shards"})
+                             "--stack-size", "--memory-limit-mb", "--backend-opt", "--pin", "--shard", "--shards",
+                             "--order-seed"})
         if (run.count(flag) > 0) given.push_back(flag);
     if (benchmark_repetitions) given.push_back("--benchmark_repetitions");
     if (!given.empty()) {
@@ -469,6 +474,9 @@ SweepOptions new_sweep(const CLI::App& run, const RunFlags& f, std::optional<int
                                       ? 0
                                       : size_flag("--memory-limit-mb", f.memory_limit_text, kMaxMemoryLimitMb, "MiB") << 20;
     o.out = f.out.empty() ? std::filesystem::path("results") / (hostname() + "-" + utc_stamp()) : std::filesystem::path(f.out);
+    o.order_seed = run.count("--order-seed") > 0
+                       ? static_cast<std::uint32_t>(count_flag("--order-seed", f.order_seed, 0, 2147483647))
+                       : static_cast<std::uint32_t>(std::random_device{}() & 0x7fffffffU);
     return o;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 
 #include "harness/child_process.hpp"  // interrupt_running_child
 #include "harness/external.hpp"  // external backends' context (their --list answers)
@@ -53,6 +55,7 @@ std::string request_to_json(const SweepOptions& o) {
     j["timeout_seconds"] = o.runner.timeout_seconds;
     j["memory_limit_bytes"] = o.runner.memory_limit_bytes;
     if (!o.shard.is_null()) j["shard"] = o.shard;  // which shard of which sweep (harness/shard.hpp)
+    if (o.order_seed) j["order_seed"] = *o.order_seed;  // the points' order in each round (fork_order)
     return j.dump(2);
 }
 
@@ -77,6 +80,7 @@ SweepOptions request_from_json(const std::string& text) {
     o.runner.timeout_seconds = j.at("timeout_seconds").get<double>();
     o.runner.memory_limit_bytes = j.at("memory_limit_bytes").get<std::size_t>();
     if (j.contains("shard")) o.shard = j["shard"];  // which shard of which sweep (harness/shard.hpp)
+    if (j.contains("order_seed")) o.order_seed = j.at("order_seed").get<std::uint32_t>();
     // The values the command line would have refused (a hand-edited or damaged file).
     auto refuse = [](const std::string& what) { throw std::runtime_error(what); };
     if (r.repetitions < 1 || r.repetitions > 1000000) refuse("repetitions out of range");
@@ -348,7 +352,35 @@ std::vector<Todo> forks_to_measure(const std::vector<Point>& points, int repetit
 // "Verdict stability"). Rounds spread each point's forks over the whole sweep, as Kalibera
 // and Jones ("Rigorous Benchmarking in Reasonable Time", ISMM 2013) randomise or interleave
 // executions, and as coopbench's side-by-side comparisons interleave their rounds.
-std::vector<std::pair<std::size_t, int>> fork_order(const std::vector<Todo>& todo) {
+//
+// With a seed, the points' order inside each round is a random permutation of its own (Kalibera
+// and Jones randomise the order of executions): in one fixed order every point would always
+// follow the same predecessor (its exiting threads, page cache, clock state), a position effect
+// that a comparison paired by round (compare.py --paired) does not cancel; a 2 % effect per slot
+// would make it flag identical backends in 9 % of sweeps of 6 rounds, 22 % of 10 (a simulation in
+// the statistics review). Round k holds every point's fork k, ordered by a hash of (seed, k, the
+// point's id), so the forks a resume has left run in the order the whole sweep would have.
+std::uint64_t order_key(std::uint32_t seed, int rep, const std::string& id) {
+    auto mix = [](std::uint64_t z) {  // splitmix64's finaliser (Steele, Lea and Flood, OOPSLA 2014)
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    };
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the id
+    for (unsigned char c : id) h = (h ^ c) * 0x100000001b3ULL;
+    return mix(h ^ mix((static_cast<std::uint64_t>(seed) << 32) ^ static_cast<std::uint32_t>(rep)));
+}
+
+std::vector<std::pair<std::size_t, int>> fork_order(const std::vector<Todo>& todo, std::optional<std::uint32_t> seed) {
+    if (seed) {
+        std::vector<std::tuple<int, std::uint64_t, std::size_t>> keyed;
+        for (std::size_t i = 0; i < todo.size(); ++i)
+            for (int rep : todo[i].reps) keyed.emplace_back(rep, order_key(*seed, rep, todo[i].point->id()), i);
+        std::sort(keyed.begin(), keyed.end());
+        std::vector<std::pair<std::size_t, int>> order;
+        for (auto& [rep, key, i] : keyed) order.emplace_back(i, rep);
+        return order;
+    }
     std::vector<std::pair<std::size_t, int>> order;
     for (std::size_t round = 0;; ++round) {
         const std::size_t before = order.size();
@@ -498,7 +530,7 @@ Tally run_forks(const SweepOptions& opts, const std::vector<Todo>& todo, const s
     // Each point's line and first noisy fork, kept across the rounds (fork_order).
     std::vector<PointLine> lines(todo.size());
     std::vector<char> said_noisy(todo.size(), 0);
-    for (const auto& [i, rep] : fork_order(todo)) {
+    for (const auto& [i, rep] : fork_order(todo, opts.order_seed)) {
         const Todo& t = todo[i];
         display.fork_starts(*t.point, rep, tally);
         const ForkResult fork = meter.measure_fork(*t.point, rep);

@@ -1,11 +1,13 @@
 // sweep.hpp — the sweep, a plain loop: forks (--repetitions, each a fresh child process) in
-// rounds over the points (every point's first fork, then every point's second, ...: each
-// point's forks spread over the sweep) x (warm-up + measured iterations inside the fork), each
+// rounds over the points (every point's first fork, then every point's second, ..., in a seeded
+// random order inside each round: each point's forks spread over the sweep) x (warm-up + measured iterations inside the fork), each
 // fork's rows handed to the reporters (results.csv/points.jsonl, Google Benchmark's
 // benchmark.json) when it ends.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,6 +28,10 @@ struct SweepOptions {
     // shard: null, or {index, count, sweep_points, sweep_fingerprint, ...} when this run
     // is one shard of a larger sweep (harness/shard.hpp); kept in sweep.json, named in context.json.
     nlohmann::json shard;
+    // order_seed: the seed of the points' order inside each round (fork_order in sweep.cpp), kept in
+    // sweep.json so a resume measures what is left in the same order; none (a folder written before it
+    // existed): every round in the points' own order, as then.
+    std::optional<std::uint32_t> order_seed;
     std::filesystem::path proc_root = "/proc";  // the noise guard's /proc (tests: a fake one)
 };
 

@@ -11,12 +11,13 @@ id without the backend; in a merged folder of several hosts, by id and host: "id
             fork; --cold: iteration 0 of each fork (the first run in a fresh process).
             A folder written before per-iteration rows (schema version 1) has one cold
             run per fork, which is its sample either way.
-  A, B      median and its 95 % interval: a hierarchical bootstrap that resamples the
-            forks, then the iterations of each drawn fork (coopbench.stats, METHOD);
-            a side with 1 fork says "1 fork: within one process" (no interval across
-            processes exists then)
-  B/A       ratio of the medians and its bootstrap interval (both sides resampled so,
-            independently): "2.50× (2.45–2.55)"; for times > 1 means B is slower
+  A, B      median and its confidence interval over forks: the order statistics of the
+            forks' medians (coopbench.stats, METHOD), whose exact coverage is printed in the
+            cell from 2-5 forks ("85 %" at 4; at least 95 % from 6 forks, unmarked); a side
+            with 1 fork says "1 fork: within one process" (no interval across processes)
+  B/A       ratio of the medians and its 95 % bootstrap interval (both sides resampled
+            hierarchically, forks then iterations, independently): "2.50× (2.45–2.55)"; for
+            times > 1 means B is slower; "; 3 forks: not 95 %" below 4 forks a side
   forks     the forks (fresh processes) of each side, "3v3": the unit of replication
   p         two-sided Mann–Whitney U test (scipy.stats.mannwhitneyu) on the forks'
             medians (one value per process), as Google Benchmark's tools/compare.py
@@ -27,6 +28,18 @@ id without the backend; in a merged folder of several hosts, by id and host: "id
             side has fewer than 4 forks: a rank test on k forks a side cannot reach a
             two-sided p below 2/C(2k, k) (0.10 at 3 forks, 0.029 at 4), whatever the
             data; "(noisy)" when a fork of either side ran on a busy machine.
+  across    two folders are two sweeps, each measured at its own moment of the machine: an
+  sweeps    interval covers its own sweep's state only, and the state moves between sweeps
+            by more than any interval shows (the committed folders: 12 points measured in two
+            sweeps of one commit on one host, ratios 0.41-1.61, i.e. up to SWEEP_FACTOR =
+            2.44x apart; reproduce-negele's tokio/news 1.39x with every fork of one sweep
+            above every fork of the other). So with A B a difference is called "faster"/
+            "slower" only when the U test finds it AND the ratio's whole interval lies beyond
+            x--sweep-factor (default 2.44) from 1; a difference inside it reads "across sweeps:
+            a moment effect up to 2.44x is possible" (no verdict). Give --sweep-factor F from
+            your own repeated sweeps of one commit (F = 1 asserts the state did not move); the
+            design that needs no such number is both sides in one sweep, compared with
+            --backends (their forks interleave by round) and --paired.
   --paired  (with --backends) the two backends' forks paired by round: in a sweep whose
             forks run in rounds (every point's first fork, then every point's second, ...),
             repetition k of both backends ran in round k, minutes apart. p is then the
@@ -63,6 +76,15 @@ import pandas as pd  # noqa: E402
 import coopbench as cr  # noqa: E402
 
 TIME_COLUMNS = ("value", "seconds", "cpu_seconds")
+# How far apart one point's medians were in two sweeps of one commit on one host, in the committed
+# folders (results/reference; points with >= 3 non-noisy forks in both): 12 such pairs, ratios 0.41 to
+# 1.61 (apps-paper vs quick, news at P=2: 0.409 for boostfiber/shared_work, i.e. 2.44x), and
+# reproduce-negele's apps vs implicit-news tokio/news 1.39x with every fork of one sweep above every fork
+# of the other. Within-sweep intervals do not contain this level (Kalibera and Jones, ISMM 2013,
+# section 3: each level of a repeated experiment carries its own random effect), so across two folders
+# a verdict needs the ratio's interval beyond it.
+SWEEP_FACTOR = 2.44
+MOMENT = "across sweeps: a moment effect up to {f:.3g}× is possible"
 FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "forks_a", "median_b", "lo_b", "hi_b", "n_b",
           "forks_b", "ratio", "ratio_lo", "ratio_hi", "p_value", "verdict", "state", "noisy", "pairs", "pair_ratio",
           "pair_lo", "pair_hi"]
@@ -84,10 +106,13 @@ def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = Fal
 
 
 def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int = cr.MIN_FORKS_TWO,
-            pairs: int | None = None) -> str:
+            pairs: int | None = None, sweep_factor: float | None = None, ratio_lo: float = math.nan,
+            ratio_hi: float = math.nan) -> str:
     """verdict — "faster"/"slower" (times) or "less"/"more" when p < alpha, else "no significant difference";
     "cannot be tested: N forks, need M" when the side with fewer forks has fewer than MIN_FORKS_TWO (paired:
-    "N pairs, need MIN_PAIRS"). ma, mb: A's and B's medians (paired: 1 and the median per-round ratio)."""
+    "N pairs, need MIN_PAIRS"). ma, mb: A's and B's medians (paired: 1 and the median per-round ratio).
+    sweep_factor (A and B two sweeps): a difference the test finds is a verdict only when the ratio's
+    interval [ratio_lo, ratio_hi] lies wholly beyond ×sweep_factor from 1; else MOMENT (no verdict)."""
     if pairs is not None and pairs < cr.MIN_PAIRS:
         return f"cannot be tested: {pairs} pair{'' if pairs == 1 else 's'}, need {cr.MIN_PAIRS}"
     if pairs is None and forks < cr.MIN_FORKS_TWO:
@@ -96,14 +121,18 @@ def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int
         return "too few runs"
     if p >= alpha:
         return "no significant difference"
+    if sweep_factor is not None and sweep_factor > 1 and not (ratio_lo > sweep_factor or ratio_hi < 1 / sweep_factor):
+        return MOMENT.format(f=sweep_factor)
     if time:
         return "slower" if mb > ma else "faster"
     return "more" if mb > ma else "less"
 
 
-def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True, paired: bool = False) -> pd.DataFrame:
+def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True, paired: bool = False,
+            sweep_factor: float | None = None) -> pd.DataFrame:
     """compare — one row per point of a or b (FIELDS): medians, intervals, ratio, U test (paired: the
-    signed-rank test over the rounds, with the per-round ratios), verdict, state."""
+    signed-rank test over the rounds, with the per-round ratios), verdict, state. sweep_factor: a and b
+    are two sweeps (two folders) and a verdict must clear this between-sweep ratio (verdict())."""
     rows = []
     for key in sorted(set(a) | set(b)):
         sa, sb = a.get(key), b.get(key)
@@ -136,7 +165,8 @@ def compare(a: dict, b: dict, alpha: float = 0.05, time: bool = True, paired: bo
             else:
                 r["p_value"] = cr.u_test(sa[2], sb[2])
                 r["verdict"] = verdict(r["p_value"], r["median_a"], r["median_b"], alpha, time,
-                                       min(r["forks_a"], r["forks_b"]))
+                                       min(r["forks_a"], r["forks_b"]), sweep_factor=sweep_factor,
+                                       ratio_lo=r["ratio_lo"], ratio_hi=r["ratio_hi"])
         rows.append(r)
     m = pd.DataFrame(rows, columns=FIELDS)
     m["pairs"] = m["pairs"].astype("Int64")  # a count (empty when not paired)
@@ -156,11 +186,14 @@ def _tally(g: pd.DataFrame) -> str:
     few = v.astype(str).str.startswith("cannot be tested")
     if few.any():
         parts.append(f"{int(few.sum())} cannot be tested (too few forks)")
+    moment = v.astype(str).str.startswith("across sweeps")
+    if moment.any():
+        parts.append(f"{int(moment.sum())} differ within the between-sweep level (no verdict)")
     return ", ".join(parts) if parts else "none compared"
 
 
 def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: float, out=sys.stdout,
-               note: str = "", paired: bool = False) -> None:
+               note: str = "", paired: bool = False, sweep_factor: float | None = None) -> None:
     """print_text — the comparison as aligned text, one block per workload; note: a line under A and B
     (e.g. that their backend options differ); paired: the rounds column and the signed-rank test's header."""
     test = (f"two-sided Wilcoxon signed-rank test on the rounds' log ratios (forks paired by repetition, i.e. by "
@@ -170,10 +203,18 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
             f"{cr.MIN_FORKS_TWO} forks a side")
     print(f"A = {a_name}\nB = {b_name}\n" + (f"{note}\n" if note else "") +
           f"sample: {'cold (iteration 0 of each fork)' if which == 'cold' else 'warm (timed iterations of all forks)'}"
-          f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval"
+          f"; A, B: {cr.METHOD}\nB/A: ratio of the medians (for times: > 1 means B is slower), bootstrap interval "
+          f"(95 % from {cr.MIN_FORKS_TWO} forks a side; a cell from fewer says so)"
           f"\np: {test}\nn: forks A v B (the unit of replication: each a fresh process)", file=out)
+    if sweep_factor is not None:
+        print(("A and B are two sweeps: each interval covers its own sweep's moment of the machine only. " +
+               (f"A difference is a verdict only beyond ×{sweep_factor:.3g} (--sweep-factor; the default "
+                f"{SWEEP_FACTOR} is the largest ratio between two sweeps of one commit on one host in the committed "
+                "folders); for a verdict without it, run both in one sweep and use --backends X Y --paired."
+                if sweep_factor > 1 else "--sweep-factor 1: the verdicts assume the machine's state did not move "
+                "between the sweeps.")), file=out)
     width = max([len(p) for p in m["point"]] + [5])
-    cols = [("A", 24), ("B", 24), ("B/A", 22)] + ([("rounds", 22)] if paired else []) + [("n", 9), ("p", 7)]
+    cols = [("A", 28), ("B", 28), ("B/A", 22)] + ([("rounds", 22)] if paired else []) + [("n", 9), ("p", 7)]
     for w, g in m.groupby("workload", sort=True):
         units = [u for u in g["unit"] if isinstance(u, str) and u]
         print(f"\n== {w}" + (f" ({units[0]})" if units else ""), file=out)
@@ -193,7 +234,7 @@ def print_text(m: pd.DataFrame, a_name: str, b_name: str, which: str, alpha: flo
                 pr = (f"{r['pair_ratio']:.2f} ({r['pair_lo']:.2f}–{r['pair_hi']:.2f})"
                       if ok and r["pair_ratio"] == r["pair_ratio"] else "-")
                 rounds = f"{pr:>22}  "
-            print(f"{r['point']:<{width}}  {a:>24}  {b:>24}  {ratio:>22}  {rounds}{n:>9}  {p:>7}  {v}", file=out)
+            print(f"{r['point']:<{width}}  {a:>28}  {b:>28}  {ratio:>22}  {rounds}{n:>9}  {p:>7}  {v}", file=out)
         ok = g[g["state"] == "ok"]
         gm = geomean(ok["ratio"])
         print(f"geomean B/A {w}: " + (f"{gm:.3f}" if gm == gm else "-") + f" ({len(ok)} of {len(g)} points matched;"
@@ -208,7 +249,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         description="Per point: B faster, slower or not significantly different from A (Mann–Whitney U test on "
                     "the forks' medians; 4 or more forks a side), with the ratio B/A of the medians and its "
-                    "hierarchical-bootstrap 95%% interval.",
+                    "hierarchical-bootstrap 95%% interval. Two folders are two sweeps: a verdict must also clear "
+                    "the between-sweep level (--sweep-factor).",
         epilog="Exit status: 0 compared; 1 no point measured in both; 2 bad input (not a results folder, unknown "
                "--column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
     ap.add_argument("a", type=Path, help="results folder A (the baseline)")
@@ -221,6 +263,11 @@ def main(argv=None) -> int:
     ap.add_argument("--paired", action="store_true",
                     help="with --backends: pair the two backends' forks by round (repetition) and test with the "
                          "Wilcoxon signed-rank test on the per-round ratios (6 or more rounds)")
+    ap.add_argument("--sweep-factor", type=float, default=None, metavar="F",
+                    help=f"with two folders: the ratio one point's medians can take between two sweeps of the same "
+                         f"code (measure it from your repeated sweeps); a difference is a verdict only beyond it "
+                         f"(default {SWEEP_FACTOR}, the largest seen between two sweeps of one commit on one host in "
+                         f"the committed folders; 1: assume none)")
     ap.add_argument("--cold", action="store_true",
                     help="compare the cold runs (iteration 0 of each fork) instead of the timed iterations")
     ap.add_argument("--alpha", type=float, default=0.05,
@@ -235,6 +282,11 @@ def main(argv=None) -> int:
     if args.paired and not args.backends:
         print("compare.py: --paired pairs two backends of one sweep by round: give --backends X Y", file=sys.stderr)
         return 2
+    if args.sweep_factor is not None and (args.backends or not args.sweep_factor >= 1):
+        print("compare.py: --sweep-factor (>= 1) is for two folders A B, two sweeps" if args.backends else
+              f"compare.py: --sweep-factor must be 1 or more, not {args.sweep_factor}", file=sys.stderr)
+        return 2
+    sweep_factor = None if args.backends else (SWEEP_FACTOR if args.sweep_factor is None else args.sweep_factor)
     if not 0 < args.alpha < 1:
         print(f"compare.py: --alpha must be between 0 and 1, not {args.alpha}", file=sys.stderr)
         return 2
@@ -283,11 +335,13 @@ def main(argv=None) -> int:
         print(f"compare.py: {differing}", file=sys.stderr)
     which = "cold" if args.cold else "warm"
     s = [samples(f, which, args.column, strip_backend=bool(args.backends), rounds=args.paired) for f in frames]
-    m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS, paired=args.paired)
+    m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS, paired=args.paired,
+                sweep_factor=sweep_factor)
     if args.format == "csv":
         m.to_csv(sys.stdout, index=False)
     else:
-        print_text(m, names[0], names[1], which, args.alpha, note=differing, paired=args.paired)
+        print_text(m, names[0], names[1], which, args.alpha, note=differing, paired=args.paired,
+                   sweep_factor=sweep_factor)
     if not (m["state"] == "ok").any():
         print("compare.py: no point measured in both A and B", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ fastest backend and each peer family's best variant (coop, Go, tokio, Boost.Fibe
 to the fastest and that ratio's interval, and the failed, refused and noisy counts; then the run's context,
 every figure (relative links),
 every table, a generic figure for each workload no module knows (value against its first
-swept parameter, a line per backend), tables of every workload's medians with their 95 % intervals over forks
+swept parameter, a line per backend), tables of every workload's medians with their intervals over forks (exact coverage by forks)
 (backends as columns, the best value of each row at its P in bold; warm = timed iterations and cold =
 iteration 0 of each fork; so workloads without a figure module are still shown), the noisy points (measured
 on a busy machine, also marked in the tables), the failed points with their reasons and the refused ones
@@ -137,6 +137,8 @@ def _cell(st, which: str, status: str = "ok", best: bool = False) -> str:
     """One table cell: "median (lo–hi)" (bold when the best of its row), "failed" or "refused" without an ok run,
     marked when the point was noisy."""
     n = st[f"n_{which}"]
+    if which == "warm" and n and not st["has_warm"]:  # one cold run per fork: shown in the cold table only
+        return "cold only" + (f" {NOISY_MARK}" if st["noisy"] else "")
     if n == 0:
         text = status if status != "ok" else ("failed" if st["n_failed"] else "–")
     else:
@@ -151,7 +153,7 @@ def _best_columns(stats: dict, which: str, higher: bool, group_of) -> set:
     the highest for a rate (higher is better); none when only one column ran."""
     best = {}
     for col, (st, _) in stats.items():
-        m = st[f"{which}_median"] if st[f"n_{which}"] else float("nan")
+        m = st[f"{which}_median"] if st[f"n_{which}"] and (which != "warm" or st["has_warm"]) else float("nan")
         if m != m:
             continue
         g = group_of(col)
@@ -199,15 +201,16 @@ def _forks_line(df) -> str:
     txt = f"Forks per point: {lo}" + (f"–{hi}" if hi != lo else "") + "."
     if lo <= 1:
         txt += (f" A point with 1 fork has no interval across processes: its range is the {cr.ONE_FORK.split(': ')[1]} "
-                "(its iterations resampled), marked \"1 fork\" in its cell, never a 95 % interval.")
+                "(its iterations resampled), marked \"1 fork\" in its cell, never a confidence interval.")
     return txt
 
 
 def median_tables(res) -> str:
     """median_tables — per workload: rows = parameter values, columns = backend (× P when several).
 
-    Each cell is the median with its 95 % interval over forks, "median (lo–hi)" (a point of 1
-    fork: "median (lo–hi; 1 fork: within one process)", no 95 % interval), in bold when it is the best of
+    Each cell is the median with its interval over forks, "median (lo–hi)", its exact coverage in the cell
+    below 95 % ("median (lo–hi; 85 %)" from 4 forks; a point of 1 fork: "median (lo–hi; 1 fork: within one
+    process)", no confidence interval), in bold when it is the best of
     its row among the backends at the same P (lowest; highest for a rate, a unit per second); a workload
     whose forks ran more than one iteration gets a warm table (timed iterations) and a cold
     table (iteration 0 of each fork); one whose forks ran once gets the cold table alone.

@@ -27,24 +27,24 @@
 #       starts: a bad run fails in seconds, not after the runs before it (tests/harness: the
 #       committed run lists are checked against the built binary).
 #
-# Forks: 4 per point (-r 4), the fewest with which a comparison can be called at all: a rank
-# test on k forks a side cannot reach a two-sided p below 2/C(2k, k), 0.10 at 3 forks and
-# 0.029 at 4 (coopbench.stats.MIN_FORKS_TWO; with the former 3, every comparison would read
-# "cannot be tested: 3 forks, need 4"). That costs a third more time than 3 did. The runs
-# whose claims read one point's interval (value_within, anticorrelated, shares_match: Marathe's
-# Figure 4, Quirk's units, ParaSail's owner access) take 6 (coopbench.stats.MIN_FORKS_ONE: the
-# best distribution-free 95 % interval of a median from 5 forks covers it only 94 % of the time).
+# Forks: 6 per point (-r 6), the fewest from which one point's interval covers its median 95 % of
+# the time: the order-statistic interval of k forks' medians covers 1 - 2 * 0.5^k, 87.5 % at 4 forks,
+# 93.75 % at 5, 96.9 % at 6 (coopbench.stats.MIN_FORKS_ONE, order_rank), so the tables' intervals carry
+# no "below 95 %" mark and the rules that read one point's interval (value_within, anticorrelated,
+# shares_match) can decide; a comparison needs 4 a side (a rank test on k forks a side cannot reach
+# a two-sided p below 2/C(2k, k): 0.10 at 3, 0.029 at 4; MIN_FORKS_TWO), and a comparison paired by
+# round 6 rounds (MIN_PAIRS). 6 forks cost half as much again as 4 did.
 # COOPBENCH_PRECISION=5% chooses the forks of each run instead, with scripts/plan_precision.py:
 # from a pilot folder (COOPBENCH_PILOT, a folder holding one sub-folder per run as this script
 # writes, default results/reference/reproduce-PAPER), the forks 90 % of the run's points need
 # for that relative half-width of the 95 % interval (Kalibera and Jones's optimal repetition
-# counts), at least 4 and at most what COOPBENCH_BUDGET_MIN minutes per run pay for (default:
-# the run's planned minutes, `--list`, which pay for the 4; a round of forks is costed as a
-# quarter of them).
+# counts), at least the 6 and at most what COOPBENCH_BUDGET_MIN minutes per run pay for (default:
+# the run's planned minutes, `--list`, which pay for the 6; a round of forks is costed as a
+# sixth of them).
 #
-# Planned duration of `all` on a 2-core machine: about 96 minutes (negele 36, marathe 29,
-# quirk 20, parasail 11), estimated from the reference runs' durations (scripts/reference.sh
-# --list) scaled by their number of points and from 3 forks to 4 (or 6). Sizes: the paper's where
+# Planned duration of `all` on a 2-core machine: about 2 hours (negele 55, marathe 33,
+# quirk 20, parasail 11 minutes), estimated from the reference runs' durations (scripts/reference.sh
+# --list) scaled by their number of points and from 3 forks to 6. Sizes: the paper's where
 # they fit (Table 1's parameters, Fig. 7's N up to 10^7, the lock paper's patience and thread counts scaled to
 # the cores here), the quick plan for Figs. 8-9, a 600x600 matrix for Fig. 10 (the paper
 # gives no size), fib k=18 and ddb 300 rounds for Quirk. The processors are this machine's
@@ -69,25 +69,25 @@ runs_of() {
   case "$1" in
     negele)
       local b="native,pthreads,$peers"
-      echo "create|8|-w create -b $b -p N=1,100,1000,10000,100000,1000000,10000000 -P $c -r 4 --timeout 90"
-      echo "micro|7|-w switch,lock-local,lock-global -b $b --plan quick -P $c -r 4 --timeout 60"
+      echo "create|12|-w create -b $b -p N=1,100,1000,10000,100000,1000000,10000000 -P $c -r 6 --timeout 90"
+      echo "micro|11|-w switch,lock-local,lock-global -b $b --plan quick -P $c -r 6 --timeout 60"
       # The paper's program (via=monitor: monitors and mailboxes); the apps' channel variant
       # is the project's own comparison with Go (table_channels), not a claim of the paper.
-      echo "apps|11|-w city,eratosthenes,mandelbrot,news,producer,tokenring -b $b --plan paper -p via=monitor -P $c -r 4 --timeout 120"
-      echo "matrix|4|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 4 --timeout 60"
+      echo "apps|17|-w city,eratosthenes,mandelbrot,news,producer,tokenring -b $b --plan paper -p via=monitor -P $c -r 6 --timeout 120"
+      echo "matrix|6|-w matrix -b native,pthreads,$peers -p N=600 -p M=$(seq -s, 1 $((2 * c))) -P $c -r 6 --timeout 60"
       # the conclusion's quantum-check overhead: the plugin's checks against the same compiler without them
-      echo "implicit|4|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 4 --timeout 120"
+      echo "implicit|6|-w mandelbrot,matrix -b native-clang,native-implicit --plan paper -p M=1 -P $c -r 6 --timeout 120"
       # Table 1's News sentence blames the implicit scheduler calls: the same checks, on News
       # at the paper's parameters (a run of its own: -p M=1 above would change News' M)
       # (News has no `via`: its monitor and mailbox are its only form)
-      echo "implicit-news|2|-w news -b native-clang,native-implicit --plan paper -P $c -r 4 --timeout 120"
+      echo "implicit-news|3|-w news -b native-clang,native-implicit --plan paper -P $c -r 6 --timeout 120"
       ;;
     marathe)
-      echo "fig3|3|-w abortable-lock --plan fig3_scalability -r 4"
+      echo "fig3|5|-w abortable-lock --plan fig3_scalability -r 6"
       # The paper's Figure 4 goes from 30 to 40 threads on 30 processors (up to 4/3 per
       # processor): the claims read T = c to ceil(4c/3); 2c..8c show the figure beyond.
       echo "fig4|22|-w abortable-lock --plan fig4_preemption -p T=$(fig4_threads "$c") -r 6"
-      echo "fig5|4|-w abortable-lock --plan fig5_degradation -r 4"
+      echo "fig5|6|-w abortable-lock --plan fig5_degradation -r 6"
       ;;
     quirk)
       echo "units|20|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads,native-ws -p k=18 -p rounds=300 -p work=0,1000 -P $(seq -s, 1 "$c") -r 6 --timeout 120"

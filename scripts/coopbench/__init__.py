@@ -24,7 +24,7 @@ from .figure import (FIG_WIDTH, add_caption, backend_group, figure_note, fixed_p
 from .load import Results, ResultsError, load
 from .standalone import main as standalone_main, sibling_module, write_table
 from .stats import (FORKS_RULE, METHOD, MIN_FORKS_ONE, MIN_FORKS_TWO, MIN_PAIRS, ONE_FORK, cold_sample, diff_ci,
-                    failed_rows, fmt_ci, fmt_ratio, fmt_value, fork_shortfall, interval_label, median_ci, n_forks,
+                    failed_rows, fmt_ci, is_cold_only, fmt_ratio, fmt_value, fork_shortfall, interval_label, median_ci, n_forks,
                     ok_rows, point_stats, ratio_ci, round_medians, sample, signed_rank_test, summarize, u_test,
                     warm_sample, with_forks)
 from .style import PALETTE, backend_colors, backend_style, caption, compact_number, use_backends
@@ -36,7 +36,7 @@ __all__ = [
     "METHOD", "ONE_FORK", "FORKS_RULE", "MIN_FORKS_ONE", "MIN_FORKS_TWO", "MIN_PAIRS", "median_ci", "ratio_ci", "diff_ci",
     "round_medians", "signed_rank_test",
     "n_forks", "fork_shortfall", "interval_label", "with_forks", "u_test", "point_stats", "summarize", "ok_rows", "failed_rows",
-    "sample", "warm_sample", "cold_sample",
+    "sample", "warm_sample", "cold_sample", "is_cold_only",
     "fmt_value", "fmt_ci", "fmt_ratio",
     "caption", "backend_style", "backend_colors", "use_backends", "PALETTE", "compact_number",
     "save_figure", "plot_lines", "line_figure", "split_series", "backend_group", "series_labels", "legend_entries",

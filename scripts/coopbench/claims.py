@@ -79,7 +79,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .stats import (MIN_FORKS_ONE, MIN_FORKS_TWO, diff_ci, fmt_ci, fmt_ratio, fmt_value, fork_labels, fork_shortfall,
+from .stats import (MIN_FORKS_ONE, MIN_FORKS_TWO, coverage_pct, diff_ci, fmt_ci, fmt_ratio, fmt_value, fork_labels, fork_shortfall,
                     forks_why, median_ci, n_forks, percentile_interval, rank_corr_ci, rank_corr_perm_p, ratio_ci,
                     sides_resampled, u_test, with_forks)
 
@@ -121,6 +121,8 @@ class Verdict:
             return f"{HOLDS} (by a system limit checked before running, not a measurement)"
         if self.status == CANNOT:
             m = re.search(r"^needs (\d+) cores", self.why)
+            if k in ("regime", "definition"):
+                return UNTESTABLE + KINDS[k]
             return f"{CANNOT}: " + (f"needs {m.group(1)} cores" if m else KINDS[k])
         return self.status
 
@@ -131,6 +133,8 @@ class Verdict:
 # of the run (more forks would decide); missing or noisy points are limits of the data.
 KINDS = {
     "cores": "needs the paper's processor count",
+    "regime": "the claim's regime does not occur or the metric cannot show it",
+    "definition": "a definition, not a claim",
     "counterpart": "the paper's system has no counterpart here",
     "forks": "too few forks",
     "straddles": "the interval straddles the threshold",
@@ -138,10 +142,13 @@ KINDS = {
     "missing": "points missing or failed",
     "noisy": "measured only on a busy machine",
     "unreadable": "the rule could not read the data",
+    "sweeps": "a point measured by two sweeps (not pooled)",
 }
 # The same kinds as the summary counts them ("3 with too few forks").
 KINDS_COUNTED = {
     "cores": "needing the paper's processor count",
+    "regime": "whose regime does not occur here or whose metric cannot show it",
+    "definition": "that are definitions, not claims",
     "counterpart": "without a counterpart of the paper's system",
     "forks": "with too few forks",
     "straddles": "whose interval straddles the threshold",
@@ -149,7 +156,9 @@ KINDS_COUNTED = {
     "missing": "with points missing or failed",
     "noisy": "measured only on a busy machine",
     "unreadable": "whose data the rule could not read",
+    "sweeps": "resting on a point two sweeps measured",
 }
+UNTESTABLE = "not testable here: "  # needs.untestable: the claim's regime or metric, not the run, rules it out
 REFUSAL_PREFIX = "system limit: "  # harness/runner.hpp kRefusalPrefix: a fork refused before it ran
 
 
@@ -161,6 +170,8 @@ def outcome_kind(status: str, why: str) -> str:
         return "refused" if "checked before running" in why else ""
     if re.search(r"^needs \d+ cores", why):
         return "cores"
+    if why.startswith(UNTESTABLE):
+        return "definition" if why.startswith(UNTESTABLE + "a definition") else "regime"
     if "no counterpart" in why:
         return "counterpart"
     if re.search(r"\d+ forks?, need \d+", why):
@@ -173,6 +184,8 @@ def outcome_kind(status: str, why: str) -> str:
         return "noisy"
     if why.startswith("the rule could not read"):
         return "unreadable"
+    if "two sweeps measured" in why:
+        return "sweeps"
     return "missing"
 
 
@@ -377,6 +390,12 @@ class Ctx:
             bad = g[g["status"] != "ok"]
             reason = str(bad["reason"].iloc[0]) if len(bad) else "no rows"
             raise CannotTest(f"missing data: {what} has no ok run ({reason})")
+        if "folder" in clean.columns and clean["folder"].nunique() > 1:
+            # Two sweeps' forks are two moments of the machine (scripts/compare.py, SWEEP_FACTOR), not one
+            # sample: pooled, their interval would lie between two states and a comparison would test the
+            # moments as much as the systems.
+            names = ", ".join(sorted(Path(str(f)).name for f in clean["folder"].unique()))
+            raise CannotTest(f"two sweeps measured {what} ({names}): their forks are not pooled into one sample")
         return with_forks(clean[self.metric], clean)
 
     def enough_forks(self, need: int, *samples) -> None:
@@ -987,6 +1006,12 @@ RULES = {
 def evaluate(claim: dict, data: Data, backends: dict | None = None) -> Verdict:
     """evaluate — the verdict of one claim on the data (never raises for data problems)."""
     cid = claim["id"]
+    untestable = (claim.get("needs") or {}).get("untestable")
+    if untestable:
+        # The claim's regime does not occur in this harness, or the metric cannot show its effect, whatever
+        # the run (a "holds" or "does not hold" there would be vacuous), or the sentence is a definition:
+        # counted apart from the run's own limits (Figure 5's core gate is the same reasoning for a machine).
+        return Verdict(cid, CANNOT, "", UNTESTABLE + untestable)
     need = int((claim.get("needs") or {}).get("min_cores") or 1)
     if data.cores < need:
         return Verdict(cid, CANNOT, "", f"needs {need} cores; this run used at most {data.cores}")
@@ -1036,12 +1061,23 @@ def test_exists(entry: dict, root: Path = ROOT) -> bool:
     return entry.get("test") is None or entry["test"] in f.read_text(errors="replace")
 
 
-def predictions(doc: dict, calibration: Path | None = None, measured: Path | None = None) -> list[dict]:
+def _cpu(c: str) -> str:
+    """_cpu — a cpu_id's processor part ("family 23 model 1"), without stepping, clock and cache."""
+    m = re.match(r"\s*(family \d+ model \d+)", str(c or ""))
+    return m.group(1) if m else str(c or "").split(",")[0].strip()
+
+
+def predictions(doc: dict, calibration: Path | None = None, measured: Path | None = None,
+                data: "Data | None" = None, run_cpus: list | None = None) -> list[dict]:
     """predictions — the P=64 predictions of scripts/scaling_model.py for the doc's "predictions" entries.
 
     Inputs: the calibration (docs/scaling-model/line_cost.txt) and the measured P=1 switch
     points (docs/scaling-model/measured), both from one host, as scaling_model.py uses them.
-    An entry without a model column gets "no prediction".
+    An entry without a model column gets "no prediction". With the report's runs (run_cpus: their
+    cpu_ids; data: their rows) a prediction is withdrawn — "not testable here: <why>" in `withdrawn` —
+    when the calibration host's processor is not the runs' (docs/scaling-model.md: calibrate on the
+    machine the prediction is for), or when its floor (the model's "at least", valid at every P > 1) is
+    broken by the runs' own measurement of the same quantity at a P > 1.
     """
     import sys
     entries = doc.get("predictions") or []
@@ -1076,6 +1112,14 @@ def predictions(doc: dict, calibration: Path | None = None, measured: Path | Non
                   f"(line transfer {t_x:.1f} ns)")
     except (OSError, ValueError, KeyError, ImportError) as e:
         source = f"scaling model unavailable: {e}"
+    cal_cpu = ""
+    try:
+        cal_cpu = _cpu(json.loads((measured / "context.json").read_text()).get("cpu_id", ""))
+    except (OSError, ValueError, AttributeError):
+        pass
+    runs = sorted({_cpu(c) for c in (run_cpus or []) if c})
+    if model and cal_cpu:
+        source += f"; calibration host: {cal_cpu}" + (f", the runs': {', '.join(runs)}" if runs else "")
     out = []
     for e in entries:
         res = model(e["model_column"], e["P"]) if (model and e.get("model_column")) else None
@@ -1094,8 +1138,34 @@ def predictions(doc: dict, calibration: Path | None = None, measured: Path | Non
             off = f"{v / pv:.2f}× the paper's"
         else:
             off = "the paper prints no number (figure only)"
-        out.append(dict(e, predicted=v, off=off, source=source))
+        why = []
+        if res and runs and cal_cpu and runs != [cal_cpu]:
+            why.append(f"the model is calibrated on {cal_cpu}, these runs ran on {', '.join(runs)} (a line transfer "
+                       "differs between processors; calibrate on the runs' host)")
+        low = _floor_broken(data, e, res["serial_bound_ns"]) if (bound and data is not None) else ""
+        if low:
+            why.append(f"its floor, at least {fmt_value(res['serial_bound_ns'])} ns at every P > 1, is broken by these "
+                       f"runs' own {low}")
+        withdrawn = "not testable here: " + "; and ".join(why) if why else ""
+        out.append(dict(e, predicted=v, off=off, source=source, withdrawn=withdrawn))
     return out
+
+
+def _floor_broken(data: "Data", entry: dict, floor: float) -> str:
+    """_floor_broken — "" or the runs' measurement below the model's floor: the backend the entry's model column
+    models (native_ns: native; ws_ns: native-ws), workload switch with T >= 10, any P > 1, warm median."""
+    backend = {"native_ns": "native", "ws_ns": "native-ws"}.get(entry.get("model_column", ""))
+    df = data.df
+    if not backend or df.empty or "param.T" not in df.columns:
+        return ""
+    g = df[(df["backend"] == backend) & (df["workload"] == "switch") & (df["processors"] > 1)
+           & (pd.to_numeric(df["param.T"], errors="coerce") >= 10)]
+    g = g[(g["status"] == "ok") & (g["phase"] == "measure") & ~_noisy(g)]
+    if g.empty:
+        return ""
+    meds = g.groupby(["processors", "param.T"])["value"].median()
+    (p, t), low = meds.idxmin(), float(meds.min())
+    return f"{backend} switch at P={int(p)}, T={int(float(t))}: {fmt_value(low)} ns" if low < floor else ""
 
 
 # ----------------------------------------------------------------------------- the report
@@ -1191,16 +1261,37 @@ def figure_table(doc: dict, fig: dict, data: Data) -> str:
                 cells.append(fmt_ratio(*ratio_ci(s0, sk), forks=f) if transform == "ratio_to_first"
                              else fmt_ci(*diff_ci(s0, sk), forks=f))
             else:
-                sk = with_forks(sok[k].dropna(), sok)
-                forks_seen.append(n_forks(sk))
-                cells.append(fmt_ci(*median_ci(sk), forks=forks_seen[-1]))
+                parts = []
+                for sf in _sweeps(sok):  # one point measured by two sweeps: each its own, never pooled
+                    sk = with_forks(sf[k].dropna(), sf)
+                    forks_seen.append(n_forks(sk))
+                    parts.append(fmt_ci(*median_ci(sk), forks=forks_seen[-1]))
+                cells.append(_sweeps_cell(parts))
         lines.append(f"| {fmt_value(v) if v is not None else ''} | " + "".join(f"{_param_text(cv)} | " for cv in combo)
                      + " | ".join(cells) + " |")
     what = {"ratio_to_first": f"{metric.replace('counter.', '')} relative to the smallest {x}: median ratio",
             "diff_to_first": f"{metric.replace('counter.', '')} minus its value at the smallest {x}: median difference"
             }.get(transform, f"{unit}, median")
-    return (f"Ours ({what} (95 % interval), {where}; {_forks_note(forks_seen)}; failed: every run failed; "
-            "–: not run):\n\n" + "\n".join(lines) + "\n")
+    return (f"Ours ({what} (interval over forks: {_coverage_note(forks_seen, transform)}), {where}; "
+            f"{_forks_note(forks_seen)}; a point two sweeps measured shows each sweep apart, never pooled; failed: "
+            "every run failed; –: not run):\n\n" + "\n".join(lines) + "\n")
+
+
+def _sweeps(rows: pd.DataFrame) -> list:
+    """_sweeps — rows split by the results folder (sweep) they came from, in order of first sight. Two sweeps
+    of one point are two moments of the machine (scripts/compare.py, SWEEP_FACTOR): their forks are not one
+    sample, so a table shows each apart instead of a pooled median between two states."""
+    if "folder" not in rows.columns or rows["folder"].nunique() <= 1:
+        return [rows]
+    return [g for _, g in rows.groupby("folder", sort=False)]
+
+
+def _sweeps_cell(parts: list) -> str:
+    """_sweeps_cell — one cell from each sweep's text: the text alone for one sweep, else "a / b (2 sweeps, not
+    pooled)"."""
+    if len(parts) <= 1:
+        return parts[0] if parts else "–"
+    return " / ".join(parts) + f" ({len(parts)} sweeps, not pooled)"
 
 
 def _param_order(v):
@@ -1214,6 +1305,16 @@ def _param_text(v) -> str:
     return fmt_value(n) if isinstance(n, float) else _md(v)
 
 
+def _coverage_note(forks: list, transform=None) -> str:
+    """_coverage_note — what the intervals of a table with these forks per point cover (coopbench.stats)."""
+    if transform:
+        return f"a bootstrap's, 95 % from {MIN_FORKS_TWO} forks a side, marked in the cell when fewer"
+    if forks and min(forks) >= MIN_FORKS_ONE:
+        return f"order statistics, at least {min(coverage_pct(f) for f in forks)} % (exact binomial)"
+    return ("order statistics, exact coverage in the cell where below 95 % (85 % at 4 forks), at least 95 % "
+            "where unmarked")
+
+
 def _forks_note(forks: list) -> str:
     """_forks_note — how many forks the shown points had, and what a 1-fork range is."""
     if not forks:
@@ -1223,6 +1324,14 @@ def _forks_note(forks: list) -> str:
     if lo <= 1:
         txt += " (1 fork: variation within one process only, no interval across processes)"
     return txt
+
+
+def _has_clean(ctx: "Ctx", rows: pd.DataFrame) -> bool:
+    try:
+        ctx.sample(rows, "")
+        return True
+    except CannotTest:
+        return False
 
 
 def table1_section(doc: dict, data: Data) -> str:
@@ -1240,7 +1349,7 @@ def table1_section(doc: dict, data: Data) -> str:
     for row in rows:
         params = parse_params(row["params"])
         cells = []
-        meds = {}
+        meds, at, ctxs = {}, {}, {}
         runs = "–"
         for c in cols:
             claim = {"id": "t1", "quantity": {"workload": row["workload"], "series": "backend", "params": params}}
@@ -1251,25 +1360,42 @@ def table1_section(doc: dict, data: Data) -> str:
                 if p is None:
                     cells.append("failed")
                     continue
-                s = ctx.sample(gg[gg["processors"] == p], c)
-                meds[c] = s
+                gp = gg[gg["processors"] == p]
+                # one point measured by two sweeps (reproduce.sh's apps and implicit-news both run tokio's
+                # news): each sweep's median apart, never one pooled between two moments of the machine
+                per = [ctx.sample(sf, c) for sf in _sweeps(gp) if _has_clean(ctx, sf)]
+                if not per:
+                    ctx.sample(gp, c)  # raises CannotTest with the reason (noisy, no ok run)
+                s = per[0]
+                meds[c], at[c], ctxs[c] = per, gp, ctx
                 if c == "native":
-                    runs = _runs_of_points(gg[gg["processors"] == p]).split(" (")[0]
+                    runs = _runs_of_points(gp).split(" (")[0]
                     below.append(float(row["native_ms"]) / float(s.median()))
-                cells.append(fmt_value(float(s.median())) + (f" (P={p})" if c in ("native", "pthreads") else ""))
+                cells.append(_sweeps_cell([fmt_value(float(v.median())) for v in per])
+                             + (f" (P={p})" if c in ("native", "pthreads") else ""))
             except CannotTest:
                 cells.append("–")
-        for v in meds.values():
-            forks_seen.append(n_forks(v))
-        r = (fmt_ratio(*ratio_ci(meds["pthreads"], meds["native"]), forks=min(n_forks(meds["pthreads"]), n_forks(meds["native"])))
-             if "native" in meds and "pthreads" in meds else "–")
+        for per in meds.values():
+            forks_seen += [n_forks(v) for v in per]
+        r = "–"
+        if "native" in meds and "pthreads" in meds:
+            # the ratio within each sweep that ran both (a ratio of two sweeps' moments is no comparison)
+            ra = {str(g["folder"].iloc[0]) if "folder" in g.columns else "": g for g in _sweeps(at["pthreads"])}
+            rb = {str(g["folder"].iloc[0]) if "folder" in g.columns else "": g for g in _sweeps(at["native"])}
+            parts = []
+            for f in [f for f in rb if f in ra and _has_clean(ctxs["native"], rb[f]) and _has_clean(ctxs["pthreads"], ra[f])]:
+                a_, b_ = ctxs["pthreads"].sample(ra[f], "pthreads"), ctxs["native"].sample(rb[f], "native")
+                parts.append(fmt_ratio(*ratio_ci(a_, b_), forks=min(n_forks(a_), n_forks(b_))))
+            r = _sweeps_cell(parts) if parts else "– (in different sweeps)"
         out.append(f"| {row['row']} | {row['benchmark']} ({row['params'].replace(';', ', ')}) | {float(row['native_ms']):,.0f} | "
                    f"{float(row['linux_ms']):,.0f} | {float(row['windows_ms']):,.0f} | " + " | ".join(cells)
                    + f" | {r} | {float(row['native_ms']) / float(row['linux_ms']):.2f}× | {runs} |")
     why_abs = doc.get("table1_absolute", "")
     span = (f"The paper's Native times are {min(below):.2g}× to {max(below):,.0f}× ours. " if below else "")
     return ("The paper's ms (64 cores) beside our medians in ms at the largest P each system ran; the ratio with "
-            f"its 95 % interval (hierarchical bootstrap over forks; {_forks_note(forks_seen)}). Our parameters are the "
+            f"its bootstrap interval (hierarchical over forks, 95 % from {MIN_FORKS_TWO} forks a side, marked when fewer; "
+            f"{_forks_note(forks_seen)}; a point two sweeps measured shows each sweep's value apart, never pooled). "
+            "Our parameters are the "
             "paper's where the run used the paper plan (the sizes above). \"our runs\": warm medians leave out each "
             "fork's first run (a fork's first run carries the program's one-time start-up costs); cold single runs are one "
             "run per fresh process. " + span + why_abs + " Only the ratios (the last two number columns) are compared."
@@ -1479,7 +1605,7 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
         shown_files |= {rel for rel, _ in links}
         L += [""]
     L += ["## Claims", "",
-          "| id | figure (section) | the paper says | rule | ours (95 % interval) | verdict | why |",
+          "| id | figure (section) | the paper says | rule | ours (interval) | verdict | why |",
           "|---|---|---|---|---|---|---|"]
     for c, v in zip(doc["claims"], verdicts):
         note = (c.get("needs") or {}).get("note", "")
@@ -1503,7 +1629,7 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             L.append(f"| {e['id']} | {_md(e['where'])} | {_md(e['text'])} | {'<br>'.join(shown)} |")
     else:
         L.append("None found for this paper.")
-    preds = predictions(doc)
+    preds = predictions(doc, data=data, run_cpus=[(r.context or {}).get("cpu_id", "") for r in results])
     L += ["", "## Predictions at P = 64" + (" (a model calibrated on this machine, not the paper's), marked predicted"
                                           if preds else ""), ""]
     if preds:
@@ -1517,7 +1643,9 @@ def render_report(paper: str, dirs: list, out: Path, doc: dict | None = None) ->
             pv = "see Table 1" if pv == "table1.csv" else (fmt_value(pv) if isinstance(pv, (int, float)) else "no number printed")
             pr = (("≥ " if p.get("bound") else "") + f"{fmt_value(p['predicted'])} (predicted"
                   + (f"; {p['bound']}" if p.get("bound") else "") + ")") if p["predicted"] is not None else "no prediction"
-            L.append(f"| {p['figure']} | {_md(p['quantity'])} | {pv} | {pr} | {p['off']} |")
+            if p.get("withdrawn"):  # the model's number stays visible, struck, beside why it is no prediction
+                pr = f"~~{pr}~~ {p['withdrawn']}"
+            L.append(f"| {p['figure']} | {_md(p['quantity'])} | {pv} | {_md(pr)} | {'–' if p.get('withdrawn') else p['off']} |")
     else:
         L.append("The paper gives no 64-core numbers to predict.")
     text = "\n".join(L) + "\n"

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after selecting the Agg backend)
 import pandas as pd  # noqa: E402
 
-from .stats import LEVEL, ONE_FORK, RESAMPLES, summarize  # noqa: E402
+from .stats import LEVEL, ONE_FORK, coverage, coverage_pct, is_cold_only, summarize  # noqa: E402
 from .style import backend_style, caption, compact_number  # noqa: E402
 
 
@@ -116,7 +116,7 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     """plot_lines — draw one workload's points on ax: one line per series (see series_labels).
 
     Each line is the median of the timed iterations of all forks (which="warm", coopbench.stats),
-    or of the forks' iteration 0 (which="cold"), with its interval as a band (95 % over forks;
+    or of the forks' iteration 0 (which="cold"), with its interval as a band (over forks, its coverage in the note;
     a point of 1 fork: the variation within its one process, figure_note says which).
     Every backend has its own colour (style.backend_colors over the backends of df and of the
     run). cold=True (kept for callers drawing one panel) also draws, when the folder has warm
@@ -148,7 +148,8 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
     pending_failed = []  # (x, series key, style) — placed once the y range is known
     all_medians = []
     bands = []  # (x, y) corners of the interval bands, so that the axis limits include them
-    both = cold and which == "warm" and bool((d["iteration"] > 0).any())  # a cold line only where warm differs
+    has_warm = which == "warm" and bool((d["iteration"] > 0).any())
+    both = cold and has_warm  # a cold line only where warm differs
     # Lines of one backend that differ by another parameter (K, T, ...) share its colour: they
     # get a line style of their own (a marker of their own when P already takes the styles).
     extra = [i for i, c in enumerate(cols) if c.startswith("param.")]
@@ -169,7 +170,9 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         if "host" in cols:  # the backend's colour, a marker per host
             style["marker"] = _HOST_MARKERS[hosts.index(key[cols.index("host")]) % len(_HOST_MARKERS)]
         s = summarize(g, x, which).sort_values(x)
-        ok = s[s["n_ok"] > 0]
+        # A point that ran only iteration 0 per fork is cold: never on a warm line where the folder has warm
+        # iterations (it is on the cold line when one is drawn; figure_note counts it).
+        ok = s[(s["n_ok"] > 0) & ~(s["cold_only"].astype(bool) & has_warm)]
         name = _series_name(cols, key)
         _draw_series(ax, x, ok, name + (" warm" if both else ""), style, bands, all_medians)
         if both:
@@ -474,16 +477,24 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
         what = f"{nf} per point, one cold run each (iteration 0); line: median over the forks"
     bands = ""
     if band:
-        # A band is a 95 % interval only across processes: with 1 fork it is that process's own spread.
+        # A band is a confidence interval only across processes (with 1 fork it is that process's own
+        # spread), and its coverage is what the fewest forks of a point give (coopbench.stats.coverage).
         if f <= 1:
             bands = f"; band: {ONE_FORK} (its iterations resampled), no interval across processes"
         else:
-            bands = (f"; band: {LEVEL:.0%} interval of the median, hierarchical bootstrap over forks then iterations "
-                     f"({RESAMPLES} resamples)")
+            lo_f = max(f_lo, 2)
+            level = (f"{coverage_pct(lo_f)} %" if lo_f == f else f"{coverage_pct(lo_f)}–{coverage_pct(f)} %")
+            bands = (f"; band: {level} confidence interval of the median over forks (order statistics of the forks' "
+                     f"medians, exact coverage for {nf}" + ("; below 95 %" if coverage(lo_f) < LEVEL else "") + ")")
             if f_lo <= 1:
                 bands += f"; where a point had 1 fork, {ONE_FORK}"
     noisy = df[df["noisy"]]["point"].nunique()
     tail = f"; {noisy} noisy point(s) (machine busy; marked in report.md)" if noisy else ""
+    if bool((df["iteration"] > 0).any()):
+        cold_only = sum(is_cold_only(g) for _, g in df.groupby("point"))
+        if cold_only:
+            tail += (f"; {cold_only} point(s) ran one cold run per fork (iteration 0) and no warm iteration: not on the "
+                     "warm lines" + (", on the cold ones" if cold else " (report.md's cold table has them)"))
     return on + what + bands + "; × marks a failed point" + tail
 
 

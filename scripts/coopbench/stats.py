@@ -8,12 +8,18 @@ The method (said in every figure and report that uses it, see METHOD):
     OOPSLA 2007, section 4: the VM invocation is the unit; Kalibera and Jones, "Rigorous
     Benchmarking in Reasonable Time", ISMM 2013, section 3: one random effect per level);
   * warm value of a point: the median of every timed iteration (phase = measure, status
-    ok) of every fork; its interval: the 95 % percentile interval of a hierarchical
-    bootstrap (Kalibera and Jones, section 4): each of B = 2000 resamples draws the forks
-    with replacement, then the iterations of each drawn fork with replacement, and takes
-    the median of what it drew (fixed seed);
+    ok) of every fork; its interval: the order-statistic (distribution-free) confidence
+    interval of the median over forks: from k forks' medians sorted, [j-th smallest,
+    j-th largest], j the largest whose exact coverage 1 - 2 P(Binomial(k, 1/2) < j) is at
+    least 95 % (Conover, "Practical Nonparametric Statistics", 3rd ed., section 3.2: the
+    confidence interval for a quantile). From k <= 5 forks no such j exists: the interval
+    is then [smallest, largest] and its coverage, 1 - 2 * 0.5^k (50 % at 2 forks, 75 % at
+    3, 87.5 % at 4, 93.75 % at 5; labelled 50, 75, 85, 90 %, rounded down to 5 %) is what its
+    label says (interval_label, fmt_ci). It covers
+    the median over fresh processes of this machine in this state; a re-run's median
+    falls inside it less often (the re-run has its own error);
   * cold value of a point: the iteration-0 row of each fork (the first run in a fresh
-    process), median and the same interval (one value per fork: a bootstrap over forks);
+    process), median and the same interval (one value per fork);
   * the ratio (or the difference) of two points: median(b) / median(a), each side
     resampled hierarchically and independently of the other (the two runs are independent);
   * one fork: there is no interval across processes. The bootstrap then resamples the one
@@ -23,8 +29,15 @@ The method (said in every figure and report that uses it, see METHOD):
     in FORKS_RULE); fewer gives "cannot be tested: N forks, need M";
   * compare.py's p-value: the two-sided Mann–Whitney U test on the forks' medians (one
     value per fork, so forks are what it counts).
-The pooled bootstrap (every iteration of every fork as if independent: method="pooled")
-is kept only for scripts/coverage_study.py and the tests that show why it is wrong.
+The hierarchical bootstrap of the median (Kalibera and Jones, ISMM 2013, section 4: forks
+with replacement, then each drawn fork's iterations: method="hierarchical") was this
+interval before; from 3-6 forks it covered 81-90 % under a "95 %" label (a synthetic
+study: ../shared reviews, tests/scripts/test_coverage.py), so a point's interval is now
+the order statistics, whose coverage is exact. The bootstrap stays for ratios and
+differences (ratio_ci, diff_ci: over-conservative, 97-99 % from 4 forks a side in the same
+study) and for one fork. The pooled bootstrap (every iteration of every fork as if
+independent: method="pooled") is kept only for scripts/coverage_study.py and the tests
+that show why it is wrong.
 A point is noisy when any of its forks is (the harness's `noisy` column).
 
 Samples carry their forks: warm_sample / cold_sample return a Series whose index (named
@@ -48,9 +61,12 @@ RESAMPLES = 2000
 SEED = 20170101  # fixed: the same data give the same intervals, so re-plots diff clean
 FORK = "fork"  # the index name of a sample's fork labels
 FORK_COLUMNS = ("folder", "host", "point", "repetition")  # what tells one fork from another
-METHOD = (f"median; interval: {LEVEL:.0%} hierarchical bootstrap of the median over forks, then the iterations "
-          f"of each fork ({RESAMPLES} resamples, fixed seed; Kalibera and Jones, ISMM 2013, section 4); "
-          "with 1 fork: variation within one process only, not a 95 % interval")
+METHOD = ("median; interval: the order-statistic confidence interval of the median over forks (the forks' medians, "
+          "[j-th smallest, j-th largest], exact binomial coverage: at least 95 % from 6 forks; from 2-5 forks "
+          "[smallest, largest], whose coverage 1 − 2·0.5^k (labelled 50, 75, 85, 90 %) is printed beside it); "
+          "with 1 fork: variation within one process only, not a confidence interval; ratios: "
+          f"{LEVEL:.0%} hierarchical bootstrap, forks then iterations ({RESAMPLES} resamples, fixed seed; Kalibera and "
+          "Jones, ISMM 2013, section 4), each side resampled independently")
 ONE_FORK = "1 fork: variation within one process only"
 
 # How many forks a verdict needs. Both numbers are the fewest forks at which a
@@ -201,13 +217,50 @@ def percentile_interval(v, level: float = LEVEL):
     return float(lo), float(hi)
 
 
-def median_ci(x, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, forks=None,
-              method: str = "hierarchical"):
-    """median_ci — (median, lo, hi) of the sample x: the median of all its values and the bootstrap interval
-    of that median, resampling forks and then iterations within them (see METHOD; forks as in fork_groups).
+def order_rank(k: int, level: float = LEVEL):
+    """order_rank — (j, coverage): the order-statistic interval of a median from k independent values,
+    [x_(j), x_(k+1-j)], with j the largest whose exact coverage 1 - 2 P(Binomial(k, 1/2) <= j - 1) is at
+    least `level`; when none is (k <= 5 at 95 %), j = 1, [min, max], and its coverage 1 - 2 * 0.5^k.
+    Exact for any continuous distribution of the values (Conover, Practical Nonparametric Statistics,
+    section 3.2). k < 2: (1, 0.0), no interval."""
+    if k < 2:
+        return 1, 0.0
+    best = (1, 1 - 2 * 0.5 ** k)
+    tail = 0
+    for j in range(1, k // 2 + 1):
+        tail += math.comb(k, j - 1)  # P(Binomial(k, 1/2) <= j - 1) * 2^k
+        cov = 1 - 2 * tail / 2 ** k
+        if cov < level:
+            break
+        best = (j, cov)
+    return best
 
-    NaNs are ignored. One value gives (v, v, v); no value gives three NaNs. One fork: the interval
-    of its iterations alone (variation within one process, ONE_FORK; n_forks tells)."""
+
+def coverage(forks: int, level: float = LEVEL) -> float:
+    """coverage — the exact coverage of a point's interval from `forks` forks (order_rank); 0 for one fork."""
+    return order_rank(int(forks), level)[1]
+
+
+def coverage_pct(forks: int, level: float = LEVEL) -> int:
+    """coverage_pct — the coverage a label states for `forks` forks: coverage(forks) rounded down to a multiple
+    of 5 % (50, 75, 85, 90, then 95). The exact coverage assumes independent forks; a point's forks on a host
+    whose slow state lasts minutes are slightly dependent, and in the statistics review's model of this VM
+    (tests/scripts/test_coverage.py) 4 forks covered 85 % (exact 87.5 %) and 6 forks 95.6 % (exact 96.9 %):
+    rounded down so, a label holds there too."""
+    return int(math.floor(coverage(forks, level) * 20 + 1e-9)) * 5
+
+
+def median_ci(x, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED, forks=None,
+              method: str = "order"):
+    """median_ci — (median, lo, hi) of the sample x: the median of all its values and the interval of that
+    median over forks (forks as in fork_groups; NaNs ignored).
+
+    method "order" (the default, see METHOD): from k >= 2 forks, the order-statistic interval of the
+    forks' medians (order_rank: exact coverage, coverage(k)), widened to hold the median of all values
+    when it falls outside; "hierarchical" / "pooled": the bootstrap (boot_medians; what the interval was
+    before, kept for scripts/coverage_study.py and the tests that compare). One value gives (v, v, v); no
+    value gives three NaNs. One fork: the bootstrap of its iterations alone (variation within one
+    process, ONE_FORK; n_forks tells)."""
     groups = fork_groups(x, forks)
     if not groups:
         return (math.nan, math.nan, math.nan)
@@ -215,7 +268,13 @@ def median_ci(x, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = S
     med = float(np.median(a))
     if len(a) == 1:
         return (med, med, med)
-    lo, hi = percentile_interval(boot_medians(groups, np.random.default_rng(seed), resamples, method), level)
+    if method == "order" and len(groups) >= 2:
+        fm = np.sort([float(np.median(g)) for g in groups])
+        j, _ = order_rank(len(fm), level)
+        lo, hi = float(fm[j - 1]), float(fm[len(fm) - j])
+        return (med, min(lo, med), max(hi, med))
+    boot = "hierarchical" if method == "order" else method
+    lo, hi = percentile_interval(boot_medians(groups, np.random.default_rng(seed), resamples, boot), level)
     return (med, lo, hi)
 
 
@@ -272,8 +331,24 @@ def fork_shortfall(need: int, *samples) -> str:
 
 
 def interval_label(forks: int, level: float = LEVEL) -> str:
-    """interval_label — what an interval from `forks` forks is: "95 % interval" or ONE_FORK (never 95 % for one)."""
-    return ONE_FORK if forks <= 1 else f"{level:.0%} interval over {forks} forks"
+    """interval_label — what a point's interval from `forks` forks is: ONE_FORK for one, else its exact
+    coverage, "95 % interval (6 forks)", "85 % interval (4 forks; below 95 %)" (coverage_pct: never more
+    than it has)."""
+    if forks <= 1:
+        return ONE_FORK
+    below = "; below 95 %" if coverage(forks, level) < level else ""
+    return f"{coverage_pct(forks, level)} % interval ({forks} forks{below})"
+
+
+def ratio_label(forks: int, level: float = LEVEL) -> str:
+    """ratio_label — what a ratio's (or difference's) bootstrap interval with `forks` forks on its smaller side
+    is: "95 % interval" from MIN_FORKS_TWO forks a side (where the synthetic study measured 97-99 %), else
+    that no 95 % is established for so few ("3 forks: coverage below 95 % possible")."""
+    if forks <= 1:
+        return ONE_FORK
+    if forks < MIN_FORKS_TWO:
+        return f"{forks} forks: not a 95 % interval (a ratio's needs {MIN_FORKS_TWO} forks a side)"
+    return f"{level:.0%} interval"
 
 
 def fork_medians(x, forks=None) -> np.ndarray:
@@ -407,9 +482,23 @@ def failed_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def warm_sample(g: pd.DataFrame, column: str = "value") -> pd.Series:
-    """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork."""
+    """warm_sample — the timed iterations of rows g (phase measure, status ok, `column` present), indexed by fork.
+
+    Iteration 0 is the cold run of a fresh process: a fork that ran later iterations (W = 0, I > 1) gives
+    only those; a fork whose only run is iteration 0 (W = 0, I = 1; a folder of schema version 1) keeps it,
+    and is_cold_only tells a caller that such a sample is cold, not warm."""
     sub = g[(g["status"] == "ok") & (g["phase"] == "measure") & g[column].notna()]
+    if len(sub) and "iteration" in sub.columns and (sub["iteration"] == 0).any() and (sub["iteration"] > 0).any():
+        later = sub.groupby(fork_labels(sub).to_numpy())["iteration"].transform("max").to_numpy() > 0
+        sub = sub[~((sub["iteration"].to_numpy() == 0) & later)]
     return pd.Series(sub[column].to_numpy(dtype=float), index=fork_labels(sub), name=column)
+
+
+def is_cold_only(g: pd.DataFrame) -> bool:
+    """is_cold_only — True when the timed rows of g (ok, phase measure) are all iteration 0: one cold run per
+    fork and no warm iteration, so a "warm" line or cell drawn from them would show cold runs as warm."""
+    sub = g[(g["status"] == "ok") & (g["phase"] == "measure")]
+    return bool(len(sub)) and bool((sub["iteration"] == 0).all())
 
 
 def timed_forks(g: pd.DataFrame, column: str = "value") -> list:
@@ -441,11 +530,12 @@ def summarize(df: pd.DataFrame, x: str, which: str = "warm") -> pd.DataFrame:
     which: "warm" (timed iterations of all forks, the default) or "cold" (iteration 0 of
     each fork). Columns: backend, processors, <x>, median, lo, hi, min, max, n_ok, forks
     (forks with an ok value: 1 means lo–hi is the variation within one process only),
-    n_failed (failed rows), reason (first failure reason), noisy (any fork noisy).
+    n_failed (failed rows), reason (first failure reason), noisy (any fork noisy), cold_only (warm: the
+    point ran only iteration 0 per fork, so its "warm" value is cold; is_cold_only).
     A point is 'failed' for plotting when n_ok is 0.
     """
     keys = ["backend", "processors", x]
-    cols = keys + ["median", "lo", "hi", "min", "max", "n_ok", "forks", "n_failed", "reason", "noisy"]
+    cols = keys + ["median", "lo", "hi", "min", "max", "n_ok", "forks", "n_failed", "reason", "noisy", "cold_only"]
     d = df.dropna(subset=[x]) if x in df.columns else df.iloc[0:0]
     if d.empty:
         return pd.DataFrame(columns=cols)
@@ -460,6 +550,7 @@ def summarize(df: pd.DataFrame, x: str, which: str = "warm") -> pd.DataFrame:
             "min": ok.min() if len(ok) else math.nan, "max": ok.max() if len(ok) else math.nan,
             "n_ok": int(len(ok)), "forks": n_forks(ok), "n_failed": int(len(bad)),
             "reason": reasons[0] if reasons else "", "noisy": bool(g["noisy"].any()),
+            "cold_only": which == "warm" and is_cold_only(g),
         })
     return pd.DataFrame(rows, columns=cols)
 
@@ -505,20 +596,39 @@ def _one_fork(forks) -> str:
     return "; 1 fork: within one process" if forks is not None and forks <= 1 else ""
 
 
+def _coverage_mark(forks) -> str:
+    """"; 85 %" for a point's interval from 2-5 forks (its exact coverage, below 95 %); the 1-fork mark for one."""
+    if forks is None:
+        return ""
+    if forks <= 1:
+        return _one_fork(forks)
+    return f"; {coverage_pct(forks)} %" if coverage(forks) < LEVEL else ""
+
+
+def _ratio_mark(forks) -> str:
+    if forks is None:
+        return ""
+    if forks <= 1:
+        return _one_fork(forks)
+    return f"; {forks} forks: not 95 %" if forks < MIN_FORKS_TWO else ""
+
+
 def fmt_ci(med, lo, hi, forks: int | None = None) -> str:
     """fmt_ci — "66 (60–70)"; the median alone when the interval is a single value; – for NaN.
-    forks=1 adds "; 1 fork: within one process" inside the brackets (that range is no 95 % interval)."""
+    forks=1 adds "; 1 fork: within one process" inside the brackets (that range is no confidence interval);
+    2-5 forks add the interval's coverage, "66 (60–70; 85 %)" (interval_label); from 6 forks it is at
+    least 95 % and unmarked."""
     if med != med:
         return "–"
     if lo != lo or hi != hi or lo == hi:
         return fmt_value(med)
-    return f"{fmt_value(med)} ({fmt_value(lo)}–{fmt_value(hi)}{_one_fork(forks)})"
+    return f"{fmt_value(med)} ({fmt_value(lo)}–{fmt_value(hi)}{_coverage_mark(forks)})"
 
 
 def fmt_ratio(r, lo, hi, forks: int | None = None) -> str:
     """fmt_ratio — "2.10× (1.90–2.40)": a ratio with its interval (2 significant digits below 0.1); the ratio
     alone when the interval is a single value (one run a side); – for NaN. forks: the fewer forks of the two
-    sides; 1 adds "; 1 fork: within one process"."""
+    sides; 1 adds "; 1 fork: within one process", 2-3 "; 3 forks: not 95 %" (ratio_label)."""
     if r != r:
         return "–"
 
@@ -527,4 +637,4 @@ def fmt_ratio(r, lo, hi, forks: int | None = None) -> str:
 
     if lo != lo or hi != hi or lo == hi:
         return f"{f(r)}×"
-    return f"{f(r)}× ({f(lo)}–{f(hi)}{_one_fork(forks)})"
+    return f"{f(r)}× ({f(lo)}–{f(hi)}{_ratio_mark(forks)})"

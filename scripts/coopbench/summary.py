@@ -82,7 +82,9 @@ def _unit(d: pd.DataFrame) -> str:
 def summary_rows(df: pd.DataFrame) -> tuple:
     """summary_rows — (rows, families): one row per (workload, P); families in column order.
 
-    A row: {"workload", "P", "unit", "higher", "points", "fastest", "wins", "cells": {family: cell}},
+    A row: {"workload", "P", "unit", "higher", "points", "fastest", "wins", "cells": {family: cell}, "alone"};
+    a point counts as a win only where two or more backends have a value ("alone": the backends that ran by
+    themselves when no point had two, so the row names them instead of a "fastest"),
     a cell {"ratio", "lo", "hi", "variants" (best variants, most frequent first), "ran", "failed",
     "refused", "points"}.
     """
@@ -103,6 +105,7 @@ def summary_rows(df: pd.DataFrame) -> tuple:
         for p, dp in dw.groupby("processors", sort=True):
             per_fam = {f: {"ratios": [], "variants": [], "forks": [], "failed": 0, "refused": 0} for f in families}
             wins: dict = {}
+            alone: set = set()  # backends that were the only one with a value at some point
             ratios_of: dict = {}
             pkeys = sorted(dp["_pkey"].unique())
             for _, dk in dp.groupby("_pkey", sort=True):
@@ -117,7 +120,10 @@ def summary_rows(df: pd.DataFrame) -> tuple:
                 else:
                     meds = {b: float(s.median()) for b, s in samples.items()}
                     best_b = (max if higher else min)(sorted(meds), key=lambda b: meds[b])
-                    wins[best_b] = wins.get(best_b, 0) + 1
+                    if len(samples) >= 2:  # a backend that ran alone at a point won nothing there
+                        wins[best_b] = wins.get(best_b, 0) + 1
+                    else:
+                        alone.add(best_b)
                 for f in families:
                     members = sorted(b for b in status if family_of_backend[b] == f)
                     if not members:
@@ -155,7 +161,8 @@ def summary_rows(df: pd.DataFrame) -> tuple:
                             "forks": min(c["forks"]) if c["forks"] else None,
                             "failed": c["failed"], "refused": c["refused"], "points": len(pkeys)}
             rows.append({"workload": w, "P": p, "unit": unit, "higher": higher, "points": len(pkeys),
-                         "fastest": fastest, "wins": wins.get(fastest, 0), "cells": cells})
+                         "fastest": fastest, "wins": wins.get(fastest, 0), "cells": cells,
+                         "alone": sorted(alone) if not wins else []})
     return rows, families
 
 
@@ -188,7 +195,8 @@ def summary_section(df: pd.DataFrame, escape=str) -> str:
     header = ["workload", "P", "points", "fastest (points won)"] + [family_label(f) for f in families]
     out += ["| " + " | ".join(header) + " |", "|---|---:|---:|---|" + "---|" * len(families)]
     for r in rows:
-        fastest = f"**{r['fastest']}** ({r['wins']}/{r['points']})" if r["fastest"] else "none ran"
+        fastest = (f"**{r['fastest']}** ({r['wins']}/{r['points']})" if r["fastest"] else
+                   f"only {', '.join(r['alone'])} ran (nothing to compare)" if r.get("alone") else "none ran")
         w = f"{r['workload']}" + (" (rate: higher is better)" if r["higher"] else "")
         cells = [escape(w), compact_number(r["P"]), str(r["points"]), escape(fastest)]
         cells += [escape(_cell_text(r["cells"][f])) for f in families]

@@ -3,7 +3,7 @@
 Workload `channel` (workloads/micro/channel.hpp): T pairs play ping-pong over two channels
 of capacity C (0: unbuffered, a rendezvous); value: wall ns per hand-off. A panel per
 capacity C, pairs T on the x axis (log), one line per backend (per P when several), median
-with its bootstrap 95 % interval as a band. Each backend's channel is named in the legend,
+with its interval over forks as a band (coopbench.stats; its coverage in the caption). Each backend's channel is named in the legend,
 from context.json's `backend.<NAME>.channel` (its own channel, or the generic one built from
 its mutex and condition variables); a backend of the run with no channel row is named under
 the figure, so its absence is not a mystery. Writes figures/micro_channel.{png,svg}.

@@ -5,7 +5,7 @@ computation and a sleeper that thread 0 wakes every R units. Two panels from the
 the progress ratio when the first thread finishes (max/min progress over the T threads, 1 =
 perfectly fair, W = the others had not started; log) and the wake-up-to-run latency of the
 sleeper (median and maximum, µs; log). x: the threads T when T takes several values, else
-the processors P. One line per backend, median with its bootstrap 95 % interval as a band.
+the processors P. One line per backend, median with its interval over forks as a band (its coverage in the caption).
 Writes figures/micro_share.{png,svg}.
 """
 

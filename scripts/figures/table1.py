@@ -5,7 +5,7 @@ Rows: the paper's benchmarks (city, eratosthenes, mandelbrot, news, producer, to
 the paper's order), one row per parameter set measured (and per processor count when a run
 has several); columns: the measured backends, each the median value in ms over the
 timed iterations of all forks ("failed" when no run succeeded), then each backend's ratio
-to pthreads (median / pthreads' median; > 1 is slower) with its 95 % interval (hierarchical bootstrap over forks)
+to pthreads (median / pthreads' median; > 1 is slower) with its bootstrap interval (hierarchical over forks; 95 % from 4 forks a side)
 (columns "X / pthreads lo" and "hi"; coopbench.stats.ratio_ci), each coop backend / go (native,
 native-ws, native-parasail and the other native-* builds) when both ran
 (in table1.md as "0.85× (0.80–0.91)"), for each peer family with results (Go, tokio, Boost.Fiber:
@@ -418,7 +418,7 @@ def _forks_text(table: pd.DataFrame) -> str:
         return "no ratio"
     lo, hi = int(f.min()), int(f.max())
     txt = f"{lo}" + (f"–{hi}" if hi != lo else "") + f" fork{'' if hi == 1 else 's'} a side"
-    return txt + (f"; marked \"1 fork\": {cr.ONE_FORK}, no 95 % interval" if lo <= 1 else "")
+    return txt + (f"; marked \"1 fork\": {cr.ONE_FORK}, no confidence interval" if lo <= 1 else "")
 
 
 def to_markdown(table: pd.DataFrame, context: dict) -> str:
@@ -447,7 +447,8 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
               f"Values: median run time in ms over the timed iterations of all forks (whole program: from before the first "
               f"spawn to after the last join); `native / go` (and `native-ws / go`, `native-parasail / go` "
               f"for coop's other scheduling policies): the policy's median divided by go's (< 1: coop is "
-              f"faster), with its 95 % interval (hierarchical bootstrap: forks, then iterations; both sides resampled; "
+              f"faster), with its bootstrap interval (hierarchical: forks, then iterations; both sides resampled; 95 % from "
+              f"{cr.MIN_FORKS_TWO} forks a side, a cell from fewer says \"not 95 %\"; "
               f"{_forks_text(table)}); "
               + ("`best coop / best F`: the coop policy with the lowest median in that row divided by the "
                  "lowest median among family F's variants at that row's P ("

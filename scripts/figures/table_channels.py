@@ -10,7 +10,7 @@ condition variables; Go's `chan`; tokio's mpsc).
 Rows: one per app and parameter set (the `via` column aside), split by processor count P when
 the folder has several. Columns: every backend's median in ms over the timed iterations of
 all forks ("failed" when no run succeeded), then each backend / go (its median divided by Go's;
-< 1: faster than Go) with its 95 % interval over forks (coopbench.stats.ratio_ci; in the CSV as
+< 1: faster than Go) with its bootstrap interval over forks (coopbench.stats.ratio_ci, 95 % from 4 forks a side; in the CSV as
 "X / go", "X / go lo", "X / go hi"; in the Markdown as "0.85× (0.80–0.91)"), then, as in Table 1,
 `best coop` and for each peer family (Go, tokio, Boost.Fiber) its best variant at that P, `best F`,
 and `best coop / best F` with its interval (table1.PEER_FAMILIES: coop's best is never set against
@@ -147,8 +147,9 @@ def to_markdown(table: pd.DataFrame, context: dict) -> str:
               "own channel where the paper's program has a bounded buffer (capacity C) or a one-slot mailbox "
               "(capacity 1); Table 1 has the paper's monitor program. Values: median run time in ms over the timed "
               f"iterations of all forks (whole program: from before the first spawn to after the last join); "
-              f"`X / {GO}`: X's median divided by {GO}'s (< 1: faster than Go's channels), with its 95 % interval "
-              f"(hierarchical bootstrap: forks, then iterations; both sides resampled; {table1._forks_text(table)}). "
+              f"`X / {GO}`: X's median divided by {GO}'s (< 1: faster than Go's channels), with its bootstrap "
+              f"interval (hierarchical: forks, then iterations; both sides resampled; 95 % from {cr.MIN_FORKS_TWO} forks a "
+              f"side, a cell from fewer says \"not 95 %\"; {table1._forks_text(table)}). "
               "P: the processors the row ran on."
               + (" `best coop / best F`: the fastest coop policy of the row over the fastest variant of peer family F "
                  "at that P, both named, with its interval." if table1.best_ratio_columns(table) else "")]

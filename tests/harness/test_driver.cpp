@@ -755,18 +755,64 @@ TEST(DriverNoise, StealCpusIsTheStealDuringTheFork) {
 }
 
 // A point's forks are spread over the sweep in rounds (every point's first fork, then every
-// point's second), so that they sample what drifts while the sweep runs, not one moment.
-TEST(Driver, ForksRunInRoundsAcrossThePoints) {
-    auto dir = fresh_dir("rounds");
-    testing::internal::CaptureStdout();
-    ASSERT_EQ(cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=1,2,3", "-r", "3", "-W", "0", "-I", "1", "-o", dir,
-                   "-q"}),
-              0);
-    testing::internal::GetCapturedStdout();
-    std::vector<std::string> order;
-    for (auto& r : read_csv(dir / "results.csv")) order.push_back(r["param.N"] + "/" + r["repetition"]);
-    const std::vector<std::string> rounds = {"1/0", "2/0", "3/0", "1/1", "2/1", "3/1", "1/2", "2/2", "3/2"};
-    EXPECT_EQ(order, rounds);
+// point's second), so that they sample what drifts while the sweep runs, not one moment; inside
+// each round the points run in a random order of the round's own (seeded, the seed in sweep.json),
+// so that no point always follows the same predecessor (a position effect a comparison paired by
+// round would not cancel), and a resume runs what is left in the order the whole sweep would have.
+TEST(Driver, ForksRunInRoundsInASeededRandomOrder) {
+    auto sweep = [](const fs::path& dir, const std::string& seed) {
+        testing::internal::CaptureStdout();
+        const int rc = cli({"run", "-b", "pthreads", "-w", "create", "-p", "N=1,2,3,4,5,6", "-r", "3", "-W", "0", "-I",
+                            "1", "--order-seed", seed, "-o", dir, "-q"});
+        testing::internal::GetCapturedStdout();
+        return rc;
+    };
+    auto order_of = [](const fs::path& dir) {
+        std::vector<std::string> order;
+        for (auto& r : read_csv(dir / "results.csv")) order.push_back(r["param.N"] + "/" + r["repetition"]);
+        return order;
+    };
+    auto a = fresh_dir("order-a"), b = fresh_dir("order-b"), c = fresh_dir("order-c");
+    ASSERT_EQ(sweep(a, "7"), 0);
+    const auto order = order_of(a);
+    ASSERT_EQ(order.size(), 18u);
+    std::vector<std::vector<std::string>> rounds(3);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const auto slash = order[k].find('/');
+        EXPECT_EQ(order[k].substr(slash + 1), std::to_string(k / 6)) << "round " << k / 6 << " holds fork " << k / 6;
+        rounds[k / 6].push_back(order[k].substr(0, slash));
+    }
+    for (auto& r : rounds) {
+        auto sorted = r;
+        std::sort(sorted.begin(), sorted.end());
+        EXPECT_EQ(sorted, (std::vector<std::string>{"1", "2", "3", "4", "5", "6"}));  // every point once a round
+    }
+    EXPECT_FALSE(rounds[0] == rounds[1] && rounds[1] == rounds[2]) << "the same order in every round";
+    EXPECT_NE(rounds[0], (std::vector<std::string>{"1", "2", "3", "4", "5", "6"}));
+    {
+        std::ifstream in(a / "sweep.json");
+        EXPECT_EQ(nlohmann::json::parse(in).at("order_seed").get<std::uint32_t>(), 7u);
+    }
+    ASSERT_EQ(sweep(c, "8"), 0);
+    EXPECT_NE(order_of(c), order) << "another seed, another order";
+    // Interrupted after 7 forks (whole lines kept), then resumed: the same order as the whole sweep.
+    ASSERT_EQ(sweep(b, "7"), 0);
+    auto keep = [](const fs::path& p, int lines) {
+        std::ifstream in(p);
+        std::vector<std::string> all;
+        for (std::string l; std::getline(in, l);) all.push_back(l);
+        in.close();
+        std::ofstream out(p, std::ios::trunc);
+        for (int i = 0; i < lines; ++i) out << all.at(static_cast<std::size_t>(i)) << "\n";
+    };
+    keep(b / "results.csv", 8);   // header + 7 forks of one row each
+    keep(b / "points.jsonl", 7);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(cli({"run", "--resume", b.string(), "-q"}), 0);
+    testing::internal::GetCapturedStderr();
+    EXPECT_EQ(order_of(b), order);
+    EXPECT_NE(cli({"run", "--resume", b.string(), "--order-seed", "3", "-q"}), 0);  // the folder's seed, not another
+    for (auto& d : {a, b, c}) fs::remove_all(d);
 }
 
 TEST(DriverNoise, NoisyFlagFromAFakeProc) {

@@ -125,6 +125,21 @@ class SummaryTest(synthetic.TempDirCase):
         self.assertEqual(rows[0]["cells"]["go"]["variants"], ["go @fast"])
         self.assertAlmostEqual(rows[0]["cells"]["go"]["ratio"], 2.0)
 
+    def test_a_backend_alone_is_not_the_fastest(self):
+        """The first-user review's F8: at P=1 only a single-processor backend ran; it must not be crowned
+        "fastest" of a row where nothing else ran."""
+        cells_ = {("pyasync", "work", (("N", 1),), 1): 500.0, ("native", "work", (("N", 1),), 2): 10.0,
+                  ("pyasync", "work", (("N", 1),), 2): 90.0}
+        d = synthetic.write_cells(self.tmp / "r", ("N",), cells_)
+        rows, _ = summary.summary_rows(cr.load(d).df)
+        p1 = next(r for r in rows if r["P"] == 1)
+        self.assertIsNone(p1["fastest"])
+        self.assertEqual(p1["alone"], ["pyasync"])
+        self.assertEqual(next(r for r in rows if r["P"] == 2)["fastest"], "native")
+        text = summary.summary_section(cr.load(d).df)
+        self.assertIn("only pyasync ran (nothing to compare)", text)
+        self.assertNotIn("**pyasync**", text)
+
     def test_failed_and_refused_are_counted_apart(self):
         d = synthetic.write_cells(self.tmp / "r", ("N",), cells())
         rewrite(d, refuse)

@@ -82,10 +82,10 @@ class PlotTest(TempDirCase):
             self.assertIn(f"### {w}", medians)
         self.assertIn("| N | boostfiber/work_stealing P=1 | boostfiber/work_stealing P=2 | native P=1 |", medians)
         # create N=1: native P=1 median is 60 * 1.1 = 66 exactly (the middle repetition), the three forks are
-        # 0.98, 1, 1.02 times it, and the bootstrap interval of a median of three values is min–max (each end
-        # has a resampled median of probability 7/27 > 2.5 %); pthreads fails at 100k.
-        self.assertRegex(medians, r"\| 1 \| 440 \(431\.2–448\.8\) \| 220 \(215\.6–224\.4\) \| 66 \(64\.68–67\.32\) "
-                                  r"\| 33 \(32\.34–33\.66\) \| 9,900 \(9,702–10,098\) \|")
+        # 0.98, 1, 1.02 times it, and the interval of a median from three forks is min–max, whose exact coverage
+        # 1 - 2·0.5³ = 75 % the cell carries; pthreads fails at 100k.
+        self.assertRegex(medians, r"\| 1 \| 440 \(431\.2–448\.8; 75 %\) \| 220 \(215\.6–224\.4; 75 %\) \| "
+                                  r"66 \(64\.68–67\.32; 75 %\) \| 33 \(32\.34–33\.66; 75 %\) \| 9,900 \(9,702–10,098; 75 %\) \|")
         self.assertRegex(medians, r"\| 100k \| 640 \([^)]+\) \| 320 \([^)]+\) \| 96 \([^)]+\) \| 48 \([^)]+\) "
                                   r"\| failed \| failed \| failed \| failed \|")
         # One run per fork: the cold table alone, said so; no noisy point.
@@ -226,8 +226,8 @@ class CompareTest(TempDirCase):
         # Every point measured in both: B/A = 2.5; the per-workload and overall geometric means too.
         # The ratio's interval: forks at 0.98, 1, 1.02 on both sides give 2.5 * 0.98/1.02 .. 2.5 * 1.02/0.98.
         # n: forks a side; 3 a side cannot reach p < 0.05 with the rank test on forks (2/C(6,3) = 0.1).
-        self.assertRegex(out, r"native/create/N=1000/P=2 +42 \(41\.16–42\.84\) +105 \(102\.9–107\.1\) "
-                              r"+2\.50× \(2\.40–2\.60\) +3v3 +0\.1000 +cannot be tested: 3 forks, need 4\n")
+        self.assertRegex(out, r"native/create/N=1000/P=2 +42 \(41\.16–42\.84; 75 %\) +105 \(102\.9–107\.1; 75 %\) "
+                              r"+2\.50× \(2\.40–2\.60; 3 forks: not 95 %\) +3v3 +0\.1000 +cannot be tested: 3 forks, need 4\n")
         self.assertRegex(out, r"pthreads/lock-global/K=20000/T=8/P=1 +21,600 \([^)]+\) +54,000 \([^)]+\) +2\.50× ")
         for w in ("create", "switch", "lock-local", "lock-global", "mystery"):
             self.assertRegex(out, rf"geomean B/A {w}: 2\.500 \(\d+ of \d+ points matched;")
@@ -267,7 +267,7 @@ class CompareTest(TempDirCase):
         write_rows(b, rows)
         p = run("compare.py", a, b, "--column", "peak_rss_kib")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"native/create/N=10/P=1 +2,049 \(2,048–2,050\) +6,147 \(6,144–6,150\) +3\.00× ")
+        self.assertRegex(p.stdout, r"native/create/N=10/P=1 +2,049 \(2,048–2,050; 75 %\) +6,147 \(6,144–6,150; 75 %\) +3\.00× ")
         self.assertIn("geomean B/A create: 3.000 (14 of 14 points matched;", p.stdout)
         self.assertIn("geomean B/A create: 1.000", run("compare.py", a, b).stdout)  # value: unchanged
         p = run("compare.py", a, b, "--column", "nonsense")

@@ -84,12 +84,16 @@ class MedianCiTest(unittest.TestCase):
         lo_k, hi_k, margin = exact_bootstrap_median_quantiles(11)
         self.assertGreater(margin, 0.005)  # 2000 resamples resolve it (standard error ~0.0035)
         x = [100.0 + 10 * i for i in range(11)]  # x_(k) = 90 + 10 k
-        med, lo, hi = stats.median_ci(list(reversed(x)))
+        # eleven values, each its own fork: the bootstrap (method "hierarchical", kept for ratios and the
+        # coverage study) against its exact law; the default ("order") is the order statistics' interval
+        med, lo, hi = stats.median_ci(list(reversed(x)), method="hierarchical")
         self.assertEqual(med, 150.0)
         self.assertEqual((lo, hi), (x[lo_k - 1], x[hi_k - 1]), (lo_k, hi_k))
         self.assertEqual((lo_k, hi_k), (3, 9))  # the exact law, written out: x_(3) .. x_(9)
         # The same seed gives the same interval; another seed may move it only by resampling error.
-        self.assertEqual(stats.median_ci(x), stats.median_ci(x))
+        self.assertEqual(stats.median_ci(x, method="hierarchical"), stats.median_ci(x, method="hierarchical"))
+        # order statistics of 11 values: j = 2 (coverage 1 - 2·12/2048 = 98.8 %; j = 3: 93.5 %)
+        self.assertEqual(stats.median_ci(x), (150.0, 110.0, 190.0))
 
     def test_coverage_of_a_known_distribution(self):
         """95 % intervals of the median of exponential samples (true median ln 2) cover it about 95 % of the time."""
@@ -173,7 +177,8 @@ class ForkIsTheUnit(unittest.TestCase):
             res3 = cr.load(synthetic.make_results(Path(tmp) / "three", backends=("native",), processors=(1,),
                                                   workloads={"create"}, repetitions=3, warmup=1, iterations=5))
             note3 = cr.figure_note(res3.df)
-            self.assertIn("95%", note3)
+            self.assertIn("75 %", note3)  # 3 forks: [min, max] of the forks covers 1 - 2·0.5³
+            self.assertNotRegex(note3, r"95 ?% interval")
             self.assertNotIn("1 fork", note3)
 
 
@@ -341,11 +346,43 @@ class PlanPrecisionTest(TempDirCase):
 class CompareUTest(TempDirCase):
     """compare.py on runs of 4 forks a point (stats.MIN_FORKS_TWO: the fewest with which it calls a difference)."""
 
+    def test_two_sweeps_of_one_code_get_no_verdict(self):
+        """The review's A/A pair: tokio/news measured twice by one reproduce.sh run, one commit and host, 4 forks
+        each, every fork of one above every fork of the other (1.39×). Two folders are two sweeps: the U test
+        finds the difference (p = 2/C(8,4)), but it lies within what two sweeps of one commit were seen to
+        differ (SWEEP_FACTOR), so no "slower"; the same difference beyond it is a verdict."""
+        import compare
+        a = synthetic_run(self.tmp / "a", repetitions=4)
+        b = synthetic_run(self.tmp / "b", repetitions=4)
+        scale_values(b, 1.39)
+        p, got = compare_csv(a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = got["native/create/N=10/P=1"]
+        self.assertLess(float(r["p_value"]), 0.05)
+        self.assertNotIn(r["verdict"], ("slower", "faster"))
+        self.assertEqual(r["verdict"], compare.MOMENT.format(f=compare.SWEEP_FACTOR))
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 0)
+        t = run("compare.py", a, b).stdout
+        self.assertIn("two sweeps", t)
+        self.assertIn("--paired", t)
+        # Beyond the between-sweep level it is a verdict; --sweep-factor sets the level (1: none).
+        scale_values(b, 3.0 / 1.39)
+        _, got = compare_csv(a, b)
+        self.assertEqual(got["native/create/N=10/P=1"]["verdict"], "slower")
+        scale_values(b, 1.39 / 3.0)
+        _, got = compare_csv(a, b, "--sweep-factor", "1.2")
+        self.assertEqual(got["native/create/N=10/P=1"]["verdict"], "slower")
+        self.assertEqual(run("compare.py", a, b, "--sweep-factor", "0.5").returncode, 2)
+        self.assertEqual(run("compare.py", a, "--backends", "pthreads", "native", "--sweep-factor", "2").returncode, 2)
+        # One sweep, two backends: no between-sweep level enters (their forks interleave by round).
+        _, one = compare_csv(b, "--backends", "pthreads", "native")
+        self.assertEqual(one["create/N=10/P=1"]["verdict"], "faster")
+
     def test_runs_that_differ_say_slower_and_faster(self):
         a = synthetic_run(self.tmp / "a", repetitions=4)
         b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.2)  # every timed iteration 20 % slower; the spread within a point is +-2 %
-        p, got = compare_csv(a, b)
+        p, got = compare_csv(a, b, "--sweep-factor", "1")  # assume no between-sweep level (a user's own choice)
         self.assertEqual(p.returncode, 0, p.stderr)
         r = got["native/create/N=10/P=1"]
         self.assertEqual(r["verdict"], "slower")
@@ -358,21 +395,21 @@ class CompareUTest(TempDirCase):
         self.assertLess(float(r["ratio_lo"]), 1.2)
         self.assertGreater(float(r["ratio_hi"]), 1.2)
         self.assertEqual({x["verdict"] for x in got.values() if x["state"] == "ok"}, {"slower"})
-        _, back = compare_csv(b, a)
+        _, back = compare_csv(b, a, "--sweep-factor", "1")
         self.assertEqual(back["native/create/N=10/P=1"]["verdict"], "faster")
-        t = run("compare.py", a, b)
+        t = run("compare.py", a, b, "--sweep-factor", "1")
         self.assertRegex(t.stdout, r"native/create/N=10/P=1 +71\.27 \([^)]+\) +85\.53 \([^)]+\) +1\.20× \(1\.1\d–1\.2\d\) "
                                    r"+4v4 +0\.0[23]\d+ +slower\n")
         self.assertIn("Mann–Whitney U", t.stdout)
-        self.assertEqual(run("compare.py", a, b, "--fail-on-slower").returncode, 3)
-        self.assertEqual(run("compare.py", b, a, "--fail-on-slower").returncode, 0)
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--sweep-factor", "1").returncode, 3)
+        self.assertEqual(run("compare.py", b, a, "--fail-on-slower", "--sweep-factor", "1").returncode, 0)
 
     def test_runs_that_do_not_differ_say_no_significant_difference(self):
         a = synthetic_run(self.tmp / "a", repetitions=4)
         b = synthetic_run(self.tmp / "b", repetitions=4)
         scale_values(b, 1.001)  # well inside the +-2 % spread: not a real difference
         scale_values(b, 1.2 / 1.001, point="native/create/N=100/P=1")  # ... except this point
-        p, got = compare_csv(a, b)
+        p, got = compare_csv(a, b, "--sweep-factor", "1")
         self.assertEqual(p.returncode, 0, p.stderr)
         for point, r in got.items():
             if r["state"] != "ok":
@@ -381,7 +418,8 @@ class CompareUTest(TempDirCase):
             self.assertEqual(r["verdict"], want, point)
         self.assertGreater(float(got["native/create/N=10/P=1"]["p_value"]), 0.05)
         self.assertAlmostEqual(float(got["native/create/N=10/P=1"]["ratio"]), 1.001, places=9)
-        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--workload", "create").returncode, 3)
+        self.assertEqual(run("compare.py", a, b, "--fail-on-slower", "--workload", "create", "--sweep-factor", "1")
+                         .returncode, 3)
         self.assertEqual(run("compare.py", a, a, "--fail-on-slower").returncode, 0)
 
     def test_two_backends_in_one_folder_and_cold(self):
@@ -532,7 +570,7 @@ class SchemaAndLoadTest(TempDirCase):
         self.assertIn("Cold (one run per fork: iteration 0; no warm iterations measured)", report)
         self.assertNotIn("Warm (timed", report)
         self.assertIn("## Noisy points\n\nNot recorded", report)
-        self.assertIn("| 1 | 66 (64.68–67.32) | 33 (32.34–33.66) |", report)
+        self.assertIn("| 1 | 66 (64.68–67.32; 75 %) | 33 (32.34–33.66; 75 %) |", report)
 
 
 class ReportAndFigureTest(TempDirCase):
@@ -546,7 +584,7 @@ class ReportAndFigureTest(TempDirCase):
         cold = med[med.index("Cold (iteration 0"):]
         # Warm: the 15 timed iterations (value x 0.99 / 1 / 1.01 per fork); cold: 3 x the fork's value.
         self.assertRegex(warm, r"\| 1 \| 66 \(\d[^)]*\) \| 33 \(")
-        self.assertRegex(cold, r"\| 1 \| 198 \(194–202\) \| 99 \(97\.02–101\) \|")
+        self.assertRegex(cold, r"\| 1 \| 198 \(194–202; 75 %\) \| 99 \(97\.02–101; 75 %\) \|")
         # The noisy point is marked in both tables, in no other cell, and listed with its load.
         self.assertRegex(warm, r"\| 10 \| 72 \([^)]+\) ⚠ noisy \| 36 \([^)]+\) \|")
         self.assertRegex(cold, r"\| 10 \| 216 \([^)]+\) ⚠ noisy \| 108 \([^)]+\) \|")
@@ -554,6 +592,44 @@ class ReportAndFigureTest(TempDirCase):
         noisy = report[report.index("## Noisy points"):report.index("## Failed points")]
         self.assertIn("| `native/create/N=10/P=1` ⚠ noisy | 1 of 3: fork 0 | 1.5 | 3 → 2 | 3.5 → 3.25 |", noisy)
         self.assertIn("hierarchical bootstrap", report)
+
+    def test_a_point_that_ran_only_cold_is_never_drawn_as_warm(self):
+        """The quick plan's switch T=1000 points ran W = 0, I = 1: one cold run per fork. In a folder whose other
+        points have warm iterations, such a point must not sit on a warm line or in the warm table as a warm
+        value; and a fork with W = 0, I > 1 gives its later iterations as warm, not its cold iteration 0."""
+        d = synthetic_run(self.tmp / "mixed", backends=("native",))
+        cold_point = "native/create/N=1000/P=1"
+        with open(d / "results.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        kept = []
+        for r in rows:
+            if r["point"] == cold_point:
+                if r["iteration"] != "0":
+                    continue
+                r["phase"] = "measure"  # W = 0, I = 1: iteration 0 is the one timed run
+            kept.append(r)
+        with open(d / "results.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=synthetic.COLUMNS)
+            w.writeheader()
+            w.writerows(kept)
+        res = cr.load(d)
+        g = res.df[res.df["point"] == cold_point]
+        self.assertTrue(stats.is_cold_only(g))
+        s = stats.summarize(res.df[res.df["workload"] == "create"], "param.N")
+        self.assertEqual(s[s["cold_only"]]["param.N"].tolist(), [1000])
+        note = cr.figure_note(res.df[res.df["workload"] == "create"], cold=True)
+        self.assertIn("1 point(s) ran one cold run per fork (iteration 0) and no warm iteration: not on the warm lines",
+                      note)
+        import plot
+        tables = plot.median_tables(res)
+        warm = tables[tables.index("Warm (timed"):tables.index("Cold (iteration 0")]
+        self.assertRegex(warm, r"\| 1000 \| cold only \|")
+        # W = 0, I = 3: iteration 0 (cold, 3x in the synthetic data) leaves the warm sample
+        g2 = res.df[res.df["point"] == "native/create/N=10/P=1"].copy()
+        g2.loc[g2["iteration"] == 0, "phase"] = "measure"
+        self.assertEqual(len(stats.warm_sample(g2)), len(stats.warm_sample(res.df[res.df["point"] ==
+                                                                                   "native/create/N=10/P=1"])))
+        self.assertEqual(len(stats.cold_sample(g2)), 3)
 
     def test_merged_hosts_are_not_pooled(self):
         """A merged sweep: the same point id from two hosts gets a cell per host, each from its own rows."""
@@ -569,7 +645,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         report = (d / "report.md").read_text()
         self.assertIn("| N | native @big | native @small |", report)
-        self.assertIn("| 1 | 132 (129.4–134.6) | 66 (64.68–67.32) |", report)
+        self.assertIn("| 1 | 132 (129.4–134.6; 75 %) | 66 (64.68–67.32; 75 %) |", report)
         p, got = compare_csv(d, d)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertAlmostEqual(float(got["native/create/N=1/P=1 @big"]["median_a"]), 132.0)
@@ -603,7 +679,7 @@ class ReportAndFigureTest(TempDirCase):
         self.assertEqual(list(warm.get_xdata()), [1, 10, 100, 1000, 10000, 100000, 1000000])
         np.testing.assert_allclose(cold.get_ydata(), 3 * np.asarray(warm.get_ydata()))  # iteration 0: 3 x
         self.assertGreaterEqual(seen["bands"], 4)  # an interval band per line
-        self.assertIn("interval of the median, hierarchical bootstrap over forks", seen["caption"])
+        self.assertIn("band: 75 % confidence interval of the median over forks", seen["caption"])  # 3 forks
         self.assertIn("cold: iteration 0", seen["caption"])
         self.assertIn("1 noisy point", seen["caption"])
         # One run per fork (a version-1 folder): a single line per backend, not labelled cold/warm.

@@ -86,7 +86,7 @@ class TableChannels(TempDirCase):
         self.assertIn("native-ws / go", header)
         row = dict(zip(header, next(r for r in body if r[0] == "Producer/Consumer" and r[2] == "1")))
         self.assertEqual(row["native-ws"], "20.0")
-        self.assertEqual(row["native-ws / go"], "0.50× (0.41–0.61)")
+        self.assertEqual(row["native-ws / go"], "0.50× (0.41–0.61; 3 forks: not 95 %)")
         self.assertNotIn(table_channels.NOISY_MARK, md)
         with open(out / "table_channels.csv", newline="") as f:
             self.assertEqual(len(list(csv.DictReader(f))), 3)
@@ -114,7 +114,7 @@ class TableChannels(TempDirCase):
         header, *body = md_rows(md)
         self.assertNotIn("best tokio", header)  # named inside the ratio's cell, not a time column
         row = dict(zip(header, body[0]))
-        self.assertEqual(row["best coop / best tokio"], "native-ws / tokio/current_thread: 2.00× (1.64–2.44)")
+        self.assertEqual(row["best coop / best tokio"], "native-ws / tokio/current_thread: 2.00× (1.64–2.44; 3 forks: not 95 %)")
         self.assertIn("C=10 ran with capacity 7", md)
         self.assertEqual([table_channels.boost_capacity(c) for c in (0, 1, 2, 3, 5, 10, 11, 64)],
                          [0, 1, 3, 3, 7, 7, 15, 63])

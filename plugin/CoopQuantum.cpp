@@ -77,6 +77,7 @@
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/UnrollLoop.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
@@ -117,8 +118,10 @@ constexpr const char* kQuantum = "coop_quantum_left";
 constexpr const char* kExpired = "coop_quantum_expired";
 constexpr std::uint64_t kBulkBytes = 256;  // memory intrinsics shorter than this are charged as one instruction
 
-// annotated — functions with __attribute__((annotate("coop_uncooperative"))).
-std::set<Function*> annotated(Module& M) {
+// annotated — functions with __attribute__((annotate(`what`))): "coop_uncooperative" (no
+// check in the function) or "coop_signal_handler" (a signal handler the plugin cannot see
+// being installed: no check in it nor in what it calls in this module).
+std::set<Function*> annotated(Module& M, StringRef what = "coop_uncooperative") {
     std::set<Function*> out;
     GlobalVariable* GA = M.getNamedGlobal("llvm.global.annotations");
     if (GA == nullptr || !GA->hasInitializer()) return out;
@@ -131,7 +134,7 @@ std::set<Function*> annotated(Module& M) {
         auto* GV = dyn_cast<GlobalVariable>(CS->getOperand(1)->stripPointerCasts());
         if (F == nullptr || GV == nullptr || !GV->hasInitializer()) continue;
         auto* S = dyn_cast<ConstantDataArray>(GV->getInitializer());
-        if (S != nullptr && S->isCString() && S->getAsCString() == "coop_uncooperative") out.insert(F);
+        if (S != nullptr && S->isCString() && S->getAsCString() == what) out.insert(F);
     }
     return out;
 }
@@ -193,11 +196,41 @@ std::set<const Function*> static_ctors_dtors(Module& M) {
     return out;
 }
 
+// value_sources — the functions and the arguments of its function that `V` may be: through
+// casts, selects, phis and local variables (an alloca loaded from: each value stored to it).
+// Looked at before optimisation, where a parameter is first stored to its own alloca.
+void value_sources(Value* V, std::set<Function*>& fns, std::set<Argument*>& args, unsigned depth = 0) {
+    if (depth > 8) return;
+    V = V->stripPointerCasts();
+    if (auto* F = dyn_cast<Function>(V)) {
+        fns.insert(F);
+    } else if (auto* A = dyn_cast<Argument>(V)) {
+        args.insert(A);
+    } else if (auto* S = dyn_cast<SelectInst>(V)) {
+        value_sources(S->getTrueValue(), fns, args, depth + 1);
+        value_sources(S->getFalseValue(), fns, args, depth + 1);
+    } else if (auto* P = dyn_cast<PHINode>(V)) {
+        for (Value* in : P->incoming_values()) value_sources(in, fns, args, depth + 1);
+    } else if (auto* L = dyn_cast<LoadInst>(V)) {
+        if (auto* slot = dyn_cast<AllocaInst>(L->getPointerOperand()->stripPointerCasts()))
+            for (User* U : slot->users())
+                if (auto* St = dyn_cast<StoreInst>(U); St != nullptr && St->getPointerOperand()->stripPointerCasts() == slot)
+                    value_sources(St->getValueOperand(), fns, args, depth + 1);
+    }
+}
+
 // signal_handlers — functions installed as signal handlers: passed to signal() (or its
-// variants), or stored to memory by a function that calls sigaction() (sa_handler /
-// sa_sigaction). A handler interrupts whatever ran on the thread, perhaps the runtime
-// itself in the middle of a switch: it must never switch. Looked for before optimisation,
-// where the store and the call are still in the installing function.
+// variants), or stored to memory (sa_handler / sa_sigaction) by a function that calls
+// sigaction(); through helpers of this module, too: a function that passes its parameter to
+// signal() or stores it for sigaction() installs what its callers pass there (`void
+// install(int s, void (*fn)(int)) { sa.sa_handler = fn; sigaction(s, &sa, 0); }` called as
+// `install(SIGINT, on_int)`: on_int is a handler), and a function that calls a function
+// calling sigaction() (a helper taking a prepared `struct sigaction*`) counts as calling it.
+// A handler interrupts whatever ran on the thread, perhaps the runtime itself in the middle
+// of a switch: it must never switch. Looked for before optimisation, where the stores and
+// the calls are still in the functions that make them. What the plugin cannot see (a
+// handler passed to a helper of another translation unit) is marked by the user:
+// annotate("coop_signal_handler").
 std::set<Function*> signal_handlers(Module& M) {
     std::set<Function*> out;
     auto is = [](const Function* f, std::initializer_list<const char*> names) {
@@ -206,24 +239,69 @@ std::set<Function*> signal_handlers(Module& M) {
             if (f->getName() == n) return true;
         return false;
     };
+    // The functions that call sigaction(), directly or through functions of this module.
+    std::set<const Function*> installs;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (Function& F : M) {
+            if (F.isDeclaration() || installs.count(&F) != 0) continue;
+            bool calls = false;
+            for (BasicBlock& BB : F)
+                for (Instruction& I : BB)
+                    if (auto* CB = dyn_cast<CallBase>(&I)) {
+                        const Function* callee = CB->getCalledFunction();
+                        calls = calls || is(callee, {"sigaction", "__sigaction"}) || installs.count(callee) != 0;
+                    }
+            if (calls) {
+                installs.insert(&F);
+                grew = true;
+            }
+        }
+    }
+    std::set<Argument*> params;  // parameters whose value is installed as a handler
+    auto take = [&](Value* V) {
+        std::set<Function*> fns;
+        std::set<Argument*> args;
+        value_sources(V, fns, args);
+        out.insert(fns.begin(), fns.end());
+        params.insert(args.begin(), args.end());
+    };
     for (Function& F : M) {
         if (F.isDeclaration()) continue;
-        bool calls_sigaction = false;
         for (BasicBlock& BB : F)
             for (Instruction& I : BB)
                 if (auto* CB = dyn_cast<CallBase>(&I)) {
-                    const Function* callee = CB->getCalledFunction();
-                    if (is(callee, {"sigaction", "__sigaction"})) calls_sigaction = true;
-                    if (is(callee, {"signal", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal"}))
-                        for (Value* arg : CB->args())
-                            if (auto* h = dyn_cast<Function>(arg->stripPointerCasts())) out.insert(h);
+                    if (is(CB->getCalledFunction(), {"signal", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal"}))
+                        for (Value* arg : CB->args()) take(arg);
+                } else if (auto* S = dyn_cast<StoreInst>(&I); S != nullptr && installs.count(&F) != 0) {
+                    // Not a store to a local variable itself (a parameter's own alloca,
+                    // followed by value_sources where it is loaded back).
+                    if (auto* slot = dyn_cast<AllocaInst>(S->getPointerOperand()->stripPointerCasts());
+                        slot != nullptr && !slot->getAllocatedType()->isAggregateType())
+                        continue;
+                    take(S->getValueOperand());
                 }
-        if (!calls_sigaction) continue;
-        for (BasicBlock& BB : F)
-            for (Instruction& I : BB)
-                if (auto* S = dyn_cast<StoreInst>(&I))
-                    if (auto* h = dyn_cast<Function>(S->getValueOperand()->stripPointerCasts())) out.insert(h);
     }
+    // What the callers of a helper pass for an installed parameter (a helper of a helper).
+    std::vector<Argument*> work(params.begin(), params.end());
+    std::set<Argument*> seen(params.begin(), params.end());
+    while (!work.empty()) {
+        Argument* A = work.back();
+        work.pop_back();
+        Function* H = A->getParent();
+        for (User* U : H->users()) {
+            auto* CB = dyn_cast<CallBase>(U);
+            if (CB == nullptr || CB->getCalledOperand()->stripPointerCasts() != H || A->getArgNo() >= CB->arg_size())
+                continue;
+            std::set<Function*> fns;
+            std::set<Argument*> args;
+            value_sources(CB->getArgOperand(A->getArgNo()), fns, args);
+            out.insert(fns.begin(), fns.end());
+            for (Argument* B : args)
+                if (seen.insert(B).second) work.push_back(B);
+        }
+    }
+    for (Function* h : annotated(M, "coop_signal_handler")) out.insert(h);
     return out;
 }
 
@@ -679,6 +757,59 @@ Instruction* after_unwind(InvokeInst* II) {
     return &*pad->getFirstInsertionPt();
 }
 
+// personality_for — the personality a function that gets its first landing pad here uses:
+// the one most of the module's functions use (the inliner does not mix personalities, so a
+// C++ function keeps being inlinable into C++ callers); in a module without any, C++'s when
+// the module has C++ symbols, otherwise libgcc's C personality (cleanups only, which is all
+// a bracket's pad needs; C++ exceptions unwind through it running the cleanup).
+Constant* personality_for(Module& M) {
+    std::map<Constant*, unsigned> used;
+    bool cxx = false;
+    for (Function& G : M) {
+        if (G.hasPersonalityFn()) ++used[G.getPersonalityFn()];
+        cxx = cxx || G.getName().startswith("_Z");
+    }
+    Constant* best = nullptr;
+    unsigned n = 0;
+    for (auto& [P, k] : used)
+        if (k > n) best = P, n = k;
+    if (best != nullptr) return best;
+    LLVMContext& C = M.getContext();
+    return cast<Constant>(
+        M.getOrInsertFunction(cxx ? "__gxx_personality_v0" : "__gcc_personality_v0",
+                              FunctionType::get(Type::getInt32Ty(C), true))
+            .getCallee());
+}
+
+// with_unwind_edge — a bracketed call must close its bracket however it leaves. A `call`
+// that may unwind (an exception thrown by the callee, or by what it calls, in a function
+// that has no cleanup around the call) has no unwind edge of its own: the exception passes
+// through this frame and the release after the call never runs, leaving the activity
+// uncooperative for good (a yield-based wait then never lets the other activity run: a
+// deadlock at P=1). So such a call becomes an `invoke` whose unwind edge goes to a landing
+// pad of its own, `cleanup` then `resume` (the exception continues as before; the caller
+// adds the release after the landingpad, through after_unwind). Not changed: calls that
+// cannot unwind (nounwind callee or call site, or a nounwind caller: an exception cannot
+// leave it) and musttail calls (nothing may follow them but the return). Returns the call
+// as it now is.
+CallBase* with_unwind_edge(Module& M, CallBase* CB) {
+    auto* CI = dyn_cast<CallInst>(CB);
+    if (CI == nullptr || CI->doesNotThrow() || CI->isMustTailCall()) return CB;
+    Function& F = *CI->getFunction();
+    if (F.doesNotThrow()) return CB;
+    if (!F.hasPersonalityFn()) F.setPersonalityFn(personality_for(M));
+    LLVMContext& C = M.getContext();
+    BasicBlock* pad = BasicBlock::Create(C, "coop.bracket.unwind", &F);
+    LandingPadInst* lp =
+        LandingPadInst::Create(StructType::get(Type::getInt8PtrTy(C), Type::getInt32Ty(C)), 0, "coop.lp", pad);
+    lp->setCleanup(true);
+    lp->setDebugLoc(CI->getDebugLoc());
+    ResumeInst::Create(lp, pad);
+    BasicBlock* BB = CI->getParent();
+    changeToInvokeAndSplitBasicBlock(CI, pad);
+    return cast<InvokeInst>(BB->getTerminator());
+}
+
 unsigned hook_os_locks(Module& M, Function& F) {
     SmallVector<std::pair<CallBase*, Hook>, 4> found;
     for (BasicBlock& BB : F)
@@ -721,6 +852,7 @@ unsigned hook_os_locks(Module& M, Function& F) {
                 emit(kLockReleased, CB->getType()->isIntegerTy(32) ? static_cast<Value*>(CB) : zero, after_call(CB));
                 break;
             case Hook::Bracket:
+                CB = with_unwind_edge(M, CB);
                 emit(kLockTaken, zero, CB);
                 if (auto* II = dyn_cast<InvokeInst>(CB)) emit(kLockReleased, zero, after_unwind(II));
                 emit(kLockReleased, zero, after_call(CB));
@@ -767,6 +899,7 @@ unsigned tls_calls(Module& M, Function& F) {
     auto* FT = FunctionType::get(Type::getVoidTy(C), {I32}, false);
     Constant* zero = ConstantInt::get(I32, 0);
     for (CallBase* CB : found) {
+        CB = with_unwind_edge(M, CB);
         auto emit = [&](const char* name, Instruction* before) {
             FunctionCallee h = M.getOrInsertFunction(name, FT);
             if (auto* HF = dyn_cast<Function>(h.getCallee())) HF->addFnAttr(Attribute::NoUnwind);

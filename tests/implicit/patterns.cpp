@@ -454,9 +454,9 @@ extern "C" long implicit_pattern_bracket_throw(unsigned processors, const char* 
 // (`in_handler`). A handler with checks switches: an activity then runs on a thread whose
 // handler is suspended (it sees the mark), and SIGUSR1 stays blocked on that thread, so
 // later signals are lost. Returns (signals lost) + (times an activity saw the mark).
-// Per OS thread. External linkage on purpose: in -fPIC code an internal thread-local gets the
-// local-dynamic model, whose TLS base the x86 back end computes once per function (a known
-// limit, docs/implicit.md), which would make this probe read another worker's flag.
+// Per OS thread. External linkage on purpose, so that this probe does not depend on how the
+// plugin handles file-local thread-locals in -fPIC code (the local-dynamic model, tested by
+// FileLocalThreadLocalInPicCode below).
 extern "C" {
 __thread volatile int implicit_test_in_handler;
 }
@@ -539,4 +539,37 @@ extern "C" long implicit_pattern_signal_helper(unsigned processors, const char* 
     }
     signal(SIGUSR1, SIG_DFL);
     return (kT * kR - g_signals.load()) + saw.load();
+}
+
+// ---- A thread_local of this file's own (internal linkage, no constructor) in -fPIC code:
+// the local-dynamic model, __tls_get_addr(module) + offset. The x86-64 back end computed the
+// module's TLS block once per function, so after a check that migrated the activity, `&t` in
+// the same function was the previous worker's variable. Each round compares the address the
+// function computes after checked work with one computed in a separate function (its own
+// access). Returns the rounds where they differ (0 under OS threads, and 0 at P=1).
+namespace {
+thread_local long t_local_slot;
+[[gnu::noinline]] long* fresh_local_slot() { return &t_local_slot; }
+}  // namespace
+
+extern "C" long implicit_pattern_local_dynamic_tls(unsigned processors) {
+    std::atomic<long> wrong{0};
+    coop::Runtime rt({.processors = processors});
+    rt.run([&] {
+        std::vector<coop::Thread> ts;
+        for (int t = 0; t < 8; ++t)
+            ts.push_back(coop::spawn([&] {
+                long w = 0;
+                for (int r = 0; r < 400; ++r) {
+                    t_local_slot += 1;  // by name, before the checked work
+                    g_sink += work_between(20000 + static_cast<std::uint64_t>(r & 7));
+                    long* p = &t_local_slot;  // by name, after it
+                    w += p != fresh_local_slot();
+                    *p += 1;
+                }
+                wrong += w;
+            }));
+        for (auto& x : ts) x.join();
+    });
+    return wrong.load();
 }

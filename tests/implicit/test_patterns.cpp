@@ -18,6 +18,7 @@ extern "C" long implicit_pattern_named_functor(unsigned processors);
 extern "C" long implicit_pattern_unwind(unsigned processors);
 extern "C" long implicit_pattern_bracket_throw(unsigned processors, const char* how);
 extern "C" long implicit_pattern_signal_helper(unsigned processors, const char* how);
+extern "C" long implicit_pattern_local_dynamic_tls(unsigned processors);
 
 // implicit_test_install_elsewhere — a helper the plugin does not see (this file is compiled
 // without it): patterns.cpp's annotated handler is installed through it.
@@ -123,6 +124,14 @@ TEST_P(Patterns, SignalHandlerInstalledThroughAHelper) {
 }
 TEST_P(Patterns, SignalHandlerMarkedForThePlugin) {
     EXPECT_EQ(run([] { return implicit_pattern_signal_helper(GetParam(), "annotated"); }), "0");
+}
+
+// A thread_local of the file's own in -fPIC code (the local-dynamic model): the address the
+// function computes after checked work is the thread's it now runs on. Seen failing at P=2
+// before the plugin's per-access accessor (the back end reused the TLS block of the worker
+// the activity had left).
+TEST_P(Patterns, FileLocalThreadLocalInPicCode) {
+    EXPECT_EQ(run([] { return implicit_pattern_local_dynamic_tls(GetParam()); }), "0");
 }
 
 // An activity body of a named class (shared template code, split by the plugin into a plain

@@ -47,7 +47,12 @@
 // has one address in the program.
 // No switch while the OS thread holds a lock, a static-local guard, a pthread_once or a
 // stdio stream lock (hook_os_locks), nor inside a call that receives a thread-local's
-// address (tls_calls); thread-local addresses are recomputed at each use (OpaqueTls).
+// address (tls_calls); a bracketed call that may unwind gets a cleanup pad that closes the
+// bracket (with_unwind_edge); thread-local addresses are recomputed at each use (OpaqueTls;
+// file-local ones in -fPIC code through an accessor, local_dynamic). Signal handlers,
+// followed through helpers of the module or annotated "coop_signal_handler", never switch.
+// What the pass sees but cannot make right draws a warning (libc's static buffers, blocking
+// waits, a thread_local only touched, a longjmp out of a bracket: "Diagnostics" below).
 //
 // -mllvm -coop-quantum-stats prints, per module, the checks inserted.
 #include "llvm/ADT/SmallPtrSet.h"

@@ -230,8 +230,8 @@ void value_sources(Value* V, std::set<Function*>& fns, std::set<Argument*>& args
 // sigaction(); through helpers of this module, too: a function that passes its parameter to
 // signal() or stores it for sigaction() installs what its callers pass there (`void
 // install(int s, void (*fn)(int)) { sa.sa_handler = fn; sigaction(s, &sa, 0); }` called as
-// `install(SIGINT, on_int)`: on_int is a handler), and a function that calls a function
-// calling sigaction() (a helper taking a prepared `struct sigaction*`) counts as calling it.
+// `install(SIGINT, on_int)`: on_int is a handler), and a function that hands a struct
+// sigaction it filled to a helper calling sigaction() installs what it stored into it.
 // A handler interrupts whatever ran on the thread, perhaps the runtime itself in the middle
 // of a switch: it must never switch. Looked for before optimisation, where the stores and
 // the calls are still in the functions that make them. What the plugin cannot see (a
@@ -246,7 +246,7 @@ std::set<Function*> signal_handlers(Module& M) {
         return false;
     };
     // The functions that call sigaction(), directly or through functions of this module.
-    std::set<const Function*> installs;
+    std::set<const Function*> installs, direct;
     for (bool grew = true; grew;) {
         grew = false;
         for (Function& F : M) {
@@ -264,6 +264,24 @@ std::set<Function*> signal_handlers(Module& M) {
             }
         }
     }
+    for (const Function* F : installs)
+        for (const BasicBlock& BB : *F)
+            for (const Instruction& I : BB)
+                if (const auto* CB = dyn_cast<CallBase>(&I); CB != nullptr && is(CB->getCalledFunction(), {"sigaction", "__sigaction"}))
+                    direct.insert(F);
+    // What a function passes to a call that installs (sigaction() or a helper calling it): a
+    // struct sigaction it fills and hands over. In a function that calls sigaction() itself
+    // every store of a function counts (the rule of the direct case); in one that only calls
+    // a helper, only the stores into what it passes to that helper (not its other callbacks).
+    auto handed_over = [&](Function& F, const StoreInst* S) {
+        const Value* obj = getUnderlyingObject(S->getPointerOperand());
+        for (BasicBlock& BB : F)
+            for (Instruction& I : BB)
+                if (auto* CB = dyn_cast<CallBase>(&I); CB != nullptr && installs.count(CB->getCalledFunction()) != 0)
+                    for (Value* arg : CB->args())
+                        if (getUnderlyingObject(arg) == obj) return true;
+        return false;
+    };
     std::set<Argument*> params;  // parameters whose value is installed as a handler
     auto take = [&](Value* V) {
         std::set<Function*> fns;
@@ -285,6 +303,7 @@ std::set<Function*> signal_handlers(Module& M) {
                     if (auto* slot = dyn_cast<AllocaInst>(S->getPointerOperand()->stripPointerCasts());
                         slot != nullptr && !slot->getAllocatedType()->isAggregateType())
                         continue;
+                    if (direct.count(&F) == 0 && !handed_over(F, S)) continue;
                     take(S->getValueOperand());
                 }
     }

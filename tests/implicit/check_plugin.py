@@ -83,6 +83,7 @@ expect("on_signal" in functions and checks("on_signal") == 0 and "on_sigaction" 
        checks("on_sigaction") == 0, "signal handlers (signal(), sigaction()): no check")
 expect(all(n in functions and checks(n) == 0 for n in ("on_helper_signal", "on_helper_sigaction")),
        "signal handlers installed through helpers of the file (signal(), sigaction()): no check")
+expect(checks("not_a_handler") >= 1, "a callback stored beside a helper's installation (not handed to it): checked")
 expect("on_marked" in functions and checks("on_marked") == 0, "annotate(\"coop_signal_handler\"): no check")
 tls_throw = body("tls_call_may_throw")
 pads = re.findall(r"^([\w.]+):[^\n]*\n\s*%[\w.]+ = landingpad [^\n]*\n\s*cleanup\n((?:.*\n)*?)\s*resume", tls_throw, re.M)

@@ -118,6 +118,16 @@ extern "C" void install_through_helpers() {
     install_with_sigaction(SIGUSR1, on_helper_sigaction);
     install_with_signal(SIGUSR2, on_helper_signal);
 }
+// not_a_handler: a callback stored by a function that installs a handler through a helper,
+// but not handed to it -> checked as usual.
+extern "C" void not_a_handler(int n) {
+    for (int i = 0; i < n; ++i) ext(i);
+}
+void (*volatile g_callback)(int);
+extern "C" void install_and_keep_callback() {
+    install_with_sigaction(SIGTERM, on_helper_sigaction);
+    g_callback = &not_a_handler;
+}
 // on_marked: a handler installed where the plugin cannot see it, marked -> never checked.
 extern "C" __attribute__((annotate("coop_signal_handler"))) void on_marked(int sig) {
     for (int i = 0; i < sig; ++i) ext(i);

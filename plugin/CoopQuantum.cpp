@@ -728,8 +728,10 @@ bool may_longjmp(const Function* F, std::map<const Function*, bool>& memo) {
 // skips the frames it leaves without running anything in them (no landing pad, unlike an
 // exception), so the release after the call never runs and the activity stays
 // uncooperative (yield() a no-op, checks never switching) for the rest of its life. The
-// plugin cannot close the bracket at the setjmp (the runtime keeps no depth to go back
-// to), so the rule is the user's: report the error by returning or by an exception.
+// plugin cannot close the bracket at the setjmp: that needs the depth at the setjmp to go
+// back to (the runtime's counter has no entry point that reads or sets it), and a reset to
+// zero would end an enclosing region that is really held. So the rule is the user's:
+// report the error by returning or by an exception.
 void warn_longjmp_out_of_bracket(CallBase* CB, const std::string& why) {
     static std::map<const Function*, bool> memo;
     const Function* callee = CB->getCalledFunction();

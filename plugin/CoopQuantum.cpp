@@ -47,7 +47,12 @@
 // has one address in the program.
 // No switch while the OS thread holds a lock, a static-local guard, a pthread_once or a
 // stdio stream lock (hook_os_locks), nor inside a call that receives a thread-local's
-// address (tls_calls); thread-local addresses are recomputed at each use (OpaqueTls).
+// address (tls_calls); a bracketed call that may unwind gets a cleanup pad that closes the
+// bracket (with_unwind_edge); thread-local addresses are recomputed at each use (OpaqueTls;
+// file-local ones in -fPIC code through an accessor, local_dynamic). Signal handlers,
+// followed through helpers of the module or annotated "coop_signal_handler", never switch.
+// What the pass sees but cannot make right draws a warning (libc's static buffers, blocking
+// waits, a thread_local only touched, a longjmp out of a bracket: "Diagnostics" below).
 //
 // -mllvm -coop-quantum-stats prints, per module, the checks inserted.
 #include "llvm/ADT/SmallPtrSet.h"
@@ -77,11 +82,13 @@
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/UnrollLoop.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -117,8 +124,10 @@ constexpr const char* kQuantum = "coop_quantum_left";
 constexpr const char* kExpired = "coop_quantum_expired";
 constexpr std::uint64_t kBulkBytes = 256;  // memory intrinsics shorter than this are charged as one instruction
 
-// annotated — functions with __attribute__((annotate("coop_uncooperative"))).
-std::set<Function*> annotated(Module& M) {
+// annotated — functions with __attribute__((annotate(`what`))): "coop_uncooperative" (no
+// check in the function) or "coop_signal_handler" (a signal handler the plugin cannot see
+// being installed: no check in it nor in what it calls in this module).
+std::set<Function*> annotated(Module& M, StringRef what = "coop_uncooperative") {
     std::set<Function*> out;
     GlobalVariable* GA = M.getNamedGlobal("llvm.global.annotations");
     if (GA == nullptr || !GA->hasInitializer()) return out;
@@ -131,7 +140,7 @@ std::set<Function*> annotated(Module& M) {
         auto* GV = dyn_cast<GlobalVariable>(CS->getOperand(1)->stripPointerCasts());
         if (F == nullptr || GV == nullptr || !GV->hasInitializer()) continue;
         auto* S = dyn_cast<ConstantDataArray>(GV->getInitializer());
-        if (S != nullptr && S->isCString() && S->getAsCString() == "coop_uncooperative") out.insert(F);
+        if (S != nullptr && S->isCString() && S->getAsCString() == what) out.insert(F);
     }
     return out;
 }
@@ -193,11 +202,41 @@ std::set<const Function*> static_ctors_dtors(Module& M) {
     return out;
 }
 
+// value_sources — the functions and the arguments of its function that `V` may be: through
+// casts, selects, phis and local variables (an alloca loaded from: each value stored to it).
+// Looked at before optimisation, where a parameter is first stored to its own alloca.
+void value_sources(Value* V, std::set<Function*>& fns, std::set<Argument*>& args, unsigned depth = 0) {
+    if (depth > 8) return;
+    V = V->stripPointerCasts();
+    if (auto* F = dyn_cast<Function>(V)) {
+        fns.insert(F);
+    } else if (auto* A = dyn_cast<Argument>(V)) {
+        args.insert(A);
+    } else if (auto* S = dyn_cast<SelectInst>(V)) {
+        value_sources(S->getTrueValue(), fns, args, depth + 1);
+        value_sources(S->getFalseValue(), fns, args, depth + 1);
+    } else if (auto* P = dyn_cast<PHINode>(V)) {
+        for (Value* in : P->incoming_values()) value_sources(in, fns, args, depth + 1);
+    } else if (auto* L = dyn_cast<LoadInst>(V)) {
+        if (auto* slot = dyn_cast<AllocaInst>(L->getPointerOperand()->stripPointerCasts()))
+            for (User* U : slot->users())
+                if (auto* St = dyn_cast<StoreInst>(U); St != nullptr && St->getPointerOperand()->stripPointerCasts() == slot)
+                    value_sources(St->getValueOperand(), fns, args, depth + 1);
+    }
+}
+
 // signal_handlers — functions installed as signal handlers: passed to signal() (or its
-// variants), or stored to memory by a function that calls sigaction() (sa_handler /
-// sa_sigaction). A handler interrupts whatever ran on the thread, perhaps the runtime
-// itself in the middle of a switch: it must never switch. Looked for before optimisation,
-// where the store and the call are still in the installing function.
+// variants), or stored to memory (sa_handler / sa_sigaction) by a function that calls
+// sigaction(); through helpers of this module, too: a function that passes its parameter to
+// signal() or stores it for sigaction() installs what its callers pass there (`void
+// install(int s, void (*fn)(int)) { sa.sa_handler = fn; sigaction(s, &sa, 0); }` called as
+// `install(SIGINT, on_int)`: on_int is a handler), and a function that hands a struct
+// sigaction it filled to a helper calling sigaction() installs what it stored into it.
+// A handler interrupts whatever ran on the thread, perhaps the runtime itself in the middle
+// of a switch: it must never switch. Looked for before optimisation, where the stores and
+// the calls are still in the functions that make them. What the plugin cannot see (a
+// handler passed to a helper of another translation unit) is marked by the user:
+// annotate("coop_signal_handler").
 std::set<Function*> signal_handlers(Module& M) {
     std::set<Function*> out;
     auto is = [](const Function* f, std::initializer_list<const char*> names) {
@@ -206,24 +245,88 @@ std::set<Function*> signal_handlers(Module& M) {
             if (f->getName() == n) return true;
         return false;
     };
+    // The functions that call sigaction(), directly or through functions of this module.
+    std::set<const Function*> installs, direct;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (Function& F : M) {
+            if (F.isDeclaration() || installs.count(&F) != 0) continue;
+            bool calls = false;
+            for (BasicBlock& BB : F)
+                for (Instruction& I : BB)
+                    if (auto* CB = dyn_cast<CallBase>(&I)) {
+                        const Function* callee = CB->getCalledFunction();
+                        calls = calls || is(callee, {"sigaction", "__sigaction"}) || installs.count(callee) != 0;
+                    }
+            if (calls) {
+                installs.insert(&F);
+                grew = true;
+            }
+        }
+    }
+    for (const Function* F : installs)
+        for (const BasicBlock& BB : *F)
+            for (const Instruction& I : BB)
+                if (const auto* CB = dyn_cast<CallBase>(&I); CB != nullptr && is(CB->getCalledFunction(), {"sigaction", "__sigaction"}))
+                    direct.insert(F);
+    // What a function passes to a call that installs (sigaction() or a helper calling it): a
+    // struct sigaction it fills and hands over. In a function that calls sigaction() itself
+    // every store of a function counts (the rule of the direct case); in one that only calls
+    // a helper, only the stores into what it passes to that helper (not its other callbacks).
+    auto handed_over = [&](Function& F, const StoreInst* S) {
+        const Value* obj = getUnderlyingObject(S->getPointerOperand());
+        for (BasicBlock& BB : F)
+            for (Instruction& I : BB)
+                if (auto* CB = dyn_cast<CallBase>(&I); CB != nullptr && installs.count(CB->getCalledFunction()) != 0)
+                    for (Value* arg : CB->args())
+                        if (getUnderlyingObject(arg) == obj) return true;
+        return false;
+    };
+    std::set<Argument*> params;  // parameters whose value is installed as a handler
+    auto take = [&](Value* V) {
+        std::set<Function*> fns;
+        std::set<Argument*> args;
+        value_sources(V, fns, args);
+        out.insert(fns.begin(), fns.end());
+        params.insert(args.begin(), args.end());
+    };
     for (Function& F : M) {
         if (F.isDeclaration()) continue;
-        bool calls_sigaction = false;
         for (BasicBlock& BB : F)
             for (Instruction& I : BB)
                 if (auto* CB = dyn_cast<CallBase>(&I)) {
-                    const Function* callee = CB->getCalledFunction();
-                    if (is(callee, {"sigaction", "__sigaction"})) calls_sigaction = true;
-                    if (is(callee, {"signal", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal"}))
-                        for (Value* arg : CB->args())
-                            if (auto* h = dyn_cast<Function>(arg->stripPointerCasts())) out.insert(h);
+                    if (is(CB->getCalledFunction(), {"signal", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal"}))
+                        for (Value* arg : CB->args()) take(arg);
+                } else if (auto* S = dyn_cast<StoreInst>(&I); S != nullptr && installs.count(&F) != 0) {
+                    // Not a store to a local variable itself (a parameter's own alloca,
+                    // followed by value_sources where it is loaded back).
+                    if (auto* slot = dyn_cast<AllocaInst>(S->getPointerOperand()->stripPointerCasts());
+                        slot != nullptr && !slot->getAllocatedType()->isAggregateType())
+                        continue;
+                    if (direct.count(&F) == 0 && !handed_over(F, S)) continue;
+                    take(S->getValueOperand());
                 }
-        if (!calls_sigaction) continue;
-        for (BasicBlock& BB : F)
-            for (Instruction& I : BB)
-                if (auto* S = dyn_cast<StoreInst>(&I))
-                    if (auto* h = dyn_cast<Function>(S->getValueOperand()->stripPointerCasts())) out.insert(h);
     }
+    // What the callers of a helper pass for an installed parameter (a helper of a helper).
+    std::vector<Argument*> work(params.begin(), params.end());
+    std::set<Argument*> seen(params.begin(), params.end());
+    while (!work.empty()) {
+        Argument* A = work.back();
+        work.pop_back();
+        Function* H = A->getParent();
+        for (User* U : H->users()) {
+            auto* CB = dyn_cast<CallBase>(U);
+            if (CB == nullptr || CB->getCalledOperand()->stripPointerCasts() != H || A->getArgNo() >= CB->arg_size())
+                continue;
+            std::set<Function*> fns;
+            std::set<Argument*> args;
+            value_sources(CB->getArgOperand(A->getArgNo()), fns, args);
+            out.insert(fns.begin(), fns.end());
+            for (Argument* B : args)
+                if (seen.insert(B).second) work.push_back(B);
+        }
+    }
+    for (Function* h : annotated(M, "coop_signal_handler")) out.insert(h);
     return out;
 }
 
@@ -289,16 +392,60 @@ bool mentions_tls(const Value* V, unsigned depth = 0) {
     return false;
 }
 
+// The local-dynamic model. In code for a shared object (-fPIC, not -fPIE) a thread-local the
+// object defines for itself (internal, hidden or dso_local) is reached through the module's
+// TLS block: __tls_get_addr(module) plus a constant offset. The x86-64 and AArch64 back ends
+// compute that block's address once per function when it has two such accesses or more
+// (X86's LDTLSCleanup, AArch64's CleanupLocalDynamicTLS: machine passes after the IR, which
+// the opaque copy cannot stop), so after a check that migrated the activity every later
+// access of the function went to the previous worker's variable. Such a copy is therefore a
+// call of a small internal function of its own (coop_tls_addr.<name>, not inlined) holding
+// the one access: each use computes the block of the thread it runs on. Its cost is a call
+// per access, in such code only (executables, -fPIE, use the thread pointer directly).
+constexpr const char* kTlsAccessor = "coop_tls_addr.";
+
+bool local_dynamic(const GlobalVariable* GV) {
+    const Module* M = GV->getParent();
+    if (M == nullptr || M->getPICLevel() == PICLevel::NotPIC || M->getPIELevel() != PIELevel::Default) return false;
+    const auto mode = GV->getThreadLocalMode();
+    if (mode != GlobalValue::GeneralDynamicTLSModel && mode != GlobalValue::LocalDynamicTLSModel) return false;
+    return GV->hasLocalLinkage() || GV->isDSOLocal() || GV->hasHiddenVisibility() || GV->hasProtectedVisibility();
+}
+
+CallInst* asm_copy(GlobalVariable* GV, Instruction* before, BasicBlock* at_end = nullptr) {
+    LLVMContext& C = GV->getContext();
+    auto* FT = FunctionType::get(GV->getType(), {GV->getType()}, false);
+    InlineAsm* IA = InlineAsm::get(FT, "", "=r,0", /*hasSideEffects=*/true);
+    CallInst* call = before != nullptr ? CallInst::Create(FT, IA, {GV}, GV->getName() + ".here", before)
+                                       : CallInst::Create(FT, IA, {GV}, GV->getName() + ".here", at_end);
+    call->addFnAttr(Attribute::NoUnwind);
+    call->addFnAttr(Attribute::InaccessibleMemOnly);
+    call->addFnAttr(Attribute::WillReturn);
+    call->setMetadata(kTlsCopyMD, MDNode::get(C, {}));
+    return call;
+}
+
+Function* tls_accessor(GlobalVariable* GV) {
+    Module& M = *GV->getParent();
+    const std::string name = kTlsAccessor + GV->getName().str();
+    if (Function* F = M.getFunction(name)) return F;
+    Function* F = Function::Create(FunctionType::get(GV->getType(), false), GlobalValue::InternalLinkage, name, M);
+    for (Attribute::AttrKind k : {Attribute::NoInline, Attribute::NoUnwind, Attribute::WillReturn,
+                                  Attribute::InaccessibleMemOnly})
+        F->addFnAttr(k);
+    BasicBlock* BB = BasicBlock::Create(M.getContext(), "", F);
+    ReturnInst::Create(M.getContext(), asm_copy(GV, nullptr, BB), BB);
+    return F;
+}
+
 Value* opaque_copy(Value* V, Instruction* before) {
     if (auto* GV = dyn_cast<GlobalVariable>(V); GV != nullptr && tls_global(GV)) {
-        LLVMContext& C = GV->getContext();
-        auto* FT = FunctionType::get(GV->getType(), {GV->getType()}, false);
-        InlineAsm* IA = InlineAsm::get(FT, "", "=r,0", /*hasSideEffects=*/true);
-        CallInst* call = CallInst::Create(FT, IA, {GV}, GV->getName() + ".here", before);
-        call->addFnAttr(Attribute::NoUnwind);
-        call->addFnAttr(Attribute::InaccessibleMemOnly);
-        call->addFnAttr(Attribute::WillReturn);
-        call->setMetadata(kTlsCopyMD, MDNode::get(C, {}));
+        if (!local_dynamic(GV) || before->getFunction()->getName().startswith(kTlsAccessor))
+            return asm_copy(GV, before);
+        CallInst* call = CallInst::Create(tls_accessor(GV), {}, GV->getName() + ".here", before);
+        for (Attribute::AttrKind k : {Attribute::NoUnwind, Attribute::WillReturn, Attribute::InaccessibleMemOnly})
+            call->addFnAttr(k);
+        call->setMetadata(kTlsCopyMD, MDNode::get(GV->getContext(), {}));
         return call;
     }
     auto* CE = dyn_cast<ConstantExpr>(V);
@@ -390,7 +537,11 @@ Instruction* tls_root(Value* V) {
 // tls_name — the thread-local a root is the address of (for diagnostics).
 std::string tls_name(const Instruction* root) {
     const auto* CI = cast<CallInst>(root);
-    if (CI->getMetadata(kTlsCopyMD) != nullptr) return demangle(CI->getArgOperand(0)->getName().str());
+    if (CI->getMetadata(kTlsCopyMD) != nullptr) {
+        if (const Function* f = CI->getCalledFunction(); f != nullptr && f->getName().startswith(kTlsAccessor))
+            return demangle(f->getName().drop_front(std::strlen(kTlsAccessor)).str());
+        return demangle(CI->getArgOperand(0)->getName().str());
+    }
     const StringRef n = CI->getCalledFunction()->getName();
     if (n.startswith("_ZTW")) return demangle(("_Z" + n.drop_front(4)).str());
     return n == "__errno_location" ? "errno" : "h_errno";
@@ -532,12 +683,225 @@ bool calls(const Function& F) {
     for (const BasicBlock& BB : F)
         for (const Instruction& I : BB)
             if (const auto* CB = dyn_cast<CallBase>(&I)) {
-                if (CB->isInlineAsm()) continue;
+                if (CB->isInlineAsm() || tls_source(CB)) continue;  // (a thread-local's address)
                 const Function* callee = CB->getCalledFunction();
                 if (callee != nullptr && callee->isIntrinsic()) continue;
                 return true;
             }
     return false;
+}
+
+// ---- Diagnostics: what the plugin sees but cannot make right (docs/implicit.md, "What user
+// code must follow"). Each is one warning naming the line (with -g; otherwise the file) and
+// the function, printed by the pass that sees the pattern.
+
+// where — "file:line" of `I` (its debug location), or the module's source file.
+std::string where(const Instruction* I) {
+    const Module* M = I->getModule();
+    if (const DebugLoc& DL = I->getDebugLoc()) return DL->getFilename().str() + ":" + std::to_string(DL.getLine());
+    return M->getSourceFileName();
+}
+
+bool is_longjmp(const Function* f) {
+    if (f == nullptr) return false;
+    const StringRef n = f->getName();
+    return n == "longjmp" || n == "_longjmp" || n == "siglongjmp" || n == "__longjmp_chk" || n == "__libc_longjmp";
+}
+
+// may_longjmp — whether `F` (defined in this module) calls longjmp, directly or through
+// functions of this module (what other translation units do is not seen).
+bool may_longjmp(const Function* F, std::map<const Function*, bool>& memo) {
+    if (F == nullptr || F->isDeclaration()) return false;
+    if (auto it = memo.find(F); it != memo.end()) return it->second;
+    memo[F] = false;  // a cycle: decided by its other members
+    bool r = false;
+    for (const BasicBlock& BB : *F)
+        for (const Instruction& I : BB)
+            if (const auto* CB = dyn_cast<CallBase>(&I)) {
+                const Function* c = CB->getCalledFunction();
+                r = r || is_longjmp(c) || may_longjmp(c, memo);
+            }
+    return memo[F] = r;
+}
+
+// warn_longjmp_out_of_bracket — a bracketed call (`why`) whose callee may longjmp: a longjmp
+// skips the frames it leaves without running anything in them (no landing pad, unlike an
+// exception), so the release after the call never runs and the activity stays
+// uncooperative (yield() a no-op, checks never switching) for the rest of its life. The
+// plugin cannot close the bracket at the setjmp: that needs the depth at the setjmp to go
+// back to (the runtime's counter has no entry point that reads or sets it), and a reset to
+// zero would end an enclosing region that is really held. So the rule is the user's:
+// report the error by returning or by an exception.
+void warn_longjmp_out_of_bracket(CallBase* CB, const std::string& why) {
+    static std::map<const Function*, bool> memo;
+    const Function* callee = CB->getCalledFunction();
+    if (!is_longjmp(callee) && !may_longjmp(callee, memo)) return;
+    errs() << where(CB) << ": warning: coop-quantum: '" << demangle(callee->getName().str())
+           << "' may longjmp out of a call that runs without a switch (" << why << ") in '"
+           << demangle(CB->getFunction()->getName().str())
+           << "': the no-switch region would never end and the activity would never switch again; report the "
+              "error by returning or throwing instead (docs/implicit.md, longjmp)\n";
+}
+
+// blocking_wait — the OS-blocking waits of the C++ library that look lock-free: std::atomic
+// and std::atomic_flag wait (C++20), and what is built on them (std::counting_semaphore,
+// std::binary_semaphore, std::latch, std::barrier). libstdc++ waits in a futex, so the
+// worker's OS thread sleeps; an activity that would notify it but is queued on the same
+// worker never runs (with one processor: a deadlock). Returns what to call it, or "".
+std::string blocking_wait(const Function* f) {
+    if (f == nullptr) return "";
+    const std::string d = demangle(f->getName().str());
+    if (d.find("'lambda") != std::string::npos) return "";  // a lambda of such a function
+    static const char* const kClasses[] = {"std::atomic<", "std::__atomic_base<", "std::__atomic_float<",
+                                           "std::__atomic_ref<", "std::atomic_ref<", "std::atomic_flag::"};
+    for (const char* c : kClasses)
+        if (d.rfind(c, 0) == 0 && d.find("::wait(") != std::string::npos) return d.substr(0, d.find('('));
+    static const char* const kFree[] = {"std::atomic_wait", "std::atomic_wait_explicit", "std::atomic_flag_wait",
+                                        "std::atomic_flag_wait_explicit"};
+    for (const char* c : kFree)
+        if (d.rfind(std::string(c) + "<", 0) == 0 || d.rfind(std::string(c) + "(", 0) == 0) return c;
+    static const char* const kBuilt[] = {"std::counting_semaphore<", "std::latch::wait(", "std::latch::arrive_and_wait(",
+                                         "std::barrier<"};
+    for (const char* c : kBuilt)
+        if (d.rfind(c, 0) == 0 && (d.find("::acquire(") != std::string::npos || d.find("::wait(") != std::string::npos ||
+                                   d.find("::try_acquire_for(") != std::string::npos ||
+                                   d.find("::try_acquire_until(") != std::string::npos ||
+                                   d.find("::arrive_and_wait(") != std::string::npos))
+            return d.substr(0, d.find('('));
+    return "";
+}
+
+// lazy_tls_touch — `_ZTW` wrapper calls whose result is not used (`(void)t;`): the
+// thread_local is constructed (and its destructor registered) on the worker this runs on
+// only; the activity may resume on another worker after any check, where it was never
+// constructed (a "touch a flusher once per thread" idiom then loses what other workers
+// accumulate). Returns the variable's name, or "".
+std::string lazy_tls_touch(const CallBase* CB) {
+    const Function* f = CB->getCalledFunction();
+    if (f == nullptr || !f->getName().startswith("_ZTW") || !CB->use_empty()) return "";
+    return demangle(("_Z" + f->getName().drop_front(4)).str());
+}
+
+// warn_at_start — the warnings decided on the code as written (before inlining): blocking
+// waits and thread-locals touched only to construct them.
+void warn_at_start(Function& F) {
+    if (demangle(F.getName().str()).rfind("std::", 0) == 0) return;  // the library's own code
+    for (BasicBlock& BB : F)
+        for (Instruction& I : BB) {
+            auto* CB = dyn_cast<CallBase>(&I);
+            if (CB == nullptr) continue;
+            if (const std::string w = blocking_wait(CB->getCalledFunction()); !w.empty())
+                errs() << where(CB) << ": warning: coop-quantum: '" << w << "' in '" << demangle(F.getName().str())
+                       << "' blocks the worker's OS thread (a futex): an activity queued on the same worker that "
+                          "would wake it never runs; wait on a coop primitive (coop::CondVar, coop::Semaphore, a "
+                          "channel) or spin on the value, which checks preempt (docs/implicit.md, blocking waits)\n";
+            if (const std::string v = lazy_tls_touch(CB); !v.empty())
+                errs() << where(CB) << ": warning: coop-quantum: thread_local '" << v << "' is only touched in '"
+                       << demangle(F.getName().str())
+                       << "': that constructs it on this worker alone, and the activity may resume on another "
+                          "worker after any check, where it does not exist; touch it where it is needed, or keep "
+                          "the data it flushes in it (docs/implicit.md, lazily built thread-locals)\n";
+        }
+}
+
+// Functions of libc with one result buffer (or state) per process or per thread, overwritten
+// by the next call on the same thread: under the plugin, the next call may be another
+// activity's on the same worker, at any check between the call and the use of the result,
+// and after a migration the activity reads the buffer of a thread it no longer runs on.
+// `state`: the function keeps state between calls (strtok), so every call is reported.
+struct StaticBuffer {
+    const char* name;
+    const char* instead;
+    bool state;
+};
+const StaticBuffer kStaticBuffers[] = {
+    {"inet_ntoa", "inet_ntop", false},         {"strerror", "strerror_r", false},
+    {"strsignal", "sigabbrev_np or a copy", false}, {"dlerror", "a copy before any other call", false},
+    {"localtime", "localtime_r", false},       {"gmtime", "gmtime_r", false},
+    {"ctime", "ctime_r", false},               {"asctime", "asctime_r", false},
+    {"strtok", "strtok_r", true},              {"getpwnam", "getpwnam_r", false},
+    {"getpwuid", "getpwuid_r", false},         {"getgrnam", "getgrnam_r", false},
+    {"getgrgid", "getgrgid_r", false},         {"gethostbyname", "getaddrinfo", false},
+    {"gethostbyname2", "getaddrinfo", false},  {"gethostbyaddr", "getnameinfo", false},
+    {"getservbyname", "getservbyname_r", false}, {"getservbyport", "getservbyport_r", false},
+    {"getprotobyname", "getprotobyname_r", false}, {"ttyname", "ttyname_r", false},
+    {"ptsname", "ptsname_r", false},           {"getlogin", "getlogin_r", false},
+    {"ecvt", "ecvt_r", false},                 {"fcvt", "fcvt_r", false},
+    {"l64a", "a copy", false},                 {"getmntent", "getmntent_r", false},
+};
+
+const StaticBuffer* static_buffer(const Function* f) {
+    if (f == nullptr || !f->isDeclaration()) return nullptr;
+    for (const StaticBuffer& b : kStaticBuffers)
+        if (f->getName() == b.name) return &b;
+    return nullptr;
+}
+
+// warn_static_buffers — after the checks are in: a call of kStaticBuffers whose result is
+// used where a switch may have happened since (a path from the call to the use passes a
+// check, a call of a checked function of this module, an indirect call or a call into coop),
+// or is stored to memory (not followed). `switches(CB)`: whether a call may switch.
+template <class Switches>
+unsigned warn_static_buffers(Function& F, Switches switches) {
+    unsigned n = 0;
+    for (BasicBlock& BB0 : F)
+        for (Instruction& I0 : BB0) {
+            auto* call = dyn_cast<CallBase>(&I0);
+            const StaticBuffer* sb = call != nullptr ? static_buffer(call->getCalledFunction()) : nullptr;
+            if (sb == nullptr) continue;
+            // The result and what is derived from it without a read (GEPs, casts, phis, selects).
+            std::set<const Value*> derived{call};
+            std::vector<const Value*> work{call};
+            std::set<const Instruction*> uses;
+            bool stored = false;
+            while (!work.empty()) {
+                const Value* V = work.back();
+                work.pop_back();
+                for (const User* U : V->users()) {
+                    const auto* UI = dyn_cast<Instruction>(U);
+                    if (UI == nullptr) continue;
+                    if (isa<GetElementPtrInst>(UI) || isa<CastInst>(UI) || isa<PHINode>(UI) || isa<SelectInst>(UI)) {
+                        if (derived.insert(UI).second) work.push_back(UI);
+                        continue;
+                    }
+                    if (const auto* St = dyn_cast<StoreInst>(UI); St != nullptr && St->getValueOperand() == V)
+                        stored = true;
+                    uses.insert(UI);
+                }
+            }
+            // Forward from the call: (block, a switch may have happened) states.
+            bool late = stored || sb->state;
+            std::set<std::pair<const BasicBlock*, bool>> seen;
+            std::vector<std::tuple<const BasicBlock*, const Instruction*, bool>> todo{{&BB0, call->getNextNode(), false}};
+            if (auto* II = dyn_cast<InvokeInst>(call)) todo = {{II->getNormalDest(), &II->getNormalDest()->front(), false}};
+            while (!todo.empty() && !late) {
+                auto [BB, from, sw] = todo.back();
+                todo.pop_back();
+                for (const Instruction* I = from; I != nullptr; I = I->getNextNode()) {
+                    if (sw && uses.count(I) != 0) {
+                        late = true;
+                        break;
+                    }
+                    if (const auto* CB = dyn_cast<CallBase>(I); CB != nullptr && switches(CB)) sw = true;
+                }
+                for (const BasicBlock* S : successors(BB))
+                    if (seen.insert({S, sw}).second) todo.emplace_back(S, &S->front(), sw);
+            }
+            if (!late) continue;
+            // Once per source line and function (unrolled or cloned copies of one call).
+            static std::set<std::string> said;
+            if (!said.insert(where(call) + F.getName().str() + sb->name).second) continue;
+            ++n;
+            errs() << where(call) << ": warning: coop-quantum: '" << sb->name << "' in '"
+                   << demangle(F.getName().str()) << "' "
+                   << (sb->state ? "keeps its state between calls in a buffer shared by the activities of the worker"
+                                 : "returns a buffer shared by the activities of the worker, and its result is used "
+                                   "after a possible switch (or stored)")
+                   << ": another activity's call may overwrite it meanwhile, and after a migration it is another "
+                      "thread's; use "
+                   << sb->instead << " (docs/implicit.md, libc's static buffers)\n";
+        }
+    return n;
 }
 
 unsigned tls_calls(Module& M, Function& F);
@@ -577,7 +941,10 @@ struct PrepareUncooperative : PassInfoMixin<PrepareUncooperative> {
         for (Function& F : M)
             if (!F.isDeclaration()) changed |= opaque_tls(F);
         for (Function& F : M)
-            if (!never_checked(F) && marked.count(&F) == 0) changed |= tls_calls(M, F) != 0;
+            if (!never_checked(F) && marked.count(&F) == 0) {
+                warn_at_start(F);
+                changed |= tls_calls(M, F) != 0;
+            }
         return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired() { return true; }
@@ -679,6 +1046,59 @@ Instruction* after_unwind(InvokeInst* II) {
     return &*pad->getFirstInsertionPt();
 }
 
+// personality_for — the personality a function that gets its first landing pad here uses:
+// the one most of the module's functions use (the inliner does not mix personalities, so a
+// C++ function keeps being inlinable into C++ callers); in a module without any, C++'s when
+// the module has C++ symbols, otherwise libgcc's C personality (cleanups only, which is all
+// a bracket's pad needs; C++ exceptions unwind through it running the cleanup).
+Constant* personality_for(Module& M) {
+    std::map<Constant*, unsigned> used;
+    bool cxx = false;
+    for (Function& G : M) {
+        if (G.hasPersonalityFn()) ++used[G.getPersonalityFn()];
+        cxx = cxx || G.getName().startswith("_Z");
+    }
+    Constant* best = nullptr;
+    unsigned n = 0;
+    for (auto& [P, k] : used)
+        if (k > n) best = P, n = k;
+    if (best != nullptr) return best;
+    LLVMContext& C = M.getContext();
+    return cast<Constant>(
+        M.getOrInsertFunction(cxx ? "__gxx_personality_v0" : "__gcc_personality_v0",
+                              FunctionType::get(Type::getInt32Ty(C), true))
+            .getCallee());
+}
+
+// with_unwind_edge — a bracketed call must close its bracket however it leaves. A `call`
+// that may unwind (an exception thrown by the callee, or by what it calls, in a function
+// that has no cleanup around the call) has no unwind edge of its own: the exception passes
+// through this frame and the release after the call never runs, leaving the activity
+// uncooperative for good (a yield-based wait then never lets the other activity run: a
+// deadlock at P=1). So such a call becomes an `invoke` whose unwind edge goes to a landing
+// pad of its own, `cleanup` then `resume` (the exception continues as before; the caller
+// adds the release after the landingpad, through after_unwind). Not changed: calls that
+// cannot unwind (nounwind callee or call site, or a nounwind caller: an exception cannot
+// leave it) and musttail calls (nothing may follow them but the return). Returns the call
+// as it now is.
+CallBase* with_unwind_edge(Module& M, CallBase* CB) {
+    auto* CI = dyn_cast<CallInst>(CB);
+    if (CI == nullptr || CI->doesNotThrow() || CI->isMustTailCall()) return CB;
+    Function& F = *CI->getFunction();
+    if (F.doesNotThrow()) return CB;
+    if (!F.hasPersonalityFn()) F.setPersonalityFn(personality_for(M));
+    LLVMContext& C = M.getContext();
+    BasicBlock* pad = BasicBlock::Create(C, "coop.bracket.unwind", &F);
+    LandingPadInst* lp =
+        LandingPadInst::Create(StructType::get(Type::getInt8PtrTy(C), Type::getInt32Ty(C)), 0, "coop.lp", pad);
+    lp->setCleanup(true);
+    lp->setDebugLoc(CI->getDebugLoc());
+    ResumeInst::Create(lp, pad);
+    BasicBlock* BB = CI->getParent();
+    changeToInvokeAndSplitBasicBlock(CI, pad);
+    return cast<InvokeInst>(BB->getTerminator());
+}
+
 unsigned hook_os_locks(Module& M, Function& F) {
     SmallVector<std::pair<CallBase*, Hook>, 4> found;
     for (BasicBlock& BB : F)
@@ -721,6 +1141,13 @@ unsigned hook_os_locks(Module& M, Function& F) {
                 emit(kLockReleased, CB->getType()->isIntegerTy(32) ? static_cast<Value*>(CB) : zero, after_call(CB));
                 break;
             case Hook::Bracket:
+                if (auto* once = dyn_cast<Function>(CB->getArgOperand(CB->arg_size() - 1)->stripPointerCasts()))
+                    if (std::map<const Function*, bool> memo; may_longjmp(once, memo))
+                        errs() << where(CB) << ": warning: coop-quantum: '" << demangle(once->getName().str())
+                               << "', run inside '" << CB->getCalledFunction()->getName()
+                               << "' without a switch, may longjmp out of it: the no-switch region would never "
+                                  "end (docs/implicit.md, longjmp)\n";
+                CB = with_unwind_edge(M, CB);
                 emit(kLockTaken, zero, CB);
                 if (auto* II = dyn_cast<InvokeInst>(CB)) emit(kLockReleased, zero, after_unwind(II));
                 emit(kLockReleased, zero, after_call(CB));
@@ -767,6 +1194,12 @@ unsigned tls_calls(Module& M, Function& F) {
     auto* FT = FunctionType::get(Type::getVoidTy(C), {I32}, false);
     Constant* zero = ConstantInt::get(I32, 0);
     for (CallBase* CB : found) {
+        for (Value* arg : CB->args())
+            if (Instruction* root = tls_root(arg)) {
+                warn_longjmp_out_of_bracket(CB, "given thread_local '" + tls_name(root) + "''s address");
+                break;
+            }
+        CB = with_unwind_edge(M, CB);
         auto emit = [&](const char* name, Instruction* before) {
             FunctionCallee h = M.getOrInsertFunction(name, FT);
             if (auto* HF = dyn_cast<Function>(h.getCallee())) HF->addFnAttr(Attribute::NoUnwind);
@@ -1322,6 +1755,22 @@ struct CoopQuantum : PassInfoMixin<CoopQuantum> {
                 }
             }
         }
+        // Diagnostics that need the checks in place: libc's static buffers used after a
+        // possible switch.
+        auto switches = [&](const CallBase* CB) {
+            if (CB->isInlineAsm() || isa<IntrinsicInst>(CB)) return false;
+            const Function* c = CB->getCalledFunction();
+            if (c == nullptr) return true;  // indirect: perhaps a checked function
+            const StringRef n = c->getName();
+            if (n == kExpired || n == kLockReleased) return true;
+            if (n == kLockTaken || tls_source(CB)) return false;
+            if (runtime(n)) return true;  // coop's yield, a park
+            if (c->isDeclaration()) return false;  // libc, a library: assumed not to switch
+            auto it = sites.find(const_cast<Function*>(c));
+            return it != sites.end() && !it->second.empty();
+        };
+        for (Function& F : M)
+            if (!UnrollOnly && !skip(F) && !F.hasFnAttribute(kNeverSwitch)) warn_static_buffers(F, switches);
         if (Stats)
             errs() << "coop-quantum: " << M.getSourceFileName() << ": " << n_entry << " entry, " << n_latch
                    << " latch, " << n_chunked << " chunked-loop, " << n_bulk << " bulk-memory, " << n_irreducible

@@ -23,6 +23,7 @@ ap.add_argument("--o0-source", help="a coop program compiled at -O0 and -O2: not
 ap.add_argument("--irreducible", help="IR whose every cycle must pass a quantum decrement")
 ap.add_argument("--debug-source", help="a program with split shared functions (vtable_mix.cpp): compiled with -g, "
                 "the IR passes opt -verify (the split keeps debug info whole)")
+ap.add_argument("--warnings-source", help="warnings.cpp: each warn_* function draws one warning, quiet_* none")
 a = ap.parse_args()
 # The repository root and coop's include root (coop/include: "coop/coop.hpp").
 includes = ["-I", a.source_dir, "-I", os.path.join(a.source_dir, "coop", "include")]
@@ -80,6 +81,15 @@ expect("annotated_uncooperative" in functions and checks("annotated_uncooperativ
        "annotate(\"coop_uncooperative\"): no check")
 expect("on_signal" in functions and checks("on_signal") == 0 and "on_sigaction" in functions and
        checks("on_sigaction") == 0, "signal handlers (signal(), sigaction()): no check")
+expect(all(n in functions and checks(n) == 0 for n in ("on_helper_signal", "on_helper_sigaction")),
+       "signal handlers installed through helpers of the file (signal(), sigaction()): no check")
+expect(checks("not_a_handler") >= 1, "a callback stored beside a helper's installation (not handed to it): checked")
+expect("on_marked" in functions and checks("on_marked") == 0, "annotate(\"coop_signal_handler\"): no check")
+tls_throw = body("tls_call_may_throw")
+pads = re.findall(r"^([\w.]+):[^\n]*\n\s*%[\w.]+ = landingpad [^\n]*\n\s*cleanup\n((?:.*\n)*?)\s*resume", tls_throw, re.M)
+expect("invoke void @_ZN7Counter3addEl" in tls_throw and "call void @coop_os_lock_taken(i32 0)" in tls_throw and
+       any("call void @coop_os_lock_released(i32 0)" in p[1] for p in pads),
+       "a bracketed call that may throw becomes an invoke; its landing pad releases the bracket and resumes")
 rt = [n for n in functions if n.startswith("_ZN4coop")]
 expect(rt and all(checks(n) == 0 for n in rt), "coop:: functions: no check")
 inl = [n for n in functions if "inline_checked" in n]
@@ -281,6 +291,25 @@ if a.irreducible and a.opt:
                 dfs(b)
         expect(charged != set() and cyc == [],
                "%s: every cycle passes a quantum decrement (uncharged cycle edges: %s)" % (name, cyc))
+
+# The compile-time warnings (warnings.cpp): what the plugin sees but cannot make right.
+if a.warnings_source:
+    src = open(a.warnings_source).read()
+    names = re.findall(r"\b((?:warn|quiet)_\w+)\(", src)
+    names = sorted(set(n for n in names if re.search(r"\b%s\([^;]*\)\s*\{" % n, src)))
+    for level in ("-O2", "-O0"):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([a.clang, level, "-g", "-std=c++20", "-fpass-plugin=" + a.plugin, *includes, "-c",
+                                a.warnings_source, "-o", os.path.join(d, "w.o")], capture_output=True, text=True)
+        lines = [l for l in r.stderr.splitlines() if "warning: coop-quantum:" in l]
+        expect(r.returncode == 0, "warnings.cpp %s compiles" % level)
+        for n in names:
+            got = [l for l in lines if re.search(r" in '%s\(" % n, l)]
+            want = 1 if n.startswith("warn_") else 0
+            expect(len(got) == want, "warnings.cpp %s: %s draws %d warning(s), got %d%s" %
+                   (level, n, want, len(got), ": " + got[0][:160] if got and not want else ""))
+        expect(len(lines) == sum(n.startswith("warn_") for n in names),
+               "warnings.cpp %s: no other warning (%d lines)" % (level, len(lines)))
 
 if failures:
     print("%d expectation(s) failed" % len(failures))

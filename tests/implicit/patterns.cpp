@@ -8,6 +8,7 @@
 // std locks); errno's value across a switch; a thread_local object used through `this`, a
 // reference or a pointer.
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -386,4 +388,188 @@ extern "C" long implicit_pattern_unwind(unsigned processors) {
         by.join();
     });
     return during > 0 ? 0 : 1;
+}
+
+// ---- Exceptional exits out of a no-switch bracket (a call given a thread-local's address,
+// a pthread_once): each returns 0 when checked work after the caught exception still
+// switches to a yielding bystander. A plain `call` in a frame without cleanups has no unwind
+// edge; the bracket's release after it did not run on the exception path, and the activity
+// stayed uncooperative (the bystander never ran again at P=1; a yield-based wait deadlocked).
+namespace {
+struct Validating {
+    long sum = 0;
+    void add(long x) {  // an ordinary member function that validates
+        if (x < 0) throw std::invalid_argument("negative");
+        sum += x;
+    }
+};
+thread_local Validating t_validating;
+thread_local std::vector<int> t_vec(4);
+// No local with a destructor: the bracketed call is a plain `call`, not an invoke.
+[[gnu::noinline]] void record(long x) { t_validating.add(x); }
+[[gnu::noinline]] void poke(int i) { t_vec.at(static_cast<std::size_t>(i)) = 1; }  // throws out_of_range
+pthread_once_t g_once_direct = PTHREAD_ONCE_INIT;
+extern "C" void once_init_throws() { throw std::runtime_error("init"); }
+[[gnu::noinline]] int once_direct() { return pthread_once(&g_once_direct, once_init_throws); }
+}  // namespace
+
+// implicit_pattern_bracket_throw — `how`: "member" (Validating::add throws), "at"
+// (std::vector::at on a thread_local), "once" (pthread_once's init routine throws).
+extern "C" long implicit_pattern_bracket_throw(unsigned processors, const char* how) {
+    const std::string h = how;
+    std::atomic<bool> stop{false};
+    std::atomic<long> runs{0};
+    long during = -1;
+    bool caught = false;
+    coop::Runtime rt({.processors = processors});
+    rt.run([&] {
+        coop::Thread by = coop::spawn([&] {
+            while (!stop.load()) {
+                ++runs;
+                coop::yield();
+            }
+        });
+        coop::yield();
+        try {
+            if (h == "member")
+                record(-1);
+            else if (h == "at")
+                poke(100);
+            else
+                g_sink += static_cast<std::uint64_t>(once_direct());
+        } catch (const std::exception&) {
+            caught = true;
+        }
+        const long before = runs.load();
+        g_sink += crunch(kWork);
+        during = runs.load() - before;
+        stop = true;
+        by.join();
+    });
+    return caught && during > 0 ? 0 : 1;
+}
+
+// ---- Signal handlers installed through helpers. Four activities raise SIGUSR1 30 times
+// each between pieces of checked work; the handler marks its OS thread while it runs
+// (`in_handler`). A handler with checks switches: an activity then runs on a thread whose
+// handler is suspended (it sees the mark), and SIGUSR1 stays blocked on that thread, so
+// later signals are lost. Returns (signals lost) + (times an activity saw the mark).
+// Per OS thread. External linkage on purpose, so that this probe does not depend on how the
+// plugin handles file-local thread-locals in -fPIC code (the local-dynamic model, tested by
+// FileLocalThreadLocalInPicCode below).
+extern "C" {
+__thread volatile int implicit_test_in_handler;
+}
+#define in_handler implicit_test_in_handler
+namespace {
+std::atomic<long> g_signals{0};
+[[gnu::noinline]] std::uint64_t handler_work(std::uint64_t n) {  // what the handlers call (checked code)
+    std::uint64_t x = 7;
+    for (std::uint64_t i = 0; i < n; ++i) x = x * 6364136223846793005ULL + (x >> 3) + i;
+    return x;
+}
+#define COOP_TEST_HANDLER(name)                  \
+    void name(int) {                             \
+        in_handler = 1;                          \
+        g_sink += handler_work(300'000);         \
+        ++g_signals;                             \
+        in_handler = 0;                          \
+    }
+COOP_TEST_HANDLER(on_usr1_helper)
+COOP_TEST_HANDLER(on_usr1_helper2)
+COOP_TEST_HANDLER(on_usr1_prepared)
+#undef COOP_TEST_HANDLER
+[[gnu::noinline]] void install(int sig, void (*fn)(int)) {  // an ordinary helper that calls sigaction
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+}
+[[gnu::noinline]] void install_twice_removed(void (*fn)(int)) { install(SIGUSR1, fn); }  // a helper's helper
+[[gnu::noinline]] void install_prepared(int sig, const struct sigaction* sa) { sigaction(sig, sa, nullptr); }
+}  // namespace
+
+// on_usr1_annotated — installed through a helper of another translation unit
+// (test_patterns.cpp, compiled without the plugin), which the plugin cannot follow: marked.
+__attribute__((annotate("coop_signal_handler"))) void on_usr1_annotated(int) {
+    in_handler = 1;
+    g_sink += handler_work(300'000);
+    ++g_signals;
+    in_handler = 0;
+}
+extern "C" void implicit_test_install_elsewhere(int sig, void (*fn)(int));  // test_patterns.cpp
+
+// implicit_pattern_signal_helper — `how`: "helper" (install(SIGUSR1, h)), "helper2"
+// (install_twice_removed(h)), "prepared" (the caller fills a struct sigaction, a helper calls
+// sigaction), "annotated" (a handler marked coop_signal_handler, installed from another TU).
+extern "C" long implicit_pattern_signal_helper(unsigned processors, const char* how) {
+    const std::string h = how;
+    g_signals = 0;
+    if (h == "helper") {
+        install(SIGUSR1, on_usr1_helper);
+    } else if (h == "helper2") {
+        install_twice_removed(on_usr1_helper2);
+    } else if (h == "prepared") {
+        struct sigaction sa;
+        std::memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1_prepared;
+        sigemptyset(&sa.sa_mask);
+        install_prepared(SIGUSR1, &sa);
+    } else {
+        implicit_test_install_elsewhere(SIGUSR1, on_usr1_annotated);
+    }
+    constexpr int kT = 4, kR = 30;
+    std::atomic<long> saw{0};
+    {
+        coop::Runtime rt({.processors = processors});
+        rt.run([&] {
+            std::vector<coop::Thread> ts;
+            for (int t = 0; t < kT; ++t)
+                ts.push_back(coop::spawn([&] {
+                    for (int k = 0; k < kR; ++k) {
+                        raise(SIGUSR1);  // to this OS thread: the handler runs on the activity's stack
+                        g_sink += crunch(200'000);
+                        if (in_handler) ++saw;
+                    }
+                }));
+            for (auto& x : ts) x.join();
+        });
+    }
+    signal(SIGUSR1, SIG_DFL);
+    return (kT * kR - g_signals.load()) + saw.load();
+}
+
+// ---- A thread_local of this file's own (internal linkage, no constructor) in -fPIC code:
+// the local-dynamic model, __tls_get_addr(module) + offset. The x86-64 back end computed the
+// module's TLS block once per function, so after a check that migrated the activity, `&t` in
+// the same function was the previous worker's variable. Each round compares the address the
+// function computes after checked work with one computed in a separate function (its own
+// access). Returns the rounds where they differ (0 under OS threads, and 0 at P=1).
+namespace {
+thread_local long t_local_slot;
+[[gnu::noinline]] long* fresh_local_slot() { return &t_local_slot; }
+}  // namespace
+
+extern "C" long implicit_pattern_local_dynamic_tls(unsigned processors) {
+    std::atomic<long> wrong{0};
+    coop::Runtime rt({.processors = processors});
+    rt.run([&] {
+        std::vector<coop::Thread> ts;
+        for (int t = 0; t < 8; ++t)
+            ts.push_back(coop::spawn([&] {
+                long w = 0;
+                for (int r = 0; r < 400; ++r) {
+                    t_local_slot += 1;  // by name, before the checked work
+                    g_sink += work_between(20000 + static_cast<std::uint64_t>(r & 7));
+                    long* p = &t_local_slot;  // by name, after it
+                    w += p != fresh_local_slot();
+                    *p += 1;
+                }
+                wrong += w;
+            }));
+        for (auto& x : ts) x.join();
+    });
+    return wrong.load();
 }

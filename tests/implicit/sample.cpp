@@ -100,6 +100,51 @@ extern "C" void install_handlers() {
     sigaction(SIGUSR2, &sa, nullptr);
 }
 
+// on_helper_signal / on_helper_sigaction: installed through helpers of this file (the
+// helper stores its parameter for sigaction(), or passes it to signal()) -> never checked.
+extern "C" void on_helper_signal(int sig) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+extern "C" void on_helper_sigaction(int sig) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+extern "C" [[gnu::noinline]] void install_with_sigaction(int sig, void (*fn)(int)) {
+    struct sigaction sa {};
+    sa.sa_handler = fn;
+    sigaction(sig, &sa, nullptr);
+}
+extern "C" [[gnu::noinline]] void install_with_signal(int sig, void (*fn)(int)) { std::signal(sig, fn); }
+extern "C" void install_through_helpers() {
+    install_with_sigaction(SIGUSR1, on_helper_sigaction);
+    install_with_signal(SIGUSR2, on_helper_signal);
+}
+// not_a_handler: a callback stored by a function that installs a handler through a helper,
+// but not handed to it -> checked as usual.
+extern "C" void not_a_handler(int n) {
+    for (int i = 0; i < n; ++i) ext(i);
+}
+void (*volatile g_callback)(int);
+extern "C" void install_and_keep_callback() {
+    install_with_sigaction(SIGTERM, on_helper_sigaction);
+    g_callback = &not_a_handler;
+}
+// on_marked: a handler installed where the plugin cannot see it, marked -> never checked.
+extern "C" __attribute__((annotate("coop_signal_handler"))) void on_marked(int sig) {
+    for (int i = 0; i < sig; ++i) ext(i);
+}
+
+// tls_call_may_throw: a call given a thread-local's address (bracketed) that may throw, in
+// a function without cleanups -> an invoke whose own landing pad releases and resumes.
+struct Counter {
+    long n = 0;
+    [[gnu::noinline]] void add(long x) {
+        if (x < 0) throw std::invalid_argument("negative");
+        n += ext(static_cast<int>(x));
+    }
+};
+thread_local Counter t_counter;
+extern "C" void tls_call_may_throw(long x) { t_counter.add(x); }
+
 // cold_paths: a short common path (a test, a call) and long cold ones, a throw (a path
 // that cannot return) and a catch handler (reached only by unwinding) -> the entry check
 // charges the instructions outside loops that a call can run on its way to a return

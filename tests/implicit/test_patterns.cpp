@@ -2,6 +2,7 @@
 // and P=2, each in a forked child with a time limit (tests/support/child.hpp): a deadlock is
 // a failure with "child hung", not a stuck test. The answer expected is the OS threads' one.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 
@@ -15,6 +16,19 @@ extern "C" long implicit_pattern_errno(unsigned processors, bool explicit_yield)
 extern "C" long implicit_pattern_thread_local(unsigned processors, const char* mode);
 extern "C" long implicit_pattern_named_functor(unsigned processors);
 extern "C" long implicit_pattern_unwind(unsigned processors);
+extern "C" long implicit_pattern_bracket_throw(unsigned processors, const char* how);
+extern "C" long implicit_pattern_signal_helper(unsigned processors, const char* how);
+extern "C" long implicit_pattern_local_dynamic_tls(unsigned processors);
+
+// implicit_test_install_elsewhere — a helper the plugin does not see (this file is compiled
+// without it): patterns.cpp's annotated handler is installed through it.
+extern "C" void implicit_test_install_elsewhere(int sig, void (*fn)(int)) {
+    struct sigaction sa {};
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+}
 
 namespace {
 
@@ -83,6 +97,41 @@ TEST_P(Patterns, LocksHeldAcrossCheckedWork) {
 // exception path too, and checked work afterwards switches again.
 TEST_P(Patterns, RegionsEndWhenTheyThrow) {
     EXPECT_EQ(run([] { return implicit_pattern_unwind(GetParam()); }), "0");
+}
+
+// A call given a thread-local's address (`t.add(x)`, `t_vec.at(i)`) and a direct pthread_once
+// whose init routine throws, each a plain `call` in a frame without cleanups: the no-switch
+// bracket ends on the exception path too (the plugin makes the call an invoke with a cleanup
+// pad), and checked work after the catch switches to a yielding bystander. Seen failing at P=1
+// before ("1": the bystander ran 0 times; the review's probe deadlocked in a yield-based wait).
+TEST_P(Patterns, ThreadLocalCallThatThrowsEndsItsRegion) {
+    for (const char* how : {"member", "at"})
+        EXPECT_EQ(run([&] { return implicit_pattern_bracket_throw(GetParam(), how); }), "0") << how;
+}
+TEST_P(Patterns, PthreadOnceThatThrowsEndsItsRegion) {
+    EXPECT_EQ(run([] { return implicit_pattern_bracket_throw(GetParam(), "once"); }), "0");
+}
+
+// Signal handlers installed through helpers of the same translation unit (one that calls
+// sigaction with its parameter, a helper of that helper, one given a prepared struct
+// sigaction) and a handler installed from another translation unit, marked
+// annotate("coop_signal_handler"): no switch inside any of them, so every one of the 120
+// signals is handled and no activity runs on a thread inside a handler. Seen failing before
+// at P=1 and P=2 (e.g. 69 of 120 lost, 90 activities inside a handler).
+TEST_P(Patterns, SignalHandlerInstalledThroughAHelper) {
+    for (const char* how : {"helper", "helper2", "prepared"})
+        EXPECT_EQ(run([&] { return implicit_pattern_signal_helper(GetParam(), how); }), "0") << how;
+}
+TEST_P(Patterns, SignalHandlerMarkedForThePlugin) {
+    EXPECT_EQ(run([] { return implicit_pattern_signal_helper(GetParam(), "annotated"); }), "0");
+}
+
+// A thread_local of the file's own in -fPIC code (the local-dynamic model): the address the
+// function computes after checked work is the thread's it now runs on. Seen failing at P=2
+// before the plugin's per-access accessor (the back end reused the TLS block of the worker
+// the activity had left).
+TEST_P(Patterns, FileLocalThreadLocalInPicCode) {
+    EXPECT_EQ(run([] { return implicit_pattern_local_dynamic_tls(GetParam()); }), "0");
 }
 
 // An activity body of a named class (shared template code, split by the plugin into a plain

@@ -637,8 +637,7 @@ int cli_main(int argc, char** argv) {
         std::fprintf(stderr, "coopbench: %s\n", clean_text(e.what()).c_str());
         return 2;
     } catch (const WriteError& e) {
-        std::fprintf(stderr, "coopbench: %s; every fork written before is whole: free space, then continue with "
-                             "coopbench run --resume FOLDER\n", e.what());
+        std::fprintf(stderr, "coopbench: %s\n", e.what());  // sweep.cpp says how to continue
         return kExitWriteError;
     } catch (const std::filesystem::filesystem_error& e) {
         // A path the system refuses (a name over 255 bytes, a loop of links): bad input.

@@ -731,12 +731,16 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         std::error_code ec;
         if (made_folder && !opts.resume) fs::remove_all(opts.out, ec);
         throw;
-    } catch (const WriteError&) {
+    } catch (const WriteError& e) {
         // A new sweep stopped before its record (sweep.json) was written, e.g. by a full disk,
         // is no folder --resume could continue: none is left behind.
         std::error_code ec;
-        if (made_folder && !opts.resume && !fs::exists(opts.out / "sweep.json", ec)) fs::remove_all(opts.out, ec);
-        throw;
+        if (made_folder && !opts.resume && !fs::exists(opts.out / "sweep.json", ec)) {
+            fs::remove_all(opts.out, ec);
+            throw WriteError(std::string(e.what()) + "; nothing was measured and no folder is left: free space, then run again");
+        }
+        throw WriteError(std::string(e.what()) + "; every fork written before is whole: free space, then continue with "
+                                                 "coopbench run --resume " + opts.out.string());
     }
 }
 

@@ -483,3 +483,20 @@ TEST(Hostile, AfterAResumeAPointsLineCountsEveryFork) {
     EXPECT_NE(out.find("median of 4 runs"), std::string::npos) << out;
     fs::remove_all(dir);
 }
+
+// A merged folder has one benchmark.json with every shard's entries, for Google's tools
+// (before: only under shards/).
+TEST(Hostile, AMergedFolderHasOneBenchmarkJson) {
+    const auto dir = fresh_dir("merge");
+    for (const char* shard : {"0/2", "1/2"}) {
+        auto [rc, err] = cli_err({"run", "-b", "pthreads", "-w", "create", "-p", "N=10,20", "-P", "1", "-W", "0", "-I", "1",
+                                  "-q", "--shard", shard, "--out", (dir / "s").string()});
+        ASSERT_EQ(rc, 0) << err;
+    }
+    auto [rc, err] = cli_err({"merge", (dir / "m").string(), (dir / "s").string()});
+    ASSERT_EQ(rc, 0) << err;
+    const std::string text = slurp(dir / "m" / "benchmark.json");
+    ASSERT_TRUE(nlohmann::json::accept(text)) << text.substr(0, 300);
+    EXPECT_EQ(nlohmann::json::parse(text).at("benchmarks").size(), 2u);
+    fs::remove_all(dir);
+}

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -17,6 +18,8 @@
 #include <cstring>
 #include <set>
 #include <vector>
+
+#include "harness/csv.hpp"  // clean_text, cut_text
 
 namespace coopbench {
 
@@ -97,7 +100,9 @@ std::string telling_line(const std::string& text) {
         std::size_t e = line.find_last_not_of(" \r\t");
         if (b != std::string::npos) lines.push_back(line.substr(b, e - b + 1));
     }
-    auto shorten = [](std::string l) { return l.size() > 300 ? l.substr(0, 300) + "..." : l; };
+    // A program's stderr: cleaned (valid UTF-8, no control character; csv.hpp) and cut at a
+    // character boundary.
+    auto shorten = [](const std::string& l) { return cut_text(clean_text(l), 300); };
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
         if (it->rfind("SUMMARY: ", 0) == 0) return shorten(*it);
     for (auto it = lines.rbegin(); it != lines.rend(); ++it)
@@ -185,6 +190,65 @@ std::size_t end_descendants(const std::set<pid_t>& keep) {
             while (waitpid(k, nullptr, 0) < 0 && errno == EINTR) {
             }
         ended += kids.size();
+    }
+}
+
+void reap_point_tree() {
+    const pid_t driver = getppid();
+    // SIGCHLD (the program or an orphan of its tree ended) and the driver's death signal are
+    // taken by sigtimedwait below, never by a handler: blocked before the fork, so none is lost.
+    sigset_t wait_for, before;
+    sigemptyset(&wait_for);
+    sigaddset(&wait_for, SIGCHLD);
+    sigaddset(&wait_for, SIGTERM);
+    sigprocmask(SIG_BLOCK, &wait_for, &before);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    const pid_t reaper = getpid();
+    const pid_t program = fork();
+    if (program < 0) {
+        sigprocmask(SIG_SETMASK, &before, nullptr);
+        return;  // no reaper: the program runs in this process, as without one
+    }
+    if (program == 0) {
+        // The program: it dies with the reaper (which only a SIGKILL of the point's group or of
+        // the reaper itself ends before the program), and gets the signal mask it would have had.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != reaper) _exit(1);
+        sigprocmask(SIG_SETMASK, &before, nullptr);
+        return;
+    }
+    // The reaper holds no end of the point's pipes: its output is the program's alone.
+    const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) dup2(devnull, fd);
+    for (int fd = 3; fd < 1024; ++fd)
+        if (fd != devnull) close(fd);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    for (;;) {
+        // The death signal, or a driver that died before prctl took effect (checked each second).
+        timespec second{1, 0};
+        siginfo_t info{};
+        const int sig = sigtimedwait(&wait_for, &info, &second);
+        if (sig == SIGTERM || getppid() != driver) {
+            end_descendants({});
+            _exit(1);
+        }
+        int status = 0;
+        for (pid_t done; (done = waitpid(-1, &status, WNOHANG)) > 0;) {
+            if (done != program) continue;  // an orphan of the program's tree, reaped
+            // The program ended: end as it did. Its tree's other processes come to the driver
+            // (a subreaper too) when this one exits, and run_child ends them.
+            if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+            const int s = WTERMSIG(status);
+            rlimit no_core{0, 0};
+            setrlimit(RLIMIT_CORE, &no_core);  // the program's core, if any, is written; not this one's
+            signal(s, SIG_DFL);
+            sigset_t only;
+            sigemptyset(&only);
+            sigaddset(&only, s);
+            sigprocmask(SIG_UNBLOCK, &only, nullptr);
+            raise(s);
+            _exit(128 + s);
+        }
     }
 }
 

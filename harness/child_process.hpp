@@ -70,6 +70,15 @@ ChildRun run_child(const RunnerOptions& opts, const std::function<void(int stdou
 // then ends the rest of its tree and returns with `interrupted` set.
 bool interrupt_running_child();
 
+// reap_point_tree — in a point's child (run_child's `child`), before it execs a program:
+// fork; the new process returns (and execs the program), while this one stays as the point's
+// reaper until the program exits, then exits as it did (its status, or dies of its signal),
+// so run_child sees the program's end. The reaper is the child subreaper of the program's
+// whole tree (setsid daemons included) and outside the driver's process group; when the driver
+// dies, even by kill -9 of every coopbench process at once (no one is left to clean up
+// there), its death signal (SIGTERM, PR_SET_PDEATHSIG) makes the reaper end that tree.
+void reap_point_tree();
+
 // become_subreaper — make this process the child subreaper of its descendants
 // (PR_SET_CHILD_SUBREAPER): an orphan among them becomes its child, not init's.
 void become_subreaper();

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -19,11 +21,13 @@
 #include <set>
 #include <sstream>
 
+#include "harness/csv.hpp"  // clean_text
 #include "harness/external.hpp"
 #include "harness/machine.hpp"
 #include "harness/merge.hpp"
 #include "harness/numbers.hpp"
 #include "harness/plan.hpp"
+#include "harness/reporter.hpp"  // WriteError
 #include "harness/shard.hpp"
 #include "harness/sweep.hpp"
 
@@ -32,10 +36,14 @@ namespace coopbench {
 namespace {
 
 // relative_origin — a registering file's path relative to the source tree.
+// A path __FILE__ gave relative to the build folder (ninja compiles build/release's sources
+// as ../../runtimes/...) loses its leading ../ parts: the rest is relative to the source tree.
 std::string relative_origin(const std::string& origin) {
     const std::string root = std::string(COOPBENCH_SOURCE_DIR) + "/";
     if (origin.rfind(root, 0) == 0) return origin.substr(root.size());
-    return origin;
+    std::string o = origin;
+    while (o.rfind("../", 0) == 0) o.erase(0, 3);
+    return o;
 }
 
 std::string utc_stamp() {
@@ -63,7 +71,7 @@ void print_list_json(const Machine& m) {
     }
     for (auto& [n, w] : reg.workloads()) {
         auto info = w.info(m);
-        nlohmann::json jw = {{"name", info.name}, {"origin", info.origin}, {"description", info.description},
+        nlohmann::json jw = {{"name", info.name}, {"origin", relative_origin(info.origin)}, {"description", info.description},
                              {"unit", info.unit}};
         for (auto& p : info.params)
             jw["params"].push_back({{"name", p.name}, {"default", p.default_value}, {"help", p.help},
@@ -121,7 +129,7 @@ void print_list(bool as_json) {
     for (auto& [n, w] : reg.workloads()) {
         auto info = w.info(m);
         std::cout << "  " << info.name << "  — " << info.description << " [" << info.unit << "]\n";
-        std::cout << "      " << info.origin << "\n";
+        std::cout << "      " << relative_origin(info.origin) << "\n";
         for (auto& p : info.params) {
             std::cout << "      --param " << p.name << "=" << p.default_value << "  " << p.help;
             if (!p.choices.empty()) {
@@ -187,6 +195,7 @@ std::optional<int> benchmark_flag(const std::string& flag, std::vector<std::stri
 constexpr std::int64_t kMaxStackSize = std::int64_t{1} << 30;      // bytes
 constexpr std::int64_t kMaxMemoryLimitMb = std::int64_t{1} << 30;  // MiB (1 PiB)
 constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+constexpr double kMinTimeoutSeconds = 1;  // --timeout's smallest value but 0 (none)
 
 // size_flag — a size typed on the command line (parse_integer's forms), from 0 to `most`.
 std::size_t size_flag(const std::string& flag, const std::string& text, std::int64_t most, const std::string& unit) {
@@ -266,10 +275,29 @@ SweepOptions resume_options(const std::string& dir, const std::vector<std::strin
         if (what.size() > 200) what = what.substr(0, 200) + "...";
         throw UsageError("cannot resume: " + path.string() + " is not a sweep's record (" + what + ")");
     }
+    // The filter the sweep was made with (sweep.json) holds unless the resume gives its own:
+    // the folder's results.csv has the columns of the points it kept.
+    const bool filter_given = std::any_of(benchmark_args.begin(), benchmark_args.end(), [](const std::string& a) {
+        return a.rfind("--benchmark_filter=", 0) == 0;
+    });
+    std::vector<std::string> recorded = o.benchmark_args;
     o.benchmark_args = benchmark_args;
+    if (!filter_given)
+        for (auto& a : recorded) o.benchmark_args.push_back(a);
     o.resume = true;
     o.out = dir;
     return o;
+}
+
+// check_path — a path the user gave (--out, --resume, merge's folders): each of its names at
+// most NAME_MAX (255) bytes, which the system refuses otherwise (ENAMETOOLONG) at whatever call
+// comes first; said here once, naming the flag.
+void check_path(const std::string& what, const std::string& path) {
+    for (auto& part : std::filesystem::path(path))
+        if (part.native().size() > NAME_MAX)
+            throw UsageError(what + ": the name '" + cut_text(clean_text(part.native()), 40) + "' is " +
+                             std::to_string(part.native().size()) + " bytes, longer than the " + std::to_string(NAME_MAX) +
+                             " a name in a path may have");
 }
 
 // list_flag — a flag's comma-separated list; an empty item ("1,,2", "native,", ",") is bad
@@ -409,7 +437,7 @@ SweepOptions resumed_sweep(const CLI::App& run, const RunFlags& f, bool benchmar
     for (const char* flag : {"--backends", "--workloads", "--plan", "--param", "--processors", "--repetitions",
                              "--warmup", "--iterations", "--budget", "--out", "--isolation", "--timeout",
                              "--stack-size", "--memory-limit-mb", "--backend-opt", "--pin", "--shard", "--shards",
-                             "--order-seed"})
+                             "--order-seed", "--inject-fault"})
         if (run.count(flag) > 0) given.push_back(flag);
     if (benchmark_repetitions) given.push_back("--benchmark_repetitions");
     if (!given.empty()) {
@@ -431,7 +459,12 @@ SweepRequest requested_points(const CLI::App& run, const RunFlags& f) {
     for (auto& p : f.params) {
         auto eq = p.find('=');
         if (eq == std::string::npos || eq == 0) throw UsageError("--param takes NAME=v1,v2,... , got '" + p + "'");
-        r.params[p.substr(0, eq)] = list_flag("--param " + p.substr(0, eq), p.substr(eq + 1));
+        const std::string name = p.substr(0, eq);
+        // Given twice, one would be dropped unseen (the last won): refused, as a one-value flag is.
+        if (r.params.count(name))
+            throw UsageError("--param " + name + " is given 2 times; give its values in one list: --param " + name +
+                             "=v1,v2,...");
+        r.params[name] = list_flag("--param " + name, p.substr(eq + 1));
     }
     for (auto& p : run.count("--processors") > 0 ? list_flag("--processors", f.processors) : std::vector<std::string>{}) {
         std::string why;
@@ -442,6 +475,9 @@ SweepRequest requested_points(const CLI::App& run, const RunFlags& f) {
     for (auto& kv : f.backend_opts) {
         auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw UsageError("--backend-opt takes KEY=VALUE, got '" + kv + "'");
+        if (r.backend_options.count(kv.substr(0, eq)))
+            throw UsageError("--backend-opt " + kv.substr(0, eq) + " is given 2 times (a point takes one value of it; "
+                             "sweep another value into another --out)");
         r.backend_options[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     r.stack_size = f.stack_size_text.empty() ? 0 : size_flag("--stack-size", f.stack_size_text, kMaxStackSize, "bytes (1 GiB)");
@@ -467,6 +503,14 @@ SweepOptions new_sweep(const CLI::App& run, const RunFlags& f, std::optional<int
     if (benchmark_repetitions) r.repetitions = *benchmark_repetitions;
     check_seconds("--budget", f.budget, /*zero_ok=*/false);
     check_seconds("--timeout", f.timeout, /*zero_ok=*/true);
+    // A fork needs a process started (a program's runtime loaded) before it measures: below a
+    // second every point would time out, which is no measurement.
+    if (f.timeout > 0 && f.timeout < kMinTimeoutSeconds) {
+        std::ostringstream got;
+        got << f.timeout;
+        throw UsageError("--timeout must be 0 (none) or at least " + std::to_string(static_cast<int>(kMinTimeoutSeconds)) +
+                         " s, got " + got.str());
+    }
     r.budget_seconds = f.budget;
     o.runner.isolation = f.isolation == "none" ? Isolation::none : Isolation::process;
     o.runner.timeout_seconds = f.timeout;
@@ -483,7 +527,16 @@ SweepOptions new_sweep(const CLI::App& run, const RunFlags& f, std::optional<int
 // print_dry_run — the points, and a shard's expected share of the sweep's time.
 void print_dry_run(const SweepOptions& o, const std::vector<Point>& points, const std::optional<Shard>& shard) {
     print_points(points);
-    if (!shard) return;
+    if (!shard) {
+        // The cost model's estimate (harness/shard.hpp, point_cost), as a shard's dry run gives it.
+        const Machine machine = detect_machine();
+        double total = 0;
+        for (auto& p : points) total += static_cast<double>(point_cost(p, o.request.repetitions, machine));
+        // On stderr: stdout stays the points and their count, which scripts read.
+        std::fprintf(stderr, "coopbench: expected ~%.0f s for these points (the cost model's estimate; a busy machine takes longer)\n",
+                     total / 1e6);
+        return;
+    }
     auto cost = o.shard.at("cost_us").get<std::vector<double>>();
     double total = 0;
     for (double c : cost) total += c;
@@ -504,19 +557,23 @@ int run_command(CLI::App& run, const RunFlags& f, int argc, char** argv) {
         if (extra.rfind("--benchmark_", 0) != 0) throw UsageError("unknown argument '" + extra + "' (see coopbench run --help)");
         if (auto reps = benchmark_flag(extra, benchmark_args)) benchmark_repetitions = reps;
     }
+    if (!f.out.empty()) check_path("--out", f.out);
+    if (!f.resume.empty()) check_path("--resume", f.resume);
     SweepOptions o = !f.resume.empty() ? resumed_sweep(run, f, benchmark_repetitions.has_value(), benchmark_args)
                                        : new_sweep(run, f, benchmark_repetitions, benchmark_args);
     o.quiet = f.quiet;
     o.runner.inject_fault = f.inject_fault;
     o.proc_root = f.proc_root;
     o.command = command_line(argc, argv);
+    // --benchmark_filter keeps the same points in a dry run as in the run (a filter that
+    // matches none is refused in both).
     const auto shard = choose_shard(o, f.shard_flag, f.shard_count, ShardEnvironment::from_process());
     if (shard && !o.resume) o.out = shard_out(o.out, !f.out.empty(), *shard);
     if (!o.resume && !f.dry_run) refuse_folder_with_results(o.out);  // before a shard writes shard.json there
     auto points = expand(o.request, detect_machine());
     if (shard) points = apply_shard(o, *shard, points, detect_machine(), f.dry_run);
     if (f.dry_run) {
-        print_dry_run(o, points, shard);
+        print_dry_run(o, filtered_points(points, o.benchmark_args), shard);
         return 0;
     }
     return run_sweep(o, points);
@@ -549,6 +606,24 @@ int cli_main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ConversionError& e) {
+        // CLI11 says "Could not convert: --shards = -1": name the form the flag takes too.
+        const std::string what = e.what(), lead = "Could not convert: ";
+        const auto eq = what.find(" = ");
+        if (what.rfind(lead, 0) == 0 && eq != std::string::npos) {
+            const std::string name = what.substr(lead.size(), eq - lead.size());
+            for (CLI::App* a : {&app, run, merge, list})
+                if (const CLI::Option* opt = a->get_option_no_throw(name)) {
+                    std::fprintf(stderr, "coopbench: %s takes %s (%s), got '%s'\n", name.c_str(),
+                                 opt->get_type_name() == "FLOAT"                                  ? "a number"
+                                 : opt->get_type_name() == "UINT" || opt->get_type_name() == "INT" ? "a whole number"
+                                                                                                  : opt->get_type_name().c_str(),
+                                 opt->get_description().c_str(), clean_text(what.substr(eq + 3)).c_str());
+                    return 2;
+                }
+        }
+        std::fprintf(stderr, "coopbench: %s (see coopbench --help)\n", clean_text(what).c_str());
+        return 2;
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "coopbench: %s (see coopbench --help)\n", e.what());
         return 2;
@@ -559,11 +634,27 @@ int cli_main(int argc, char** argv) {
             print_list(list_json);
             return 0;
         }
+        if (merge->parsed()) {
+            check_path("merge OUT", merge_out);
+            for (auto& d : merge_in) check_path("merge DIR", d);
+        }
         if (merge->parsed()) return merge_main(merge_out, {merge_in.begin(), merge_in.end()}, command_line(argc, argv));
         return run_command(*run, flags, argc, argv);
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "coopbench: %s\n", e.what());
+        std::fprintf(stderr, "coopbench: %s\n", clean_text(e.what()).c_str());
         return 2;
+    } catch (const WriteError& e) {
+        std::fprintf(stderr, "coopbench: %s\n", e.what());  // sweep.cpp says how to continue
+        return kExitWriteError;
+    } catch (const std::filesystem::filesystem_error& e) {
+        // A path the system refuses (a name over 255 bytes, a loop of links): bad input.
+        std::fprintf(stderr, "coopbench: cannot use the path '%s': %s\n", cut_text(clean_text(e.path1().string()), 120).c_str(),
+                     e.code().message().c_str());
+        return 2;
+    } catch (const std::exception& e) {
+        // Anything else on the run path: one line and a documented exit code, never an abort.
+        std::fprintf(stderr, "coopbench: error: %s\n", clean_text(e.what()).c_str());
+        return kExitWriteError;
     }
 }
 

@@ -1,11 +1,13 @@
 #include "harness/external.hpp"
 
 #include "harness/child_process.hpp"  // run_child, kMaxReplyBytes
+#include "harness/csv.hpp"            // clean_text, cut_text
 #include "build_facts.hpp"            // generated: harness/CMakeLists.txt
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 namespace coopbench {
@@ -52,9 +55,14 @@ std::optional<std::string> run_list(std::vector<std::string> command, std::strin
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
     std::fflush(nullptr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return std::string("fork: ") + std::strerror(errno);
     if (pid == 0) {
+        // It dies with the driver (a driver killed while a program answers --list, e.g. by
+        // `timeout -s KILL`, left it running); the check closes the window before prctl.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
         setpgid(0, 0);
         dup2(pipefd[1], STDOUT_FILENO);
         int devnull = open("/dev/null", O_RDONLY);
@@ -111,7 +119,9 @@ std::string last_line(const std::string& text) {
     return last;
 }
 
-std::string shorten(std::string s) { return s.size() > 200 ? s.substr(0, 200) + "..." : s; }
+// shorten — a program's text for a message: cleaned (valid UTF-8, no control character:
+// csv.hpp) and cut at a character boundary.
+std::string shorten(const std::string& s) { return cut_text(clean_text(s), 200); }
 
 // json_depth — the deepest nesting of arrays and objects in `text`, counted outside strings
 // (a bracket inside a string is text); the scan stops as soon as it passes `limit`.
@@ -240,6 +250,7 @@ class ProgramRunner : public PointRunner {
         ReplyReader reply(kMaxReplyBytes);
         auto child = [&](int out) {
             dup2(out, STDOUT_FILENO);
+            reap_point_tree();  // returns in the process that execs the program
             exec_external(backend_, point, opts.inject_fault);
         };
         // Only the last non-blank line counts (ReplyReader keeps it); whatever the program
@@ -465,7 +476,24 @@ std::string external_request(const Point& point, bool inject_fault) {
 nlohmann::json parse_program_json(const std::string& text) {
     if (json_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
         throw std::runtime_error("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    return nlohmann::json::parse(text);
+    // nlohmann's parser stops at a NUL as at the end of the text: what follows would be
+    // ignored unseen ({"status":"ok",...}\0anything), so a NUL anywhere makes it unreadable.
+    if (const auto nul = text.find('\0'); nul != std::string::npos)
+        throw std::runtime_error("a NUL byte at offset " + std::to_string(nul));
+    // A key given twice in one object says two things (RFC 8259 leaves which one counts to the
+    // reader; nlohmann keeps the last): refused, as Python's object_pairs_hook can. The keys
+    // of each open object, by depth.
+    std::vector<std::set<std::string>> keys;
+    const nlohmann::json::parser_callback_t no_duplicates = [&](int, nlohmann::json::parse_event_t event,
+                                                                nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (event == E::object_start) keys.emplace_back();
+        else if (event == E::object_end && !keys.empty()) keys.pop_back();
+        else if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+            throw std::runtime_error("the key \"" + parsed.get<std::string>() + "\" is given twice in one object");
+        return true;
+    };
+    return nlohmann::json::parse(text, no_duplicates);
 }
 
 namespace {
@@ -502,8 +530,16 @@ Outcome external_outcome(const std::string& out, int exit_code) {
         o.seconds = j.at("seconds").get<double>();
         o.value = j.at("value").get<double>();
         if (j.contains("counters"))
-            for (auto& [k, v] : j.at("counters").items())
+            for (auto& [k, v] : j.at("counters").items()) {
+                // The driver's own values in benchmark.json's counters: a program's counter of
+                // that name would replace them there (the noise flag among them).
+                for (const char* own : {"value", "noisy", "peak_rss_kib", "cpu_seconds"})
+                    if (k == own)
+                        return Outcome::failed("the program's counter \"" + k +
+                                               "\" has a name the driver reserves (value, noisy, peak_rss_kib, "
+                                               "cpu_seconds): rename it");
                 if (v.is_number()) o.counters[k] = v.get<double>();
+            }
         const std::string check = j.at("check").get<std::string>();
         if (check != "passed") {
             o.ok = false;

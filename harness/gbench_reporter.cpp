@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "harness/csv.hpp"  // clean_text
+
 namespace coopbench {
 
 namespace fs = std::filesystem;
@@ -32,7 +34,15 @@ GbenchReporter::GbenchReporter(const fs::path& file, const nlohmann::json& conte
     // constructor leaves it unset.
     ctx.name_field_width = name_width;
     json_.ReportContext(ctx);
-    append_closed();
+    try {
+        append_closed();
+    } catch (const WriteError&) {
+        // No empty or torn benchmark-N.json left behind (a resume on a full disk).
+        ::close(fd_);
+        fd_ = -1;
+        ::unlink(file.c_str());
+        throw;
+    }
     if (display_) {
         console_.SetOutputStream(&std::cout);
         // ConsoleReporter prints the machine's context block on its error stream: not with -q.
@@ -50,7 +60,7 @@ void GbenchReporter::report(const ForkResult& fork) {
     std::vector<benchmark::BenchmarkReporter::Run> runs;
     auto base = [&] {
         benchmark::BenchmarkReporter::Run r;
-        r.run_name.function_name = p.id();
+        r.run_name.function_name = clean_text(p.id());
         r.run_name.time_type = "manual_time";
         r.family_index = family_of(p.id());
         r.per_family_instance_index = 0;
@@ -71,7 +81,8 @@ void GbenchReporter::report(const ForkResult& fork) {
                              (static_cast<std::int64_t>(i) - p.warmup);
         if (!o.ok) {
             r.error_occurred = true;
-            r.error_message = is_refusal(o) ? "refused: " + o.reason : o.reason;
+            // A program's text, cleaned (csv.hpp): Google's writer escapes no control character.
+            r.error_message = clean_text(is_refusal(o) ? "refused: " + o.reason : o.reason);
             r.repetition_index = static_cast<std::int64_t>(fork.repetition) * p.iterations;
         } else {
             r.real_accumulated_time = std::max(o.seconds, 1e-12);
@@ -80,13 +91,17 @@ void GbenchReporter::report(const ForkResult& fork) {
             if (fork.m.peak_rss_kib >= 0) r.counters["peak_rss_kib"] = fork.m.peak_rss_kib;
             if (fork.m.cpu_seconds >= 0) r.counters["cpu_seconds"] = fork.m.cpu_seconds;
             r.counters["noisy"] = fork.noise.noisy ? 1 : 0;
-            for (auto& [k, v] : o.counters) r.counters[k] = v;
+            // The program's counters never replace the driver's own (the noise flag among them):
+            // external programs' are refused by name (external.cpp); this guards the rest.
+            for (auto& [k, v] : o.counters) r.counters.emplace(clean_text(k), v);
         }
         runs.push_back(std::move(r));
     }
     if (runs.empty()) return;
     json_.ReportRuns(runs);
+    const off_t before = offset_;
     append_closed();
+    last_offset_ = before;
     if (display_) console_.ReportRuns(runs);
 }
 
@@ -96,6 +111,12 @@ void GbenchReporter::finish() {
     buf_.str("");
     if (fd_ >= 0) fsync(fd_);
     if (display_) console_.Finalize();
+}
+
+bool GbenchReporter::close_at(off_t at) {
+    const ssize_t n = ::pwrite(fd_, kClosing.data(), kClosing.size(), at);
+    return n == static_cast<ssize_t>(kClosing.size()) && ftruncate(fd_, at + static_cast<off_t>(kClosing.size())) == 0 &&
+           fsync(fd_) == 0;
 }
 
 void GbenchReporter::append_closed() {
@@ -109,12 +130,22 @@ void GbenchReporter::append_closed() {
     while (left > 0) {
         const ssize_t n = ::pwrite(fd_, p, left, at);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error("cannot write " + file_.string() + ": " + std::strerror(errno));
+        if (n <= 0) {
+            const int err = n < 0 ? errno : EIO;
+            if (offset_ > 0) close_at(offset_);  // the file as it was before this call
+            throw WriteError("cannot write " + file_.string() + ": " + std::strerror(err));
+        }
         p += n;
         at += n;
         left -= static_cast<std::size_t>(n);
     }
     offset_ += static_cast<off_t>(fresh);
+}
+
+void GbenchReporter::retract_last() {
+    if (last_offset_ < 0 || !close_at(last_offset_)) return;
+    offset_ = last_offset_;
+    last_offset_ = -1;
 }
 
 std::int64_t GbenchReporter::family_of(const std::string& id) {

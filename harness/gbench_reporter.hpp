@@ -43,22 +43,29 @@ class GbenchReporter : public Reporter {
     GbenchReporter& operator=(const GbenchReporter&) = delete;
 
     void report(const ForkResult& fork) override;
+    void retract_last() override;
     void finish() override;
     // set_repetitions — the sweep's forks per point (each run's `repetitions` counts the
     // point's measured iterations over all its forks).
     void set_repetitions(int r) { repetitions_ = r; }
+    const std::filesystem::path& file() const { return file_; }
 
   private:
     static constexpr std::string_view kClosing = "\n  ]\n}\n";  // JSONReporter::Finalize's text
 
     // append_closed — what JSONReporter wrote since the last call, then the closing text,
-    // written over the previous closing text in one call.
+    // written over the previous closing text in one call. A write that fails (a full disk)
+    // puts the closing text back at offset_ (over bytes the file already holds: no new space)
+    // and throws WriteError: the file stays valid JSON with the forks before.
     void append_closed();
+    // close_at — the closing text at `at`, the file cut after it.
+    bool close_at(off_t at);
     std::int64_t family_of(const std::string& id);
 
     std::filesystem::path file_;
     int fd_ = -1;
-    off_t offset_ = 0;  // where the closing text begins
+    off_t offset_ = 0;        // where the closing text begins
+    off_t last_offset_ = -1;  // where it began before the last fork (retract_last)
     bool display_;
     int repetitions_ = 1;
     std::ostringstream buf_;

@@ -442,6 +442,42 @@ void write_merged_records(const fs::path& out, const std::vector<ShardDir>& shar
     }
 }
 
+// write_merged_benchmark — benchmark.json of the merged folder, for Google's tools: every
+// shard's benchmark*.json entries in one file, with the first shard's context and the
+// hosts that measured them (each shard's own files stay under shards/). A shard file that is
+// not valid JSON (an older driver's, torn) is left out and said.
+void write_merged_benchmark(const fs::path& out, const std::vector<ShardDir>& shards) {
+    json merged;
+    json entries = json::array();
+    std::string hosts;
+    for (auto& s : shards) {
+        std::vector<fs::path> files;
+        std::error_code ec;
+        for (auto& e : fs::directory_iterator(s.dir, ec)) {
+            const std::string name = e.path().filename().string();
+            if (e.is_regular_file() && name.rfind("benchmark", 0) == 0 && e.path().extension() == ".json")
+                files.push_back(e.path());
+        }
+        std::sort(files.begin(), files.end());
+        for (auto& f : files) {
+            std::ifstream in(f);
+            json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+            if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array()) {
+                std::fprintf(stderr, "coopbench: merge: %s is not Google Benchmark's JSON; left out of benchmark.json\n",
+                             f.c_str());
+                continue;
+            }
+            if (merged.is_null()) merged = j;
+            for (auto& b : j["benchmarks"]) entries.push_back(b);
+        }
+        hosts += (hosts.empty() ? "" : ", ") + s.host;
+    }
+    if (merged.is_null()) return;
+    merged["benchmarks"] = entries;
+    if (merged.contains("context") && merged["context"].is_object()) merged["context"]["host"] = hosts;
+    write_text(out / "benchmark.json", merged.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
 }  // namespace
 
 MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args, const std::string& command) {
@@ -454,6 +490,7 @@ MergeResult merge_shards(const fs::path& out, const std::vector<fs::path>& args,
     const json ctx = merged_context(shards, res, command);
     write_text(out / "context.json", ctx.dump(2) + "\n");
     write_merged_records(out, shards);
+    write_merged_benchmark(out, shards);
     return res;
 }
 

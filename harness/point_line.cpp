@@ -24,6 +24,19 @@ void PointLine::add(const ForkResult& fork) {
     noisy_ |= fork.noise.noisy;
 }
 
+void PointLine::add_row(const std::string& status, const std::string& phase, double value, const std::string& reason,
+                        bool noisy) {
+    if (status != "ok") {
+        if (reason_.empty()) {
+            reason_ = reason.empty() ? std::string("failed") : reason;
+            refused_ = status == "refused";
+        }
+    } else if (phase == "measure" && std::isfinite(value)) {
+        values_.push_back(value);
+    }
+    noisy_ |= noisy;
+}
+
 std::string PointLine::text(const std::string& unit) const {
     std::string t;
     if (!values_.empty()) {

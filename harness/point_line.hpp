@@ -19,6 +19,9 @@ namespace coopbench {
 class PointLine {
   public:
     void add(const ForkResult& fork);
+    // add_row — one row a folder already holds (--resume: the forks measured before it, so
+    // the line summarises every fork of the point, not only the ones run since).
+    void add_row(const std::string& status, const std::string& phase, double value, const std::string& reason, bool noisy);
     std::string text(const std::string& unit) const;
 
   private:

@@ -4,6 +4,7 @@
 // (gbench_reporter.hpp: benchmark.json and Google Benchmark's console tables).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "harness/noise_guard.hpp"
@@ -27,8 +28,19 @@ struct ForkResult {
 class Reporter {
   public:
     virtual ~Reporter() = default;
+    // report — write the fork; a write that fails (a full disk) throws WriteError after
+    // leaving the reporter's files as they were before the call.
     virtual void report(const ForkResult& fork) = 0;
+    // retract_last — take the last reported fork out of the files again: another reporter
+    // could not write it, and a fork is in every file or in none (--resume measures it again).
+    virtual void retract_last() {}
     virtual void finish() {}
+};
+
+// WriteError — a result file could not be written (ENOSPC, EIO, a file too large): the
+// driver stops with one line and kExitWriteError (sweep.hpp); what was written before is whole.
+struct WriteError : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 }  // namespace coopbench

@@ -1,6 +1,11 @@
 #include "harness/results.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +18,9 @@
 namespace coopbench {
 
 namespace {
-void flush(std::FILE* f) {
-    std::fflush(f);
-    fsync(fileno(f));
+off_t size_of(int fd) {
+    struct stat st {};
+    return fstat(fd, &st) == 0 ? st.st_size : 0;
 }
 }  // namespace
 
@@ -36,7 +41,7 @@ void check_resumable_header(const std::filesystem::path& dir, const std::vector<
                              " (written by an older coopbench; start a new folder)");
 }
 
-ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names) {
+ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::string> param_names) : dir_(dir) {
     const auto csv_path = dir / "results.csv";
     check_resumable_header(dir, param_names);
     // A driver killed mid-write leaves a partial last line: cut it before appending.
@@ -57,20 +62,60 @@ ResultWriter::ResultWriter(const std::filesystem::path& dir, std::vector<std::st
                 columns_.push_back(c);
         }
     }
-    csv_ = std::fopen(csv_path.c_str(), "a");
-    jsonl_ = std::fopen((dir / "points.jsonl").c_str(), "a");
-    if (!csv_ || !jsonl_) throw UsageError("cannot write results into " + dir.string());
+    csv_ = ::open(csv_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    jsonl_ = ::open((dir / "points.jsonl").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (csv_ < 0 || jsonl_ < 0) {
+        const int err = errno;
+        if (csv_ >= 0) ::close(csv_);
+        if (jsonl_ >= 0) ::close(jsonl_);
+        throw UsageError("cannot write results into " + dir.string() + ": " + std::strerror(err));
+    }
+    csv_size_ = size_of(csv_);
+    jsonl_size_ = size_of(jsonl_);
     if (fresh) {
         std::string h;
-        for (std::size_t i = 0; i < columns_.size(); ++i) h += columns_[i] + (i + 1 < columns_.size() ? "," : "\n");
-        std::fputs(h.c_str(), csv_);
-        flush(csv_);
+        for (std::size_t i = 0; i < columns_.size(); ++i) h += csv_field(columns_[i]) + (i + 1 < columns_.size() ? "," : "\n");
+        append(csv_, h, "results.csv", csv_size_);
+        csv_size_ += static_cast<off_t>(h.size());
     }
 }
 
+void ResultWriter::append(int fd, const std::string& text, const std::string& name, off_t size) {
+    // One write of the whole text with its length (a NUL inside would end fputs's; clean_text
+    // removes them too), then fsync: a fork on disk is a fork --resume need not measure again.
+    const char* p = text.data();
+    std::size_t left = text.size();
+    int err = 0;
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            break;
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    if (err == 0 && fsync(fd) != 0) err = errno;
+    if (err == 0) return;
+    // Cut back the part of the text that reached the file (freeing space needs none): the
+    // file holds whole forks only.
+    if (ftruncate(fd, size) == 0) fsync(fd);
+    throw WriteError("cannot write " + (dir_ / name).string() + ": " + std::strerror(err));
+}
+
+void ResultWriter::retract_last() {
+    if (last_csv_size_ < 0) return;
+    if (ftruncate(jsonl_, last_jsonl_size_) == 0) jsonl_size_ = last_jsonl_size_;
+    if (ftruncate(csv_, last_csv_size_) == 0) csv_size_ = last_csv_size_;
+    fsync(jsonl_);
+    fsync(csv_);
+    last_csv_size_ = last_jsonl_size_ = -1;
+}
+
 ResultWriter::~ResultWriter() {
-    if (csv_) std::fclose(csv_);
-    if (jsonl_) std::fclose(jsonl_);
+    ::close(csv_);
+    ::close(jsonl_);
 }
 
 void ResultWriter::report(const ForkResult& fork) {
@@ -103,8 +148,11 @@ void ResultWriter::report(const ForkResult& fork) {
         row["other_cpus"] = fork.noise.other_cpus >= 0 ? nlohmann::json(fork.noise.other_cpus) : nlohmann::json();
         row["steal_cpus"] = fork.noise.steal_cpus >= 0 ? nlohmann::json(fork.noise.steal_cpus) : nlohmann::json();
         row["noisy"] = fork.noise.noisy;
-        row["reason"] = o.reason;
-        row["counters"] = nlohmann::json(o.counters);
+        // A program's text, cleaned (csv.hpp) for every file: valid UTF-8, no control character.
+        row["reason"] = clean_text(o.reason);
+        nlohmann::json counters = nlohmann::json::object();
+        for (auto& [k, v] : o.counters) counters[clean_text(k)] = v;
+        row["counters"] = counters;
         std::string line;
         for (std::size_t c = 0; c < columns_.size(); ++c) {
             const std::string& name = columns_[c];
@@ -113,7 +161,7 @@ void ResultWriter::report(const ForkResult& fork) {
                 auto it = p.params.find(name.substr(6));
                 if (it != p.params.end()) field = it->second;
             } else if (name == "counters") {
-                field = o.counters.empty() ? "" : row[name].dump();
+                field = o.counters.empty() ? "" : row[name].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             } else if (!row.contains(name)) {
                 throw std::logic_error("results.cpp writes no value for the column " + name + " of schema.json");
             } else if (row[name].is_string()) {
@@ -134,13 +182,22 @@ void ResultWriter::report(const ForkResult& fork) {
         row["iterations"] = p.iterations;
         for (auto it = row.begin(); it != row.end();)
             it = it->is_null() ? row.erase(it) : std::next(it);
-        jsonl_text += row.dump() + "\n";
+        jsonl_text += row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
     // All rows of the fork in one write each: --resume counts forks (repair_incomplete_fork).
-    std::fputs(csv_text.c_str(), csv_);
-    flush(csv_);
-    std::fputs(jsonl_text.c_str(), jsonl_);
-    flush(jsonl_);
+    // results.csv first, then points.jsonl; a kill between the two leaves a fork in one file
+    // only, which --resume takes out of both and measures again (resume.hpp, repair_unpaired_forks).
+    append(csv_, csv_text, "results.csv", csv_size_);
+    try {
+        append(jsonl_, jsonl_text, "points.jsonl", jsonl_size_);
+    } catch (const WriteError&) {
+        if (ftruncate(csv_, csv_size_) == 0) fsync(csv_);  // in both files or in neither
+        throw;
+    }
+    last_csv_size_ = csv_size_;
+    last_jsonl_size_ = jsonl_size_;
+    csv_size_ += static_cast<off_t>(csv_text.size());
+    jsonl_size_ += static_cast<off_t>(jsonl_text.size());
 }
 
 }  // namespace coopbench

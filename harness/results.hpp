@@ -4,6 +4,8 @@
 // repairs: resume.hpp.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -32,11 +34,19 @@ class ResultWriter : public Reporter {
     // report — one row per run of the fork (iteration 0, 1, ...), all of them written and
     // flushed together when the fork ends.
     void report(const ForkResult& fork) override;
+    void retract_last() override;
 
   private:
-    std::FILE* csv_ = nullptr;
-    std::FILE* jsonl_ = nullptr;
+    // append — `text` at the end of `f` (named `name`), flushed and fsync'ed; on a failure the
+    // file is cut back to `size` (what it held before) and WriteError is thrown.
+    void append(int fd, const std::string& text, const std::string& name, off_t size);
+
+    int csv_ = -1;  // O_APPEND descriptors (not inherited by a point's program: O_CLOEXEC)
+    int jsonl_ = -1;
     std::vector<std::string> columns_;  // the CSV header, in order
+    std::filesystem::path dir_;
+    off_t csv_size_ = 0, jsonl_size_ = 0;            // the files' sizes: where the next fork goes
+    off_t last_csv_size_ = -1, last_jsonl_size_ = -1;  // before the last fork (retract_last)
 };
 
 }  // namespace coopbench

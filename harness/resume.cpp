@@ -1,6 +1,12 @@
 #include "harness/resume.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <tuple>
@@ -170,6 +176,87 @@ std::size_t repair_incomplete_fork(const std::filesystem::path& dir, const RunsO
     std::fprintf(stderr, "coopbench: %s: removed %d rows of an unfinished fork (%s repetition %d); it is measured again\n",
                  csv_path.c_str(), f.rows, last.first.c_str(), last.second);
     return static_cast<std::size_t>(f.rows);
+}
+
+namespace {
+std::vector<std::string> lines_of(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+    return lines;
+}
+
+// replace_file — `lines` as the whole of `file`: a temporary file beside it, fsync'ed, renamed
+// over it.
+void replace_file(const std::filesystem::path& file, const std::vector<std::string>& lines) {
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    std::string text;
+    for (auto& l : lines) text += l + "\n";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = fd < 0 ? errno : 0;
+    for (std::size_t done = 0; err == 0 && done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) err = n < 0 ? errno : EIO;
+        else done += static_cast<std::size_t>(n);
+    }
+    if (err == 0 && fsync(fd) != 0) err = errno;
+    if (fd >= 0 && ::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && std::rename(tmp.c_str(), file.c_str()) != 0) err = errno;
+    if (err == 0) return;
+    ::unlink(tmp.c_str());
+    throw UsageError("cannot repair " + file.string() + ": " + std::strerror(err) + " (it is unchanged)");
+}
+}  // namespace
+
+std::size_t repair_unpaired_forks(const std::filesystem::path& dir) {
+    const auto csv_path = dir / "results.csv", jl_path = dir / "points.jsonl";
+    using Fork = std::pair<std::string, int>;
+    std::map<Fork, int> in_csv, in_jsonl;
+    const auto rows = csv_rows(csv_path);
+    for (auto& r : rows) ++in_csv[r.fork];
+    const auto jl = lines_of(jl_path);
+    std::vector<std::optional<Fork>> jl_fork(jl.size());
+    bool unreadable = false;
+    for (std::size_t i = 0; i < jl.size(); ++i) {
+        try {
+            const auto j = nlohmann::json::parse(jl[i]);
+            jl_fork[i] = Fork{j.at("point").get<std::string>(), j.at("repetition").get<int>()};
+            ++in_jsonl[*jl_fork[i]];
+        } catch (...) {
+            unreadable = true;
+        }
+    }
+    std::set<Fork> unpaired;
+    for (auto& [f, n] : in_csv)
+        if (in_jsonl[f] != n) unpaired.insert(f);
+    for (auto& [f, n] : in_jsonl)
+        if (n > 0 && in_csv[f] != n) unpaired.insert(f);
+    if (unpaired.empty() && !unreadable) return 0;
+    // points.jsonl first: were the driver killed between the two renames, results.csv still
+    // holds the forks, and the next resume finds them unpaired again.
+    std::vector<std::string> keep_jl;
+    for (std::size_t i = 0; i < jl.size(); ++i)
+        if (jl_fork[i] && !unpaired.count(*jl_fork[i])) keep_jl.push_back(jl[i]);
+    replace_file(jl_path, keep_jl);
+    if (!unpaired.empty()) {
+        std::set<std::size_t> drop;  // line numbers (1: the header)
+        for (auto& r : rows)
+            if (unpaired.count(r.fork)) drop.insert(r.number);
+        const auto csv = lines_of(csv_path);
+        std::vector<std::string> keep_csv;
+        for (std::size_t i = 0; i < csv.size(); ++i)
+            if (!drop.count(i + 1)) keep_csv.push_back(csv[i]);
+        replace_file(csv_path, keep_csv);
+    }
+    if (unpaired.empty())
+        std::fprintf(stderr, "coopbench: %s: removed lines that are no JSON row\n", jl_path.c_str());
+    else
+        std::fprintf(stderr,
+                     "coopbench: %s: removed %zu forks that results.csv and points.jsonl did not both hold whole (e.g. %s "
+                     "repetition %d: a driver stopped between its two writes); they are measured again\n",
+                     dir.c_str(), unpaired.size(), unpaired.begin()->first.c_str(), unpaired.begin()->second);
+    return unpaired.size();
 }
 
 }  // namespace coopbench

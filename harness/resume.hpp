@@ -39,6 +39,15 @@ std::vector<std::string> duplicated_rows(const std::filesystem::path& file);
 // fork is then measured again by --resume. Returns the rows removed from results.csv.
 std::size_t repair_incomplete_fork(const std::filesystem::path& dir, const RunsOf& runs);
 
+// repair_unpaired_forks — results.csv and points.jsonl hold the same rows, fork by fork: the
+// writer writes a fork to results.csv and then to points.jsonl (results.cpp), so a driver
+// killed between the two writes, or an older driver that went on past a full disk, leaves a
+// fork in one file only (or a different number of its rows in each). Every such fork is
+// taken out of both files (each rewritten to a temporary file and renamed over it, so a
+// crash here leaves either file whole), with a note on stderr; --resume then measures it
+// again. A points.jsonl line that is no JSON row is dropped with it. Returns the forks removed.
+std::size_t repair_unpaired_forks(const std::filesystem::path& dir);
+
 // repair_torn_tail — when `file` does not end with a newline (a writer killed mid-line),
 // truncate it to its last complete line and say so on stderr; returns the bytes removed.
 std::size_t repair_torn_tail(const std::filesystem::path& file);

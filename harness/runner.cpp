@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/child_process.hpp"
+#include "harness/csv.hpp"  // clean_text
 #include "harness/external.hpp"
 
 namespace coopbench {
@@ -143,7 +144,18 @@ const PointRunner& runner_for(const Point& point, const RunnerOptions& opts) {
     return forked;
 }
 
-Measurement measure(const Point& point, const RunnerOptions& opts) { return runner_for(point, opts).measure(point, opts); }
+Measurement measure(const Point& point, const RunnerOptions& opts) {
+    Measurement m = runner_for(point, opts).measure(point, opts);
+    // Every text a program gave (a reason, a counter's name) cleaned once, here, for every
+    // writer and the log: valid UTF-8, no NUL or control character (csv.hpp, clean_text).
+    for (Outcome& o : m.runs) {
+        o.reason = clean_text(o.reason);
+        std::map<std::string, double> counters;
+        for (auto& [k, v] : o.counters) counters.emplace(clean_text(k), v);
+        o.counters = std::move(counters);
+    }
+    return m;
+}
 
 void refuse_implausible(Measurement& m, const std::string& unit) {
     const bool rate = unit.size() > 2 && unit.compare(unit.size() - 2, 2, "/s") == 0;

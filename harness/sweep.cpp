@@ -3,6 +3,7 @@
 #include <regex.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -56,6 +57,9 @@ std::string request_to_json(const SweepOptions& o) {
     j["memory_limit_bytes"] = o.runner.memory_limit_bytes;
     if (!o.shard.is_null()) j["shard"] = o.shard;  // which shard of which sweep (harness/shard.hpp)
     if (o.order_seed) j["order_seed"] = *o.order_seed;  // the points' order in each round (fork_order)
+    // --benchmark_filter: which points the folder is for (a resume keeps them).
+    for (auto& a : o.benchmark_args)
+        if (a.rfind("--benchmark_filter=", 0) == 0) j["benchmark_filter"] = a.substr(19);
     return j.dump(2);
 }
 
@@ -81,6 +85,7 @@ SweepOptions request_from_json(const std::string& text) {
     o.runner.memory_limit_bytes = j.at("memory_limit_bytes").get<std::size_t>();
     if (j.contains("shard")) o.shard = j["shard"];  // which shard of which sweep (harness/shard.hpp)
     if (j.contains("order_seed")) o.order_seed = j.at("order_seed").get<std::uint32_t>();
+    if (j.contains("benchmark_filter")) o.benchmark_args.push_back("--benchmark_filter=" + j.at("benchmark_filter").get<std::string>());
     // The values the command line would have refused (a hand-edited or damaged file).
     auto refuse = [](const std::string& what) { throw std::runtime_error(what); };
     if (r.repetitions < 1 || r.repetitions > 1000000) refuse("repetitions out of range");
@@ -130,10 +135,26 @@ std::size_t terminal_columns(int fd) {
     return 80;
 }
 
+// write_file — `text` as the whole of `p`, or `p` left as it was: written to a temporary file
+// beside it, fsync'ed and renamed over it (rename is atomic), so a full disk or a kill never
+// leaves a torn context.json or sweep.json.
 void write_file(const fs::path& p, const std::string& text) {
-    std::ofstream out(p);
-    out << text << "\n";
-    if (!out) throw UsageError("cannot write " + p.string());
+    const fs::path tmp = p.string() + ".tmp";
+    const std::string all = text + "\n";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = fd < 0 ? errno : 0;
+    for (std::size_t done = 0; err == 0 && done < all.size();) {
+        const ssize_t n = ::write(fd, all.data() + done, all.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) err = n < 0 ? errno : EIO;
+        else done += static_cast<std::size_t>(n);
+    }
+    if (err == 0 && fsync(fd) != 0) err = errno;
+    if (fd >= 0 && ::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && std::rename(tmp.c_str(), p.c_str()) != 0) err = errno;
+    if (err == 0) return;
+    ::unlink(tmp.c_str());
+    throw WriteError("cannot write " + p.string() + ": " + std::strerror(err));
 }
 
 fs::path next_benchmark_json(const fs::path& dir) {
@@ -317,9 +338,20 @@ Forks prepare_resume(const fs::path& out, const std::vector<Point>& all_points, 
     };
     refuse(damaged_rows(csv), "repair or remove it");
     refuse(duplicated_rows(csv), "remove the later one");
+    // Every row is a point of the sweep sweep.json records: else the record is another
+    // sweep's (a sweep.json edited or copied in), and resuming it would mix two sweeps.
+    std::vector<std::string> foreign;
+    for (auto& [id, rep] : completed(out))
+        if (!runs_of.count(id)) foreign.push_back("holds " + id + ", a point that " + (out / "sweep.json").string() +
+                                                  " does not have");
+    if (!foreign.empty())
+        throw UsageError("cannot resume: " + csv.string() + " " + foreign.front() +
+                         (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : "") +
+                         ": the sweep.json is not this folder's");
     check_resumable_header(out, params);
     repair_torn_tail(csv);
     repair_torn_tail(out / "points.jsonl");
+    repair_unpaired_forks(out);
     repair_incomplete_fork(out, runs);
     return completed(out, runs);
 }
@@ -516,6 +548,35 @@ class ForkMeter {
     const unsigned proc_cpus_;
 };
 
+// seed_lines — after --resume, each point's line starts from the rows the folder holds (the
+// forks measured before it), so it summarises all the point's forks as results.csv does.
+void seed_lines(const fs::path& out, const std::vector<Todo>& todo, std::vector<PointLine>& lines) {
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < todo.size(); ++i) index[todo[i].point->id()] = i;
+    std::ifstream in(out / "results.csv", std::ios::binary);
+    std::string line;
+    if (!std::getline(in, line)) return;
+    const auto header = parse_csv_line(line);
+    auto col = [&](const char* name) {
+        return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    const std::size_t ip = col("point"), is = col("status"), iph = col("phase"), iv = col("value"), ir = col("reason"),
+                      in_ = col("noisy");
+    while (std::getline(in, line)) {
+        const auto f = parse_csv_line(line);
+        if (f.size() != header.size() || ip >= f.size()) continue;
+        auto it = index.find(f[ip]);
+        if (it == index.end()) continue;
+        double value = NAN;
+        try {
+            if (iv < f.size() && !f[iv].empty()) value = std::stod(f[iv]);
+        } catch (...) {
+        }
+        lines[it->second].add_row(is < f.size() ? f[is] : "", iph < f.size() ? f[iph] : "measure", value,
+                                  ir < f.size() ? f[ir] : "", in_ < f.size() && f[in_] == "true");
+    }
+}
+
 // run_forks — the fork loop: forks in rounds over the points (fork_order; x warm-up +
 // measured iterations, inside the fork), each fork to every reporter as it ends; a point's
 // line when its last fork has ended. SIGINT/SIGTERM end it (on_interrupt).
@@ -529,13 +590,23 @@ Tally run_forks(const SweepOptions& opts, const std::vector<Todo>& todo, const s
     signal(SIGTERM, on_interrupt);
     // Each point's line and first noisy fork, kept across the rounds (fork_order).
     std::vector<PointLine> lines(todo.size());
+    if (opts.resume) seed_lines(opts.out, todo, lines);
     std::vector<char> said_noisy(todo.size(), 0);
     for (const auto& [i, rep] : fork_order(todo, opts.order_seed)) {
         const Todo& t = todo[i];
         display.fork_starts(*t.point, rep, tally);
         const ForkResult fork = meter.measure_fork(*t.point, rep);
         display.clear();
-        for (Reporter* r : reporters) r->report(fork);
+        // A fork is in every result file or in none: one that a reporter could not write
+        // (WriteError: a full disk) is taken out of the ones before it, and --resume measures it.
+        for (std::size_t k = 0; k < reporters.size(); ++k) {
+            try {
+                reporters[k]->report(fork);
+            } catch (const WriteError&) {
+                for (std::size_t j = 0; j < k; ++j) reporters[j]->retract_last();
+                throw;
+            }
+        }
         display.reported();
         lines[i].add(fork);
         ++tally.measured;
@@ -601,8 +672,19 @@ int measure_into_folder(const SweepOptions& opts, const std::vector<Point>& all_
         reporters.push_back(&*gbench);
     }
     // Written last, when nothing can refuse the sweep any more: a refused resume records nothing.
-    if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
-    write_file(opts.out / "context.json", context.dump(2));
+    try {
+        if (!opts.resume) write_file(opts.out / "sweep.json", request_to_json(opts));
+        write_file(opts.out / "context.json", context.dump(2));
+    } catch (const WriteError&) {
+        // A resume stopped here (a full disk) leaves no benchmark-N.json that holds no run.
+        if (gbench && opts.resume && flags.out_file.empty()) {
+            const fs::path file = gbench->file();
+            gbench.reset();
+            std::error_code ec;
+            fs::remove(file, ec);
+        }
+        throw;
+    }
     // A sweep of every backend leaves out the build's external backends that cannot run
     // (their program not built): say which, once, so "every backend" is not read as more
     // than it was. Here, where nothing refuses the sweep any more: a refusal stays one line.
@@ -615,12 +697,53 @@ int measure_into_folder(const SweepOptions& opts, const std::vector<Point>& all_
 
 }  // namespace
 
+std::vector<Point> filtered_points(const std::vector<Point>& points, const std::vector<std::string>& benchmark_args) {
+    return what_to_run(points, benchmark_flags(benchmark_args).filter);
+}
+
 void refuse_folder_with_results(const fs::path& out) {
     for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
         if (fs::exists(out / f))
             throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
                              out.string() + ", or give another --out");
 }
+
+namespace {
+// FolderLock — the result folder's lock, held for the whole sweep: an flock(2) on
+// FOLDER/.coopbench.lock, which holds the holder's pid. A second sweep into the folder (a new
+// one or a --resume) is refused with that pid instead of appending to the same files; the
+// kernel drops the lock when the holder dies, even by kill -9, so no stale lock is left.
+// (Over NFS, Linux emulates flock with fcntl's byte-range locks, which work across hosts.)
+class FolderLock {
+  public:
+    explicit FolderLock(const fs::path& out) : path_(out / ".coopbench.lock") {
+        fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) throw UsageError("cannot lock " + out.string() + ": " + path_.string() + ": " + std::strerror(errno));
+        if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            char buf[32] = {};
+            [[maybe_unused]] const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+            ::close(fd_);
+            std::string holder(buf);
+            holder.erase(std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }), holder.end());
+            if (err == EWOULDBLOCK)
+                throw UsageError(out.string() + " is in use by another coopbench run (pid " +
+                                 (holder.empty() ? std::string("unknown") : holder) +
+                                 "): wait for it to end, or give another --out");
+            throw UsageError("cannot lock " + path_.string() + ": " + std::strerror(err));
+        }
+        const std::string pid = std::to_string(getpid()) + "\n";
+        if (ftruncate(fd_, 0) == 0) [[maybe_unused]] const ssize_t w = pwrite(fd_, pid.data(), pid.size(), 0);
+    }
+    ~FolderLock() { ::close(fd_); }
+    FolderLock(const FolderLock&) = delete;
+    FolderLock& operator=(const FolderLock&) = delete;
+
+  private:
+    fs::path path_;
+    int fd_ = -1;
+};
+}  // namespace
 
 int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     const Machine machine = detect_machine();
@@ -630,6 +753,9 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     check_benchmark_out(flags.out_file);
     const nlohmann::json context = sweep_context(opts, points, machine);
     const bool made_folder = make_folder(opts.out);
+    // Refused here, the folder is another run's: nothing of it is removed.
+    const FolderLock lock(opts.out);
+    if (!opts.resume) refuse_folder_with_results(opts.out);  // a sweep that ran there since the check above
     try {
         return measure_into_folder(opts, all_points, points, flags, context, machine);
     } catch (const UsageError&) {
@@ -637,6 +763,16 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
         std::error_code ec;
         if (made_folder && !opts.resume) fs::remove_all(opts.out, ec);
         throw;
+    } catch (const WriteError& e) {
+        // A new sweep stopped before its record (sweep.json) was written, e.g. by a full disk,
+        // is no folder --resume could continue: none is left behind.
+        std::error_code ec;
+        if (made_folder && !opts.resume && !fs::exists(opts.out / "sweep.json", ec)) {
+            fs::remove_all(opts.out, ec);
+            throw WriteError(std::string(e.what()) + "; nothing was measured and no folder is left: free space, then run again");
+        }
+        throw WriteError(std::string(e.what()) + "; every fork written before is whole: free space, then continue with "
+                                                 "coopbench run --resume " + opts.out.string());
     }
 }
 

@@ -41,11 +41,21 @@ struct SweepOptions {
 // success without reading stderr, and from bad input (2) or an interruption (128+N).
 inline constexpr int kExitPointsFailed = 3;
 
+// kExitWriteError — the driver stopped on an error that is neither bad input nor a point's:
+// a result file it could not write (a full disk: WriteError, reporter.hpp) or an error of its
+// own. One line on stderr; every result file holds whole forks only (a fork is in all of them
+// or in none), and --resume continues once the cause is gone.
+inline constexpr int kExitWriteError = 4;
+
 // run_sweep — measure every point (skipping those `out` already holds when resuming);
 // returns the process exit code: 0 when every fork of the folder succeeded, else
 // kExitPointsFailed (after --resume, a fork that failed before the resume counts too: the
 // code describes the folder's results).
 int run_sweep(const SweepOptions& opts, const std::vector<Point>& points);
+
+// filtered_points — the points --benchmark_filter (in `benchmark_args`) keeps: a POSIX
+// extended expression on point ids, as Google Benchmark's; a UsageError when it matches none.
+std::vector<Point> filtered_points(const std::vector<Point>& points, const std::vector<std::string>& benchmark_args);
 
 // refuse_folder_with_results — a UsageError when `out` holds a sweep's files: a new sweep
 // there would mix two sweeps in one folder (rows measured twice, a context.json and

@@ -1,28 +1,54 @@
 #!/usr/bin/env bash
 # install-deps.sh — install what coopbench needs from Debian 12's packages, if missing.
 # Uses apt-get directly as root, through sudo otherwise; says clearly when neither works.
+#
+#   scripts/install-deps.sh            everything: the build, every backend, the figures, and
+#                                      what only the tests and cluster scripts use (scripts/test.sh)
+#   scripts/install-deps.sh --for-run  what a sweep needs (the build, every backend, the figures):
+#                                      scripts/run.sh; the tests' packages are named, not installed
+# Nothing missing: exit 0 without apt-get, root or sudo (a user without root whose machine has
+# the libraries builds and runs; on a cluster node Slurm and munge often come from source).
 set -euo pipefail
+
+for_run=no
+case "${1:-}" in
+  --for-run) for_run=yes ;;
+  "") ;;
+  *) echo "coopbench: install-deps.sh takes no argument or --for-run, got '$1'" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config git clang ccache
   libboost-context-dev libboost-fiber-dev
-  libbenchmark-dev libgtest-dev libgmock-dev
-  libbenchmark-tools  # Google's compare.py, which reads our benchmark.json (tests/harness/e2e.sh)
+  libbenchmark-dev libgtest-dev libgmock-dev  # gtest: the build configures the tests too
   libcli11-dev nlohmann-json3-dev libhwloc-dev
   python3 python3-pandas python3-matplotlib python3-scipy
-  spin
-  clang-14 llvm-14-dev
+  clang-14 llvm-14-dev  # plugin/: native-implicit and native-clang
   golang-go
   cargo librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev  # runtimes/tokio: Debian's rustc 1.63 + crates, built offline
+)
+# Only the tests and the cluster scripts use these; no sweep does.
+test_packages=(
+  libbenchmark-tools  # Google's compare.py, which reads our benchmark.json (tests/harness/e2e.sh)
+  spin  # the Spin models (tests/spin)
   libpth-dev  # docs/examples/pth: the worked example of docs/adding-a-backend.md (tests/docs)
   slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
 )
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+if [ $for_run = yes ]; then
+  skipped=()
+  for p in "${test_packages[@]}"; do installed "$p" || skipped+=("$p"); done
+  if [ ${#skipped[@]} -gt 0 ]; then
+    echo "coopbench: not installing ${skipped[*]}: only the tests and scripts/slurm use them (scripts/install-deps.sh installs them)" >&2
+  fi
+else
+  packages+=("${test_packages[@]}")
+fi
+
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -75,11 +75,13 @@ std::string slurp(const fs::path& p) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// snapshot — every file under `dir` with its bytes.
+// snapshot — every file under `dir` with its bytes, but the folder's lock (.coopbench.lock:
+// it holds the pid of the last driver that ran there, no result).
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
     std::map<std::string, std::string> files;
     for (auto& e : fs::recursive_directory_iterator(dir))
-        if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = slurp(e.path());
+        if (e.is_regular_file() && e.path().filename() != ".coopbench.lock")
+            files[fs::relative(e.path(), dir).string()] = slurp(e.path());
     return files;
 }
 
@@ -105,7 +107,7 @@ TEST(Folder, NewRunIntoAFolderWithResultsIsRefusedAndTouchesNothing) {
     const auto dir = fresh_dir("again");
     ASSERT_EQ(cli(small_run(dir)), 0);
     const auto before = snapshot(dir);
-    for (auto more : std::vector<std::vector<std::string>>{{}, {"-p", "N=20"}, {"-r", "2"}}) {
+    for (auto more : std::vector<std::vector<std::string>>{{}, {"-P", "1"}, {"-r", "2"}}) {
         auto [rc, err] = cli_err(small_run(dir, more));
         EXPECT_EQ(rc, 2) << err;
         EXPECT_EQ(lines_of(err), 1u) << err;

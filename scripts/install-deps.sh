@@ -10,6 +10,7 @@ packages=(
   libbenchmark-tools  # Google's compare.py, which reads our benchmark.json (tests/harness/e2e.sh)
   libcli11-dev nlohmann-json3-dev libhwloc-dev
   python3 python3-pandas python3-matplotlib python3-scipy
+  chromium  # tests/scripts/test_report_browser.py: report.html opened in a real headless browser
   spin
   clang-14 llvm-14-dev
   golang-go

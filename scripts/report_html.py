@@ -47,7 +47,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .ratio{font-weight:600;font-variant-numeric:tabular-nums}.ci{color:#555;font-size:.9em}
 .variant{color:#333;font-size:.85em}.win{background:#e6f4ea}.fast{color:#11691b;font-weight:700}
 .bad{color:#a00}.muted{color:#777}.note{color:#444;font-size:.92em;max-width:62em}
-figure{margin:.6em 0 1.6em}figure img{max-width:100%;height:auto;border:1px solid #ddd}
+figure{margin:.6em 0 1.6em}figure img{width:100%;max-width:1000px;height:auto;border:1px solid #ddd}
 figcaption{font-size:.9em;color:#333;max-width:62em}
 details{margin:.3em 0}summary{cursor:pointer;font-weight:600}
 .point{border-top:1px solid #e3e3e3;padding:.4em 0}.point code{font-size:.82em}

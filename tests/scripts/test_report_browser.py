@@ -60,6 +60,16 @@ def chromium(url: str, *extra, timeout: int = 180):
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def page_requests(netlog: Path) -> list:
+    """page_requests — the URLs (not file://) whose requests a page started, from chromium's net log; the browser's
+    own (update checks, its clock: initiator "not an origin") left out."""
+    log = json.loads(netlog.read_text())
+    types = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+    started = [e["params"] for e in log["events"]
+               if types.get(e["type"]) == "URL_REQUEST_START_JOB" and "url" in e.get("params", {})]
+    return sorted({p["url"] for p in started if p.get("initiator") != "not an origin" and not p["url"].startswith("file:")})
+
+
 def png_pixels(path):
     import matplotlib.image as mpimg
     return mpimg.imread(str(path))
@@ -112,13 +122,15 @@ class BrowserTest(unittest.TestCase):
         folder = self.page.parent.as_uri()
         for url in r["resources"]:
             self.assertTrue(url.startswith(folder + "/"), url)
-        log = json.loads(self.netlog.read_text())
-        types = {v: k for k, v in log["constants"]["logEventTypes"].items()}
-        started = [e["params"] for e in log["events"] if types.get(e["type"]) == "URL_REQUEST_START_JOB"]
-        # The browser's own requests (update checks, its clock) are not the page's: "not an origin".
-        by_page = [p["url"] for p in started if p.get("initiator") != "not an origin"
-                   and not p["url"].startswith("file:")]
-        self.assertEqual(by_page, [])
+        self.assertEqual(page_requests(self.netlog), [])
+
+    def test_the_network_check_sees_a_page_request(self):
+        # A page that asks loopback's discard port for an image: its request is in the net log as the page's.
+        page = self.dir / "fetches.html"
+        page.write_text("<!DOCTYPE html><html><body><img src='http://127.0.0.1:9/x.png'></body></html>")
+        log = self.dir / "fetches-netlog.json"
+        chromium(page.as_uri(), "--dump-dom", f"--log-net-log={log}")
+        self.assertEqual(page_requests(log), ["http://127.0.0.1:9/x.png"])
 
     def test_no_console_message_and_a_screenshot(self):
         self.assertEqual(self.real.returncode, 0, self.real.stderr[-2000:])

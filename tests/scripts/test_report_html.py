@@ -157,5 +157,31 @@ class ReportHtmlTest(synthetic.TempDirCase):
         self.assertIn("cpu_model", ctx)
 
 
+class LineupTest(synthetic.TempDirCase):
+    """scripts/lineup.py: folders of the same points lined up; a step marked where compare.py's verdict says
+    slower, "?" where the forks are too few to test."""
+    prefix = "coopbench-lineup-"
+
+    def test_a_slower_sweep_is_marked_and_too_few_forks_are_not(self):
+        a = synthetic.make_results(self.tmp / "a", repetitions=4, workloads=("switch",))
+        b = synthetic.make_results(self.tmp / "b", repetitions=4, scale=2.0, workloads=("switch",))
+        c = synthetic.make_results(self.tmp / "c", repetitions=3, scale=2.0, workloads=("switch",))
+        out = self.tmp / "lineup.html"
+        p = run("lineup.py", a, b, c, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = out.read_text()
+        self.assertNotIn("<script", page)
+        row = re.search(r"<tr><td><code>native/switch/K=2000/T=100/P=2</code></td>(.*?)</tr>", page, re.S).group(1)
+        steps = re.findall(r"<td class='[^']*' title='([^']*)'>", row)
+        self.assertEqual(steps[0], "slower")  # a -> b: every value twice: 4 forks a side, p = 0.029
+        self.assertTrue(steps[1].startswith("cannot be tested: 3 forks"), steps)  # b -> c: 3 forks
+        self.assertIn("2.00×", row)
+        self.assertIn("A step compares two sweeps", page)
+
+    def test_one_folder_is_refused(self):
+        a = synthetic.make_results(self.tmp / "a", workloads=("switch",))
+        self.assertEqual(run("lineup.py", a).returncode, 2)
+
+
 if __name__ == "__main__":
     unittest.main()

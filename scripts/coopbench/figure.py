@@ -354,7 +354,7 @@ def split_series(df: pd.DataFrame, x: str, max_lines: int = 8) -> list:
             rows = d[d["backend"].isin(bs)]
             if rows.empty:
                 continue
-            names = sorted({backend_group(b) for b in bs}, key=lambda g: (g != "native", g))
+            names = sorted({backend_group(b) for b in rows["backend"].unique()}, key=lambda g: (g != "native", g))
             what = ("other backends" if len(names) > 2 else
                     ", ".join("coop (native*)" if g == "native" else g for g in names))
             out.append((" · ".join(t for t in (label, what) if t), rows))
@@ -433,6 +433,11 @@ def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool =
             group = ax.get_shared_y_axes().get_siblings(ax)
             label_log_bottom(ax, [y for a in group for ln in a.get_lines() if not ln.get_label().startswith("_")
                                   for y in ln.get_ydata() if y == y and y > 0])
+    if ncols == 3:  # narrow panels: axis labels and ticks a size smaller, so neighbours' labels stay apart
+        for ax in flat[:len(cells)]:
+            ax.xaxis.label.set_fontsize(8)
+            ax.yaxis.label.set_fontsize(8)
+            ax.tick_params(labelsize=8)
     if suptitle:
         fig.suptitle(suptitle, fontsize=11)
     fig.tight_layout()

@@ -559,10 +559,10 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
     if any(c + " lo" in table for c in ratio_cols):
         handles.append(Line2D([], [], color="#555555", linewidth=1.4))
         f = table["forks"].dropna() if "forks" in table.columns else pd.Series(dtype=float)
-        names.append("whisker: the ratio's interval" + (f" ({cr.interval_label(int(f.min()))})" if len(f) else ""))
+        names.append("whisker: " + (cr.interval_label(int(f.min())) if len(f) else "interval"))
     if noisy:
         handles.append(Line2D([], [], linestyle="none", marker="o", color="#555555", markerfacecolor="white"))
-        names.append(f"hollow marker, {NOISY_MARK} on the row: {NOISY_NOTE}")
+        names.append(f"hollow, {NOISY_MARK} on its row: machine busy")
     failed = any(isinstance(v, str) and v == "failed" for c in table.columns for v in table[c])
     if failed:
         handles.append(Line2D([], [], linestyle="none"))

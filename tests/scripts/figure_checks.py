@@ -5,7 +5,7 @@ draw_all(folder)            every figure the modules of scripts/figures/ draw fr
 alike_lines(fig)            groups of labelled lines drawn alike (same colour, marker, line style): in one axes, or
                             among the entries of one legend
 overlapping_text(fig)       pairs of texts whose boxes intersect: panel titles, the suptitle, the figure's texts,
-                            each axes' own texts (annotations, a table's daggers), and legends against titles
+                            each axes' own texts (annotations, a table's daggers), axis labels, and legends
 reserved_markers(fig)       labelled series drawn with the failed point's marker (×)
 log_ticks_short(fig)        log axes whose labelled ticks leave data more than half a decade unlabelled
 Each returns a list of readable strings, empty when the figure passes.
@@ -127,6 +127,9 @@ def _texts(fig):
         for t in ax.texts:
             if t.get_text().strip() and t.get_visible():
                 out.append((f"text in '{ax.get_title()}'", t))
+        for t in (ax.xaxis.label, ax.yaxis.label):
+            if t.get_text().strip() and t.get_visible():
+                out.append((f"axis label of '{ax.get_title()}'", t))
     return out
 
 

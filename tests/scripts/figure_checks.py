@@ -7,6 +7,7 @@ alike_lines(fig)            groups of labelled lines drawn alike (same colour, m
 overlapping_text(fig)       pairs of texts whose boxes intersect: panel titles, the suptitle, the figure's texts,
                             each axes' own texts (annotations, a table's daggers), axis labels, and legends
 reserved_markers(fig)       labelled series drawn with the failed point's marker (×)
+refused_at_a_value(fig)     refused points (never run) drawn at a value's height instead of on the x axis
 log_ticks_short(fig)        log axes whose labelled ticks leave data more than half a decade unlabelled
 Each returns a list of readable strings, empty when the figure passes.
 """
@@ -162,6 +163,20 @@ def reserved_markers(fig) -> list:
     return problems
 
 
+def refused_at_a_value(fig) -> list:
+    """Refused points (coopbench.figure.REFUSED_GID: never run) drawn anywhere but on the x axis itself: at a
+    value's height a ring reads as a measurement."""
+    problems = []
+    for ax in fig.get_axes():
+        for ln in ax.get_lines():
+            if ln.get_gid() != cfigure.REFUSED_GID:
+                continue
+            on_axis = ln.get_transform() == ax.get_xaxis_transform() and all(float(y) == 0.0 for y in ln.get_ydata())
+            if not on_axis:
+                problems.append(f"panel '{ax.get_title()}': a refused point at y={list(ln.get_ydata())}, a value's height")
+    return problems
+
+
 def log_ticks_short(fig) -> list:
     fig.canvas.draw()
     problems = []
@@ -185,7 +200,7 @@ def log_ticks_short(fig) -> list:
 
 
 CHECKS = {"alike lines": alike_lines, "overlapping text": overlapping_text, "failed marker reused": reserved_markers,
-          "log ticks": log_ticks_short}
+          "log ticks": log_ticks_short, "refused at a value": refused_at_a_value}
 
 
 def check_all(figs) -> dict:

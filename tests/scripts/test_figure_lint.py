@@ -64,7 +64,8 @@ class ChecksCanFail(unittest.TestCase):
         ax.plot([1, 2, 3], [1.5, 30, 60], label="a")
         ax.set_yscale("log")
         ax.set_ylim(1.2, 80)
-        from matplotlib.ticker import FixedLocator
+        from matplotlib.ticker import FixedLocator, FuncFormatter
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
         ax.yaxis.set_major_locator(FixedLocator([5, 10, 50]))
         self.assertTrue(fc.log_ticks_short(fig))
         ax.yaxis.set_major_locator(FixedLocator([1.5, 10, 50]))
@@ -110,6 +111,33 @@ class ReferenceFigures(unittest.TestCase):
 
     def test_log_axes_labelled_across_the_data(self):
         self._check(fc.log_ticks_short)
+
+    def test_refused_points_on_the_axis(self):
+        self._check(fc.refused_at_a_value)
+
+
+class RefusedDrawn(unittest.TestCase):
+    """A refused point (status refused: never run) is a ring on the x axis, found by the check when it is not."""
+
+    def test_ring_on_the_axis_and_the_check_sees_one_off_it(self):
+        import tempfile
+        import synthetic
+        from test_report import refuse, rewrite
+        with tempfile.TemporaryDirectory() as tmp:
+            d = synthetic.make_results(Path(tmp) / "r", workloads=("create",))
+            rewrite(d, lambda row: refuse(row, n="10"))
+            figs = [(n, f) for n, f in fc.draw_all(d) if n == "fig7_thread_creation"]
+            try:
+                self.assertEqual(len(figs), 1)
+                fig = figs[0][1]
+                rings = [ln for ax in fig.get_axes() for ln in ax.get_lines() if ln.get_gid() == fc.cfigure.REFUSED_GID]
+                self.assertTrue(rings)
+                self.assertEqual(fc.refused_at_a_value(fig), [])
+                rings[0].set_transform(rings[0].axes.transData)  # as drawn before: at a value's height
+                rings[0].set_ydata([100.0])
+                self.assertEqual(len(fc.refused_at_a_value(fig)), 1)
+            finally:
+                fc.close_all(figs)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,24 @@ class ReportHtmlTest(synthetic.TempDirCase):
         self.assertIn("cpu_model", ctx)
 
 
+class AloneTest(synthetic.TempDirCase):
+    prefix = "coopbench-report-html-alone-"
+
+    def test_a_backend_alone_in_its_row_is_not_a_winner(self):
+        import coopbench as cr
+        import report_html
+        d = synthetic.make_results(self.tmp / "r", workloads=("create",))
+        rewrite(d, lambda row: None if row["processors"] == "1" and row["backend"] != "native" else row)
+        page = Page()
+        page.feed(report_html.summary_html(cr.load(d).df))
+        header, *rows = page.rows
+        one = next(r for r in rows if r[1] == "1")
+        two = next(r for r in rows if r[1] == "2")
+        self.assertEqual(one[4], "only native ran")
+        self.assertTrue(one[header.index("coop")].startswith("alone"), one)
+        self.assertTrue(two[4].startswith("native (7/7)"), two)
+
+
 class LineupTest(synthetic.TempDirCase):
     """scripts/lineup.py: folders of the same points lined up; a step marked where compare.py's verdict says
     slower, "?" where the forks are too few to test."""

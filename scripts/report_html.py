@@ -65,6 +65,7 @@ def _inline_md(s: str) -> str:
     out = esc(s)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", out)
+    out = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?![*\w])", r"<i>\1</i>", out)
     return out
 
 
@@ -176,13 +177,13 @@ def figure_html(item: dict, out_dir: Path, anchor: str) -> str:
         out.append("<figure>")
         if show:
             out.append(f"<img src='{esc(show)}' alt='{esc(item['title'])}' loading='lazy'>")
-        cap = esc(item.get("text", ""))
+        cap = _inline_md(item.get("text", ""))
         links = " · ".join(f"<a href='{esc(r)}'>{esc(Path(r).name)}</a>" for r in rel)
         out.append(f"<figcaption>{cap}{' ' if cap else ''}<span class='muted'>Files: {links}</span></figcaption>")
         out.append("</figure>")
     else:
         if item.get("text"):
-            out.append(f"<p class='note'>{esc(item['text'])}</p>")
+            out.append(f"<p class='note'>{_inline_md(item['text'])}</p>")
         out.append(markdown_block(item.get("markdown", "")))
     return "\n".join(out)
 

@@ -31,6 +31,7 @@ packages=(
 test_packages=(
   libbenchmark-tools  # Google's compare.py, which reads our benchmark.json (tests/harness/e2e.sh)
   spin  # the Spin models (tests/spin)
+  chromium  # tests/scripts/test_report_browser.py: report.html opened in a real headless browser
   libpth-dev  # docs/examples/pth: the worked example of docs/adding-a-backend.md (tests/docs)
   slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
 )

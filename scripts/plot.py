@@ -121,6 +121,16 @@ def context_section(res) -> str:
     return "\n".join(lines)
 
 
+def context_pairs(res) -> list:
+    """context_pairs — the run's context as (key, text) pairs in schema.json's order (report.html's last section)."""
+    flat: dict = {}
+    for k in res.context or {}:
+        _flatten(str(k), res.context[k], flat)
+    order = {k: i for i, k in enumerate(_CONTEXT_ORDER)}
+    keys = sorted(flat, key=lambda k: (order.get(k.split(".")[0], len(order)), k))
+    return [(k, _fmt_ctx_value(flat[k], k)) for k in keys]
+
+
 def _param_cols(df) -> list:
     cols = []
     for c in sorted(c for c in df.columns if c.startswith("param.")):
@@ -502,6 +512,14 @@ def main(argv=None) -> int:
         print(f"plot.py: generic figures failed:\n{tb}", file=sys.stderr)
         errors.append(("generic figures (plot.py)", tb))
     report = write_report(res, items, errors, out)
+    try:  # report.html beside report.md (scripts/report_html.py): the page a person opens in a browser
+        import report_html
+        page = report_html.write_html(res, items, errors, out, context=context_pairs(res))
+        print(f"plot.py: wrote {page}")
+    except Exception:  # noqa: BLE001 — report.md is written all the same
+        tb = traceback.format_exc()
+        print(f"plot.py: report.html failed:\n{tb}", file=sys.stderr)
+        errors.append(("report.html (report_html.py)", tb))
     n_files = sum(len(i.get("files", [])) for _, i in items)
     print(f"plot.py: {len(items)} item(s), {n_files} file(s) in {figdir}; wrote {report}"
           + (f"; {len(errors)} module(s) FAILED" if errors else ""))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — the main job: install what is missing, build coopbench (Release), run a sweep
 # (default: the `quick` plan, every backend x every workload; --plan NAME picks another), then draw the figures and
-# report.md into the result folder.
+# report.md and report.html into the result folder.
 #
 #   scripts/run.sh                                   # the quick plan into results/<host>-<UTC time>/
 #   scripts/run.sh --plan paper --workloads create   # any `coopbench run` arguments
@@ -63,7 +63,7 @@ build/release/harness/coopbench run "${args[@]}" || status=$?
 /usr/bin/python3 scripts/plot.py "$out"
 read -r failed refused < <(point_counts "$out")
 [ "$status" -eq 3 ] && [ "$failed" -eq 0 ] && [ "$refused" -gt 0 ] && status=0
-echo "coopbench: results, figures and report in $out (open $out/report.md)"
+echo "coopbench: results, figures and report in $out (open $out/report.html in a browser, or $out/report.md)"
 if [ "$refused" -gt 0 ]; then
   echo "coopbench: $refused point(s) refused: not run, a limit of this machine known before the run (not a failure;" \
        "listed in $out/report.md, Refused points)" >&2

@@ -213,9 +213,12 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
             yv = 0.5
         else:
             yv = (lo * (hi / lo) ** 0.08) if yscale == "log" and lo > 0 else lo + 0.08 * (hi - lo)
-        if refused:  # never run (a system limit known before the run): a hollow ring, not a failure's x
-            ax.plot([xv], [yv], linestyle="none", marker="o", markersize=9, markeredgewidth=1.8,
-                    markerfacecolor="none", color=style["color"], gid=REFUSED_GID)
+        if refused:
+            # Never run (a system limit known before the run): a hollow ring on the x axis itself, below every value
+            # (at a value's height it read as one), not a failure's x.
+            ax.plot([xv], [0.0], linestyle="none", marker="o", markersize=9, markeredgewidth=1.8,
+                    markerfacecolor="none", color=style["color"], gid=REFUSED_GID, clip_on=False,
+                    transform=ax.get_xaxis_transform())
         else:
             ax.plot([xv], [yv], linestyle="none", marker="x", markersize=10, markeredgewidth=2.2,
                     color=style["color"])
@@ -233,6 +236,8 @@ def plot_lines(ax, df: pd.DataFrame, x: str, *, xlabel: str, ylabel: str, yscale
         ax.yaxis.set_major_formatter(FuncFormatter(compact_number))
     if not no_values:
         _top_at_a_tick(ax, all_medians + sibling_medians)
+    if yscale == "log" and not no_values:
+        label_log_bottom(ax, [m for m in all_medians + sibling_medians if m > 0])
     ax.set_xlabel(xlabel + (" (log)" if xscale == "log" else ""))
     ax.set_ylabel(ylabel + (" (log)" if yscale == "log" and not no_values else ""))
     if title:
@@ -270,6 +275,28 @@ def _top_at_a_tick(ax, medians) -> None:
         ax.set_ylim(lo, min(ticks))
 
 
+def label_log_bottom(ax, medians) -> None:
+    """label_log_bottom — on a log y axis, a labelled tick at most half a decade above the lowest median: lower the axis to the
+    power of ten (or 2 or 5 times one) just under it, so the lowest values are read against a number."""
+    if not medians:
+        return
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    low = min(medians)
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in ax.yaxis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi]
+    if ticks and min(ticks) <= low * 10 ** 0.5:
+        return
+    if hi / max(lo, 1e-300) < 3000:  # up to ~3.5 decades: label 1, 2 and 5 of each
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ticks = [t for t in ax.yaxis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi]
+        if ticks and min(ticks) <= low * 10 ** 0.5:
+            return
+    step = [m * 10 ** k for k in range(-12, 13) for m in (1, 2, 5)]
+    ax.set_ylim(max(t for t in step if t <= low), hi)
+
+
 def _legend_columns(labels) -> int:
     """Columns of a legend below the axes: as many as fit in about 7 inches of 8-point text."""
     longest = max((len(str(lab)) for lab in labels), default=10)
@@ -298,34 +325,42 @@ def split_series(df: pd.DataFrame, x: str, max_lines: int = 8) -> list:
         return [("", df)]
     parts = ([(f"P={compact_number(p)}", df[df["processors"] == p]) for p in sorted(df["processors"].unique())]
              if df["processors"].nunique() > 1 else [("", df)])
+    if all(count(d) <= max_lines for _, d in parts):
+        return parts
+    # One cut between backends for every P, so that a backend stays in the same panel at every P (cut apart at one
+    # P and not at another, Boost.Fiber moved from coop's panel to the others'): each backend counts its most lines
+    # at any P.
+    subs = [(label, d, series_labels(d, x)) for label, d in parts]
+    per_backend = {}
+    for _, d, sub in subs:
+        for b, g in d.groupby("backend", sort=True):
+            per_backend[b] = max(per_backend.get(b, 0), g.groupby(sub).ngroups)
+    lines_of = max(count(d) for _, d in parts)
+    k = -(-lines_of // max_lines)
+    target = -(-lines_of // k)
+    groups = sorted({backend_group(b) for b in per_backend}, key=lambda g: (g != "native", g))
+    chunks, cur, cur_n = [], [], 0
+    for grp in groups:
+        for b in sorted(b for b in per_backend if backend_group(b) == grp):
+            nb = per_backend[b]
+            starts_group = not cur or backend_group(cur[-1]) != grp
+            if cur and (cur_n + nb > max_lines or (starts_group and cur_n + nb > target)):
+                chunks.append(cur)
+                cur, cur_n = [], 0
+            cur.append(b)
+            cur_n += nb
+    if cur:
+        chunks.append(cur)
     out = []
-    for label, d in parts:
-        n = count(d)
-        if n <= max_lines:
-            out.append((label, d))
-            continue
-        sub = series_labels(d, x)
-        lines_of = d.groupby(sub).ngroups
-        k = -(-lines_of // max_lines)
-        target = -(-lines_of // k)
-        groups = sorted(d["backend"].map(backend_group).unique(), key=lambda g: (g != "native", g))
-        chunks, cur, cur_n = [], [], 0
-        for grp in groups:
-            for b in sorted(d["backend"][d["backend"].map(backend_group) == grp].unique()):
-                nb = d[d["backend"] == b].groupby(sub).ngroups
-                starts_group = not cur or backend_group(cur[-1]) != grp
-                if cur and (cur_n + nb > max_lines or (starts_group and cur_n + nb > target)):
-                    chunks.append(cur)
-                    cur, cur_n = [], 0
-                cur.append(b)
-                cur_n += nb
-        if cur:
-            chunks.append(cur)
+    for label, d, _ in subs:
         for bs in chunks:
-            names = sorted({backend_group(b) for b in bs}, key=lambda g: (g != "native", g))
+            rows = d[d["backend"].isin(bs)]
+            if rows.empty:
+                continue
+            names = sorted({backend_group(b) for b in rows["backend"].unique()}, key=lambda g: (g != "native", g))
             what = ("other backends" if len(names) > 2 else
                     ", ".join("coop (native*)" if g == "native" else g for g in names))
-            out.append((" · ".join(t for t in (label, what) if t), d[d["backend"].isin(bs)]))
+            out.append((" · ".join(t for t in (label, what) if t), rows))
     return out
 
 
@@ -357,9 +392,16 @@ def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool =
             for which in kinds:
                 t = " · ".join(s for s in (p.get("title", ""), label, which or "") if s)
                 cells.append((t, rows, which or "warm", p["ylabel"], p.get("yscale", yscale), q))
-    ncols = 1 if len(cells) == 1 else 2
+    per_part = len({(q, which) for (_, _, which, _, _, q) in cells})
+    # A row holds one part's quantities side by side when there are three (micro_share: a metric per column, never
+    # wrapped from row to row); else two columns.
+    ncols = 1 if len(cells) == 1 else 3 if per_part == 3 else 2
     nrows = -(-len(cells) // ncols)
     width = 6.0 if ncols == 1 else FIG_WIDTH
+    # A title as wide as its panel at most (two titles side by side overprinted each other): wrapped at the words.
+    import textwrap
+    chars = max(20, int(width / ncols * 72 / 6.0))  # plot_lines's 10-point titles: about 6 points a character
+    cells = [(textwrap.fill(t, chars), *rest) for t, *rest in cells]
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, 3.4 * nrows + 0.3), squeeze=False)
     flat = [a for row in axes for a in row]
     first_of = {}
@@ -388,6 +430,17 @@ def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool =
     for ax, (t, rows, which, ylabel, _, q) in reversed(list(zip(flat, cells))):
         failed += plot_lines(ax, rows, x, xlabel=xlabel, ylabel=ylabel, yscale=scale_of[q], title=t, legend=False,
                              which=which, xscale=xscale)
+    # Panels sharing a y axis rescale one another as each is drawn: label each log axis's bottom once all are.
+    for ax in flat[:len(cells)]:
+        if ax.get_yscale() == "log":
+            group = ax.get_shared_y_axes().get_siblings(ax)
+            label_log_bottom(ax, [y for a in group for ln in a.get_lines() if not ln.get_label().startswith("_")
+                                  for y in ln.get_ydata() if y == y and y > 0])
+    if ncols == 3:  # narrow panels: axis labels and ticks a size smaller, so neighbours' labels stay apart
+        for ax in flat[:len(cells)]:
+            ax.xaxis.label.set_fontsize(8)
+            ax.yaxis.label.set_fontsize(8)
+            ax.tick_params(labelsize=8)
     if suptitle:
         fig.suptitle(suptitle, fontsize=11)
     fig.tight_layout()

@@ -62,15 +62,16 @@ TOL_MUTED = ["#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "
 PALETTE = [c for c in OKABE_ITO + TOL_MUTED if c not in ("#F0E442", "#DDDDDD")] + ["#F0E442", "#DDDDDD"]
 
 # Fixed colours for the backends we know, each its own (a backend keeps its colour in every
-# figure, whatever else is drawn beside it); the coop builds in warm colours, kernel threads
-# in blues and greens, fibers in purples. A variant ("boostfiber/work_stealing") is a backend
-# of its own: its own colour, its family's marker.
+# figure, whatever else is drawn beside it); kernel threads in blues and greens, fibers in
+# purples. coop's five builds are set apart in hue and lightness as well as by marker (vermillion,
+# orange, pink, dark wine, olive: a rose beside the vermillion and the pink read as one line).
+# A variant ("boostfiber/work_stealing") is a backend of its own: its own colour, its family's marker.
 _KNOWN_COLORS = {
     "native": "#D55E00",            # vermillion
     "native-ws": "#E69F00",         # orange: coop with work stealing
     "native-parasail": "#CC79A7",   # reddish purple: coop with ParaSail's deques
-    "native-clang": "#882255",      # wine
-    "native-implicit": "#CC6677",   # rose
+    "native-clang": "#882255",      # wine: the same runtime built by clang
+    "native-implicit": "#999933",   # olive: clang with compiler-inserted quantum checks
     "pthreads": "#0072B2",          # blue
     "stdthread": "#009E73",         # bluish green
     "go": "#56B4E9",                # sky blue

@@ -22,7 +22,7 @@ NAME = "cal_fig3_scalability"
 LOCK_ORDER = ["tas-backoff", "scott-clh-nb", "scott-clh-nb-opt", "cal", "cal-opt", "pthread-timedlock",
               "pthread-mutex"]
 LOCK_STYLE = {
-    "tas-backoff": {"color": "#7f7f7f", "marker": "x"},
+    "tas-backoff": {"color": "#7f7f7f", "marker": "d"},  # never "x": the caption's mark of a failed point
     "scott-clh-nb": {"color": "#1f77b4", "marker": "s"},
     "scott-clh-nb-opt": {"color": "#17becf", "marker": "s", "linestyle": "--"},
     "cal": {"color": "#d62728", "marker": "o"},

@@ -28,6 +28,8 @@ import coopbench as cr  # noqa: E402
 WORKLOAD = "matrix"
 NAME = "fig10_matrix"
 X = "param.M"
+P_LINESTYLES = ["-", "--", ":", "-."]  # a line style per processor count P, as coopbench.figure draws P
+IDEAL_GREYS = ["#888888", "#444444", "#BBBBBB"]
 VIA = "param.via"  # an app's variant (workloads/apps/via.hpp): Fig. 10 shows the paper's, via=monitor
 
 
@@ -71,8 +73,11 @@ def make(res, outdir):
     scale, unit = (1e6, "µs") if top < 1e-3 else (1e3, "ms") if top < 1.0 else (1.0, "s")
     any_failed = False
     procs = set()
+    all_procs = sorted({p for *_, p, _ in lines})
     for label, backend, p, s in lines:
         style = cr.backend_style(backend)
+        if len(all_procs) > 1:  # P=1 and P=2 of one backend: its colour and marker, a line style per P
+            style["linestyle"] = P_LINESTYLES[all_procs.index(p) % len(P_LINESTYLES)]
         procs.add(p)
         ok = s[s["n_ok"] > 0]
         bad = s[s["n_ok"] == 0]
@@ -88,8 +93,10 @@ def make(res, outdir):
                 ax.plot(bad[X], [0] * len(bad), linestyle="none", marker="x", markersize=10, markeredgewidth=2.2,
                         color=style["color"], clip_on=False)
     ms = sorted(pd.to_numeric(df[X], errors="coerce").dropna().unique())
-    for p in sorted(procs):
-        ax_a.plot(ms, [min(m, p) for m in ms], color="#888888", linestyle="--", linewidth=1,
+    for i, p in enumerate(sorted(procs)):
+        # Each P's ideal in its own grey and its P's line style (drawn alike, the two ideals were one line).
+        ax_a.plot(ms, [min(m, p) for m in ms], color=IDEAL_GREYS[i % len(IDEAL_GREYS)],
+                  linestyle=P_LINESTYLES[all_procs.index(p) % len(P_LINESTYLES)], linewidth=1.2,
                   label=f"ideal min(M, {p})")
     for ax, title, ylabel in ((ax_a, "(a) speedup over 1 thread", "speedup"),
                               (ax_b, "(b) absolute run time", f"time [{unit}]")):

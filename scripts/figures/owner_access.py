@@ -3,7 +3,8 @@
 Workload `owner-access`: one owner and W non-owners; the owner makes share_permille of
 the accesses. Left: ns per owner access against the owner's share, one line per guard
 (owner-guard, owner-guard-asym, pthread-mutex, tas-backoff); right: ns per non-owner
-access. One row of panels per backend, P and W (median over repetitions). Also a table.
+access. One row of panels per backend, P and W: the median over forks with its interval as a band
+(coopbench.stats), the method under the figure. Also a table.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 import coopbench as cr
+from coopbench.figure import label_log_bottom
 
 WORKLOAD = "owner-access"
 NAME = "owner_access"
@@ -20,7 +22,7 @@ GUARD_STYLE = {
     "owner-guard": {"color": "#1f77b4", "marker": "o"},
     "owner-guard-asym": {"color": "#d62728", "marker": "o", "linestyle": "--"},
     "pthread-mutex": {"color": "#9467bd", "marker": "v", "linestyle": ":"},
-    "tas-backoff": {"color": "#7f7f7f", "marker": "x"},
+    "tas-backoff": {"color": "#7f7f7f", "marker": "d"},  # never "x": the mark of a failed point
 }
 
 
@@ -39,21 +41,36 @@ def make(res, outdir):
         df["counter.nonowner_ns"] = float("nan")
     groups = list(df.groupby(["backend", "processors", "param.W"], sort=True))
     fig, axes = plt.subplots(len(groups), 2, figsize=(cr.FIG_WIDTH, 3.4 * len(groups) + 0.4), squeeze=False)
+    shares = sorted(df["share_pct"].dropna().unique())
+    pos = {v: i for i, v in enumerate(shares)}  # the shares as evenly spaced categories, written as numbers
     for row, (key, g) in zip(axes, groups):
         for ax, col, label in ((row[0], "counter.owner_ns", "ns per owner access"),
                                (row[1], "counter.nonowner_ns", "ns per non-owner access")):
+            values = []
             for guard in sorted(set(g["param.guard"])):
-                s = (g[g["param.guard"] == guard].groupby("share_pct")[col].median().dropna().reset_index()
-                     .sort_values("share_pct"))
-                if s.empty:
+                d = g[g["param.guard"] == guard].copy()
+                d["value"] = d[col]
+                d = d[d["value"].notna()]
+                if d.empty:
                     continue
-                # "99", not "99.0": the shares as categories, written as numbers are
-                ax.plot(s["share_pct"].map(lambda v: f"{v:g}"), s[col], label=guard, **GUARD_STYLE.get(guard, {}))
+                # The median over forks and its interval (coopbench.stats, hierarchical bootstrap) as a band.
+                s = cr.summarize(d, "share_pct").sort_values("share_pct")
+                s = s[s["n_ok"] > 0]
+                xs = s["share_pct"].map(pos)
+                style = GUARD_STYLE.get(guard, {})
+                ax.plot(xs, s["median"], label=guard, **style)
+                if (s["hi"] > s["lo"]).any():
+                    ax.fill_between(xs, s["lo"], s["hi"], color=style.get("color", "#777777"), alpha=0.15,
+                                    linewidth=0)
+                values += [v for v in s["median"] if v > 0]
             ax.set_yscale("log")
             # Labels 1, 2, 5 x 10^k written plainly ("6", "20"), no "6x10^0" minor labels.
             ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             ax.yaxis.set_major_formatter(FuncFormatter(cr.compact_number))
             ax.yaxis.set_minor_formatter(NullFormatter())
+            label_log_bottom(ax, values)  # a labelled tick under the cheapest guard (tas-backoff, ~1.5 ns)
+            ax.set_xticks(range(len(shares)))
+            ax.set_xticklabels([f"{v:g}" for v in shares])  # "99", not "99.0"
             ax.set_xlabel("owner's share of accesses [%]")
             ax.set_ylabel(label)
             ax.set_title(f"{key[0]}, P={cr.compact_number(key[1])}, W={cr.compact_number(key[2])} non-owners",
@@ -64,7 +81,7 @@ def make(res, outdir):
     handles, labels = cr.legend_entries([a for row in axes for a in row])
     fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(len(labels), 4) or 1)
-    cr.add_caption(fig, res.context)
+    cr.add_caption(fig, res.context, df)  # the method: forks, iterations, what the band is
     items = [{"title": "Owner/non-owner access — owner cost against owner share",
               "files": cr.save_figure(fig, outdir, NAME)}]
     t = (df.groupby(["backend", "param.W", "share_pct", "param.guard"])[["counter.owner_ns", "counter.nonowner_ns",

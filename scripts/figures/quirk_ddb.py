@@ -66,7 +66,12 @@ def make(res, outdir):
         ax7.set_title("Fig. 7: operations per processor (units)", fontsize=9)
         handles, lbls = ax7.get_legend_handles_labels()
         uniq = dict(zip(lbls, handles))
-        ax7.legend(uniq.values(), uniq.keys(), fontsize=7, frameon=False)
+        # Room above the tallest bar for the legend in one row (in a corner it overprinted a bar).
+        top = max((b.get_height() for b in ax7.patches), default=0.0)
+        if top > 0:
+            ax7.set_ylim(0, top * 1.3)
+        ax7.legend(uniq.values(), uniq.keys(), fontsize=7, frameon=False, loc="upper center",
+                   ncol=max(1, min(len(uniq), 4)))
         # Fig. 8
         for backend, g in med.groupby("backend"):
             st = cr.backend_style(backend)

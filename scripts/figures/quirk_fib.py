@@ -35,7 +35,7 @@ def _series(df):
         s["speedup"] = t1 / s["value"]
         s["cpu_lost"] = s["counter.cpu_s"] - c1
         s["waste"] = s["counter.cpu_s"] / c1 if c1 > 0 else float("nan")
-        s["label"] = f"{key[0]} ({WORKLOADS[key[0]]}) {key[1]}, k={int(key[2])}, work={int(key[3])}"
+        s["label"] = f"{key[0]} ({WORKLOADS[key[0]]}) {key[1]}, k={int(key[2])}"  # work: the figure's row
         out.append(s)
     return pd.concat(out) if out else pd.DataFrame()
 
@@ -54,31 +54,38 @@ def make(res, outdir):
     items = []
     s = _series(df)
     if not s.empty:
-        # Three panels and the legend in a 2 x 2 grid, cr.FIG_WIDTH wide.
-        fig, axes = plt.subplots(2, 2, figsize=(cr.FIG_WIDTH, 6.8), squeeze=False)
-        for ax, col, ylabel, title in (
-                (axes[0][0], "speedup", "speedup over P=1", "Fig. 4: speedup"),
-                (axes[0][1], "cpu_lost", "CPU time lost [s]\n(cpu(P) - cpu(1))", "Fig. 5: CPU time lost"),
-                (axes[1][0], "waste", "CPU waste ratio\n(cpu(P) / cpu(1))", "Fig. 6: waste ratio")):
-            for label, g in s.groupby("label", sort=True):
-                backend = g["backend"].iloc[0]
-                style = dict(cr.backend_style(backend))
-                if g["workload"].iloc[0].endswith("-mutex"):
-                    style["linestyle"] = "--"
-                ax.plot(g["processors"], g[col], label=label, **style)
-            ax.set_xlabel("processors P")
-            ax.set_ylabel(ylabel)
-            ax.set_title(title, fontsize=9)
-            ax.grid(True, alpha=0.3)
-        if "speedup" in s:
-            pmax = s["processors"].max()
-            axes[0][0].plot([1, pmax], [1, pmax], color="grey", linewidth=0.8, alpha=0.5, label="linear")
-        handles, labels = cr.legend_entries([axes[0][0], axes[0][1], axes[1][0]])
-        axes[1][1].axis("off")
-        axes[1][1].legend(handles, labels, fontsize=7, frameon=False, loc="center")
-        fig.suptitle("fib (Quirk 2008, Figs. 4-6): solid = units (lock-free OwnerQueue on coop),\n"
-                     "dashed = mutex baseline", fontsize=10)
+        # A row of three panels (Figs. 4, 5, 6) per `work` value: drawn in one panel the work values of a backend
+        # were lines alike (the same colour, marker and style) under a 27-entry legend.
+        works = sorted(s["param.work"].unique())
+        fig, axes = plt.subplots(len(works), 3, figsize=(cr.FIG_WIDTH, 2.5 * len(works) + 0.6), squeeze=False)
+        ks = s.groupby(["workload", "backend"])["param.k"].unique()
+        for row, work in zip(axes, works):
+            sw = s[s["param.work"] == work]
+            for ax, col, ylabel, title in (
+                    (row[0], "speedup", "speedup over P=1", "Fig. 4: speedup"),
+                    (row[1], "cpu_lost", "CPU time lost [s]\n(cpu(P) - cpu(1))", "Fig. 5: CPU time lost"),
+                    (row[2], "waste", "CPU waste ratio\n(cpu(P) / cpu(1))", "Fig. 6: waste ratio")):
+                for label, g in sw.groupby("label", sort=True):
+                    wl, backend, k = g["workload"].iloc[0], g["backend"].iloc[0], g["param.k"].iloc[0]
+                    style = dict(cr.backend_style(backend))
+                    # units solid, the mutex baseline dashed; a second k of one variant and backend dotted
+                    styles = ["--", ":"] if wl.endswith("-mutex") else ["-", "-."]
+                    ki = list(sorted(ks[(wl, backend)])).index(k)
+                    style["linestyle"] = styles[ki % 2]
+                    ax.plot(g["processors"], g[col], label=label, **style)
+                ax.set_xlabel("processors P", fontsize=8)
+                ax.set_ylabel(ylabel, fontsize=8)
+                ax.set_title(f"{title}, work={cr.compact_number(work)}", fontsize=9)
+                ax.tick_params(labelsize=7)
+                ax.grid(True, alpha=0.3)
+            pmax = sw["processors"].max()
+            row[0].plot([1, pmax], [1, pmax], color="grey", linewidth=0.8, alpha=0.5, label="linear")
+        handles, labels = cr.legend_entries([a for r in axes for a in r])
+        fig.suptitle("fib (Quirk 2008, Figs. 4-6): solid = units (lock-free OwnerQueue on coop), "
+                     "dashed = mutex baseline;\na row per work value", fontsize=10)
         fig.tight_layout()
+        fig.legend(handles, labels, fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=2)
         cr.add_caption(fig, res.context, df, band=False)  # medians only, no interval bands
         items.append({"title": "Quirk Figs. 4-6 — fib: speedup, CPU time lost, waste ratio",
                       "files": cr.save_figure(fig, outdir, NAME)})

@@ -495,6 +495,7 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
                for i, c in enumerate(ratio_cols)}
     values = []
     seen_styles = set()
+    noisy = set(noisy_ratio_cells(table, REFERENCE))
     for c in ratio_cols:
         b = c[: -len(f" / {REFERENCE}")]
         style = cr.backend_style(b)
@@ -506,14 +507,27 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
             if style["marker"] == "o":
                 break
         seen_styles.add((style["color"], style["marker"]))
-        ys, xs = [], []
+        ys, xs, hollow = [], [], []
         for i, v in enumerate(table[c]):
             if isinstance(v, float) and not math.isnan(v) and v > 0:
-                ys.append(n - 1 - i + offsets[c])
+                y = n - 1 - i + offsets[c]
+                ys.append(y)
                 xs.append(v)
+                lo, hi = table[c + " lo"].iloc[i] if c + " lo" in table else math.nan, \
+                    table[c + " hi"].iloc[i] if c + " hi" in table else math.nan
+                if isinstance(lo, float) and isinstance(hi, float) and 0 < lo < hi:
+                    # The ratio's interval (hierarchical bootstrap over forks, both sides resampled) as a whisker.
+                    ax.plot([lo, hi], [y, y], color=style["color"], linewidth=1.4, alpha=0.7,
+                            solid_capstyle="butt", label="_interval")
+                    values += [lo, hi]
+                if (i, c) in noisy:
+                    hollow.append((v, y))
         values += xs
         ax.plot(xs, ys, linestyle="none", marker=style["marker"], color=style["color"], markersize=7,
                 label=f"{b} / {REFERENCE}")
+        if hollow:  # resting on a noisy measurement: the same marker, hollow (a dagger beside it overprinted)
+            ax.plot([v for v, _ in hollow], [y for _, y in hollow], linestyle="none", marker=style["marker"],
+                    color=style["color"], markerfacecolor="white", markersize=7, label="_noisy")
     paper = [(n - 1 - i, v) for i, v in enumerate(table["paper Native / Linux"])
              if isinstance(v, float) and not math.isnan(v) and v > 0]
     if paper:
@@ -532,6 +546,9 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
             ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.set_yticks(range(n))
+    # A row with a noisy ratio carries one dagger, in its label (one per marker overprinted in dense rows).
+    noisy_rows = {i for i, _ in noisy}
+    labels = [f"{lab} {NOISY_MARK}" if i in noisy_rows else lab for i, lab in enumerate(labels)]
     ax.set_yticklabels(list(reversed(labels)), fontsize=8)
     ax.set_ylim(-0.6, n - 0.4)
     for y in range(n):
@@ -539,14 +556,14 @@ def figure(table: pd.DataFrame, context: dict, outdir) -> list:
     ax.set_xlabel(f"run time relative to {REFERENCE} (log; < 1: faster than {REFERENCE})")
     ax.set_title("Table 1 — application benchmarks, time relative to pthreads")
     ax.grid(True, axis="x", which="major", alpha=0.3)
-    # Ratios resting on a noisy measurement get the dagger beside their marker.
-    for i, c in noisy_ratio_cells(table, REFERENCE):
-        ax.annotate(NOISY_MARK, (table[c].iloc[i], n - 1 - i + offsets[c]), xytext=(5, 1),
-                    textcoords="offset points", fontsize=9, color="#b00000", va="center")
     handles, names = ax.get_legend_handles_labels()
-    if noisy_ratio_cells(table, REFERENCE):
-        handles.append(Line2D([], [], linestyle="none", marker="$" + NOISY_MARK + "$", color="#b00000"))
-        names.append(NOISY_NOTE)
+    if any(c + " lo" in table for c in ratio_cols):
+        handles.append(Line2D([], [], color="#555555", linewidth=1.4))
+        f = table["forks"].dropna() if "forks" in table.columns else pd.Series(dtype=float)
+        names.append("whisker: " + (cr.interval_label(int(f.min())) if len(f) else "interval"))
+    if noisy:
+        handles.append(Line2D([], [], linestyle="none", marker="o", color="#555555", markerfacecolor="white"))
+        names.append(f"hollow, {NOISY_MARK} on its row: machine busy")
     failed = any(isinstance(v, str) and v == "failed" for c in table.columns for v in table[c])
     if failed:
         handles.append(Line2D([], [], linestyle="none"))

@@ -1,0 +1,74 @@
+// cpus.hpp — which CPUs an I/O point's server and its load generator run on.
+//
+// Of the CPUs this process may use (sched_getaffinity), the client takes the last
+// `client_threads` (at most all but one) and the server the first `processors` of the rest.
+// When the rest is fewer than `processors` (P=2 on a 2-CPU machine, or one CPU in all) they
+// cannot be kept apart: then both get every allowed CPU and the point says so (`shared`, the
+// counter cpus_shared = 1). No CPU number is hard-coded: a 64-CPU machine gives the server
+// its P and the client its own.
+#pragma once
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <cstdlib>
+
+#include <string>
+#include <vector>
+
+namespace coopbench::loadgen {
+
+struct CpuSplit {
+    std::vector<int> server, client;
+    bool shared = false;
+};
+
+inline std::vector<int> allowed_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    return cpus;
+}
+
+inline CpuSplit split_cpus(unsigned processors, unsigned client_threads) {
+    CpuSplit s;
+    const std::vector<int> all = allowed_cpus();
+    if (all.empty()) return s;
+    const std::size_t n = all.size();
+    const std::size_t want_client = client_threads == 0 ? 1 : client_threads;
+    const std::size_t want_server = processors == 0 ? 1 : processors;
+    if (n >= want_client + want_server) {
+        s.client.assign(all.end() - static_cast<long>(want_client), all.end());
+        s.server.assign(all.begin(), all.begin() + static_cast<long>(want_server));
+        return s;
+    }
+    s.server = all;
+    s.client = all;
+    s.shared = true;
+    return s;
+}
+
+inline std::string cpu_list(const std::vector<int>& cpus) {
+    std::string out;
+    for (int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+    return out;
+}
+
+// pin_tasks_of_self — every thread of this process onto `cpus` (threads made later inherit
+// the mask of the thread that makes them). Best effort: a refusal leaves it as it was.
+inline void pin_tasks_of_self(const std::vector<int>& cpus) {
+    if (cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    if (DIR* d = opendir("/proc/self/task")) {
+        while (dirent* e = readdir(d))
+            if (e->d_name[0] != '.') sched_setaffinity(static_cast<pid_t>(std::atoi(e->d_name)), sizeof set, &set);
+        closedir(d);
+    }
+}
+
+}  // namespace coopbench::loadgen

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git clang ccache
   libboost-context-dev libboost-fiber-dev
+  libboost-dev  # Boost.Asio's headers: runtimes/asio (the asio backend of the I/O workloads)
   libbenchmark-dev libgtest-dev libgmock-dev
   libbenchmark-tools  # Google's compare.py, which reads our benchmark.json (tests/harness/e2e.sh)
   libcli11-dev nlohmann-json3-dev libhwloc-dev

@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,12 @@ inline CpuSplit split_cpus(unsigned processors, unsigned client_threads) {
     s.client = all;
     s.shared = true;
     return s;
+}
+
+// client_threads — the `client_threads` parameter of a point (1 when absent).
+inline unsigned client_threads(const std::map<std::string, std::string>& params) {
+    auto it = params.find("client_threads");
+    return it == params.end() ? 1u : static_cast<unsigned>(std::stoul(it->second));
 }
 
 inline std::string cpu_list(const std::vector<int>& cpus) {

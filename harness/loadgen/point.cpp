@@ -45,10 +45,6 @@ nlohmann::json counters_of(const Result& r, const Spec& spec, const CpuSplit& sp
 
 }  // namespace
 
-unsigned client_threads(const std::map<std::string, std::string>& params) {
-    return static_cast<unsigned>(param(params, "client_threads", 1));
-}
-
 nlohmann::json measure_point(const std::string& workload, const std::map<std::string, std::string>& params, int port,
                              pid_t server_pid, const CpuSplit& split) {
     Spec spec;

@@ -22,7 +22,4 @@ namespace coopbench::loadgen {
 nlohmann::json measure_point(const std::string& workload, const std::map<std::string, std::string>& params, int port,
                              pid_t server_pid, const CpuSplit& split);
 
-// client_threads — the `client_threads` parameter of a point (1 when absent).
-unsigned client_threads(const std::map<std::string, std::string>& params);
-
 }  // namespace coopbench::loadgen

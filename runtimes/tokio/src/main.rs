@@ -30,6 +30,7 @@
 // everywhere, a monitor board (apps.rs).
 mod apps;
 mod channels;
+mod io;
 mod micro;
 mod sync;
 
@@ -130,6 +131,8 @@ const WORKLOADS: &[(&str, bool)] = &[
     ("producer", true),
     ("switch", false),
     ("tokenring", false),
+    ("echo", false),      // io.rs
+    ("echo-open", false), // io.rs
 ];
 
 async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
@@ -327,6 +330,11 @@ fn main() {
             return;
         }
     };
+    if io::is_io(&req.workload) {
+        let size = req.params.get("size").and_then(|v| v.parse::<usize>().ok()).unwrap_or(512).max(1);
+        io::serve(&rt, size, req.inject_fault);
+        return;
+    }
     // The parameter `via` (monitor | channel) of the apps that pass values; absent: monitor.
     let channels = match req.params.get("via").map(String::as_str) {
         None | Some("monitor") => false,

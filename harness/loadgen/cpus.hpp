@@ -34,9 +34,16 @@ inline std::vector<int> allowed_cpus() {
     return cpus;
 }
 
+// process_cpus — the CPUs allowed when the process first asked: a server that pinned itself
+// for its first run (pin_tasks_of_self) splits the same CPUs again for the next.
+inline const std::vector<int>& process_cpus() {
+    static const std::vector<int> cpus = allowed_cpus();
+    return cpus;
+}
+
 inline CpuSplit split_cpus(unsigned processors, unsigned client_threads) {
     CpuSplit s;
-    const std::vector<int> all = allowed_cpus();
+    const std::vector<int>& all = process_cpus();
     if (all.empty()) return s;
     const std::size_t n = all.size();
     const std::size_t want_client = client_threads == 0 ? 1 : client_threads;

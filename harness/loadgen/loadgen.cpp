@@ -360,7 +360,11 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
                     }
                     c.recvd += got;
                     out.bytes += got;
-                    if (c.recvd < size && got < size - (c.recvd - got)) break;  // short read: drained (tokio's rule)
+                    // A read shorter than asked drained the socket (tokio's PollEvented rule),
+                    // unless this edge also brought the peer's FIN (EPOLLRDHUP): then no
+                    // further edge will come, and only reading on sees the end.
+                    if (c.recvd < size && got < size - (c.recvd - got) && !(evs[i].events & (EPOLLRDHUP | EPOLLHUP)))
+                        break;
                     continue;
                 }
                 if (r == 0) {

@@ -79,9 +79,14 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
                     reply["reason"] = c.check.substr(14);
                     return reply;
                 }
-                reply["seconds"] = 0;
-                reply["value"] = 0;
-                reply["check"] = "calibration (closed loop): " + c.check;
+                if (c.check.rfind("self-check failed", 0) == 0) {
+                    reply["seconds"] = 0;
+                    reply["value"] = 0;
+                    reply["check"] = c.check + " (in the closed-loop calibration)";
+                } else {
+                    reply["status"] = "failed";
+                    reply["reason"] = "calibration (closed loop): " + c.check;
+                }
                 return reply;
             }
             calibrated = static_cast<double>(c.requests) / c.seconds;
@@ -94,6 +99,11 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
     if (!r.ok && r.check.rfind("system limit: ", 0) == 0) {
         reply["status"] = "refused";
         reply["reason"] = r.check.substr(14);
+        return reply;
+    }
+    if (!r.ok && r.check.rfind("self-check failed", 0) != 0) {  // no verdict on the server: it could not load it
+        reply["status"] = "failed";
+        reply["reason"] = r.check;
         return reply;
     }
     reply["status"] = "ok";

@@ -14,6 +14,10 @@
 // - TCP_NODELAY on every connection (asio::ip::tcp::no_delay).
 // - Boost 1.74's Asio (libboost-dev), its default reactor on Linux: epoll.
 // The end of stdin stops every context.
+// <utility> first: Boost 1.74's asio/awaitable.hpp uses std::exchange without including it,
+// which g++ 12 in C++20 mode does not bring in otherwise.
+#include <utility>
+
 #include <boost/asio.hpp>
 #include <boost/version.hpp>
 

@@ -57,14 +57,16 @@ void serve_thread(int lfd, int stopfd, std::size_t size) {
         conns[static_cast<std::size_t>(c->fd)].reset();
     };
     // pump — read and echo until the socket would block; false when the connection ended.
-    auto pump = [&](Conn* c) -> bool {
+    auto pump = [&](Conn* c, std::uint32_t events) -> bool {
         for (;;) {
             if (c->have < size) {
                 const ssize_t r = ::recv(c->fd, c->buf.data() + c->have, size - c->have, 0);
                 if (r == 0) return false;
                 if (r < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
                 c->have += static_cast<std::size_t>(r);
-                if (c->have < size) return true;  // short read: drained
+                // A short read drained the socket, unless this edge brought the FIN too.
+                if (c->have < size && !(events & (EPOLLRDHUP | EPOLLHUP))) return true;
+                if (c->have < size) continue;
                 if (corrupt_once.exchange(false)) c->buf[0] ^= 0xFF;  // --inject-fault
             }
             while (c->put < size) {
@@ -98,12 +100,12 @@ void serve_thread(int lfd, int stopfd, std::size_t size) {
                     cev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
                     cev.data.ptr = conns[static_cast<std::size_t>(fd)].get();
                     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &cev);
-                    if (!pump(conns[static_cast<std::size_t>(fd)].get())) drop(conns[static_cast<std::size_t>(fd)].get());
+                    if (!pump(conns[static_cast<std::size_t>(fd)].get(), 0)) drop(conns[static_cast<std::size_t>(fd)].get());
                 }
                 continue;
             }
             auto* c = static_cast<Conn*>(evs[i].data.ptr);
-            if (!pump(c)) drop(c);
+            if (!pump(c, evs[i].events)) drop(c);
         }
     }
 }

@@ -67,7 +67,10 @@ inline unsigned client_threads(const std::map<std::string, std::string>& params)
 
 inline std::string cpu_list(const std::vector<int>& cpus) {
     std::string out;
-    for (int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+    for (int c : cpus) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(c);
+    }
     return out;
 }
 

@@ -308,8 +308,10 @@ struct Echo {
         w.params = io::common_params("512", "100");
         w.plans["tiny"] = {{{"size", values({64})}, {"connections", values({1, 10})}, {"duration_ms", values({100})},
                             {"warmup_ms", values({20})}}};
-        w.plans["quick"] = {{{"size", values({64, 512, 4096})}, {"connections", values({1, 10, 100, 1000})},
-                             {"duration_ms", values({1000})}, {"warmup_ms", values({200})}}};
+        // quick: about 2.5 s a point (W=1, I=3 of 0.6 s), so that every backend's sweep stays
+        // near half a minute.
+        w.plans["quick"] = {{{"size", values({64, 512, 4096})}, {"connections", values({1, 100, 1000})},
+                             {"duration_ms", values({500})}, {"warmup_ms", values({100})}}};
         w.plans["anchors"] = {{{"size", values({64, 512, 4096})}, {"connections", values({1, 10, 100, 1000, 10000})},
                                {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
@@ -344,8 +346,8 @@ struct EchoOpen {
         w.params.push_back({"calibrate_ms", "500", "the closed-loop run that measures the maximum (ms)"});
         w.plans["tiny"] = {{{"connections", values({10})}, {"load", values({50})}, {"duration_ms", values({100})},
                             {"warmup_ms", values({20})}, {"calibrate_ms", values({100})}}};
-        w.plans["quick"] = {{{"connections", values({100})}, {"load", values({25, 50, 75, 90, 100})},
-                             {"duration_ms", values({1000})}, {"warmup_ms", values({200})}}};
+        w.plans["quick"] = {{{"connections", values({100})}, {"load", values({25, 50, 90})},
+                             {"duration_ms", values({500})}, {"warmup_ms", values({100})}, {"calibrate_ms", values({300})}}};
         w.plans["anchors"] = {{{"connections", values({100, 1000})}, {"load", values({25, 50, 75, 90, 100})},
                                {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"calibrate_ms", values({2000})}}};

@@ -146,6 +146,7 @@ func context() map[string]string {
 		"GOMEMLIMIT": memlimit,
 		"gomaxprocs": "the point's processors",
 		"build":      buildProfile(),
+		"io_server":  "echo, echo-open: net.Listen, a goroutine per connection, io.ReadFull + Write (io.go)",
 	}
 }
 

@@ -5,7 +5,7 @@
 // AsyncWriteExt::write_all on a buffer of the message's size. tokio does not set TCP_NODELAY
 // (tokio/src/net/tcp/stream.rs, set_nodelay): set here on every connection, as the protocol
 // asks. The runtime is the program's (main.rs: new_multi_thread with worker_threads = P, or
-// new_current_thread). The serving protocol: docs/adding-a-backend.md, "Serving an I/O
+// new_current_thread, with enable_io() for these workloads only). The serving protocol: docs/adding-a-backend.md, "Serving an I/O
 // workload" — print {"listening": PORT}, serve until stdin ends, exit.
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

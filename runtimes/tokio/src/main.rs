@@ -319,9 +319,25 @@ fn main() {
     }
     // worker_threads = P: tokio's counterpart of GOMAXPROCS. The runtime lives for the whole
     // request, so warm-up and timed runs share its workers (and their queues and caches).
+    // The I/O driver (epoll, through mio) only for the I/O workloads: the others park their
+    // idle workers on a condvar, as they were measured before (tokio's scheduler/*/park.rs).
+    let io_point = io::is_io(&req.workload);
     let built = match runtime {
-        RuntimeKind::MultiThread => tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build(),
-        RuntimeKind::CurrentThread => tokio::runtime::Builder::new_current_thread().build(),
+        RuntimeKind::MultiThread => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(workers);
+            if io_point {
+                b.enable_io();
+            }
+            b.build()
+        }
+        RuntimeKind::CurrentThread => {
+            let mut b = tokio::runtime::Builder::new_current_thread();
+            if io_point {
+                b.enable_io();
+            }
+            b.build()
+        }
     };
     let rt = match built {
         Ok(rt) => rt,

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -24,11 +25,14 @@ struct CpuSplit {
     bool shared = false;
 };
 
+// allowed_cpus — the CPUs of the process's first thread (tid = pid): what the process was
+// given. Not the calling thread's: an OS-thread backend runs its threads on its P CPUs
+// (runtimes/pthreads: an affinity mask per spawned thread), and the workload runs on one.
 inline std::vector<int> allowed_cpus() {
     std::vector<int> cpus;
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
+    if (sched_getaffinity(getpid(), sizeof set, &set) == 0)
         for (int c = 0; c < CPU_SETSIZE; ++c)
             if (CPU_ISSET(c, &set)) cpus.push_back(c);
     return cpus;

@@ -2,6 +2,7 @@
 
 #include "harness/child_process.hpp"  // run_child, kMaxReplyBytes
 #include "harness/csv.hpp"            // clean_text, cut_text
+#include "harness/io_point.hpp"       // serves_io, io_host_command
 #include "build_facts.hpp"            // generated: harness/CMakeLists.txt
 
 #include <fcntl.h>
@@ -232,7 +233,8 @@ namespace {
     close(in[1]);
     dup2(in[0], STDIN_FILENO);
     close(in[0]);
-    auto args = b.command;
+    // An I/O workload's program is a server: the load generator runs it and replies for it.
+    auto args = serves_io(point.workload) ? io_host_command(b.command) : b.command;
     auto argv = c_argv(args);
     execv(argv[0], argv.data());
     std::fprintf(stderr, "coopbench: cannot run %s: %s\n", argv[0], std::strerror(errno));

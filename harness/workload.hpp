@@ -75,6 +75,10 @@ struct WorkloadInfo {
         int measure = 5;
     };
     std::function<Iterations(const Params&)> iterations = {};
+    // io — an I/O workload: a server measured by the harness's load generator in a process of
+    // its own (harness/io_point.hpp; an external backend's program serves it through
+    // `coopbench-loadgen host`, docs/adding-a-backend.md "Serving an I/O workload").
+    bool io = false;
 };
 
 // param_number — a numeric parameter of a point as a double (`fallback` when absent or

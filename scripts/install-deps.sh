@@ -20,6 +20,7 @@ esac
 packages=(
   build-essential cmake ninja-build pkg-config git clang ccache
   libboost-context-dev libboost-fiber-dev
+  libboost-dev  # Boost.Asio's headers: runtimes/asio (the asio backend of the I/O workloads)
   libbenchmark-dev libgtest-dev libgmock-dev  # gtest: the build configures the tests too
   libcli11-dev nlohmann-json3-dev libhwloc-dev
   python3 python3-pandas python3-matplotlib python3-scipy

@@ -4,12 +4,13 @@
 
 #include "harness/typelist.hpp"
 #include "workloads/apps/all.hpp"
+#include "workloads/io/all.hpp"
 #include "workloads/locks/all.hpp"
 #include "workloads/micro/all.hpp"
 #include "workloads/units/all.hpp"
 
 namespace coopbench {
 
-using AllWorkloads = Concat<MicroWorkloads, AppWorkloads, LockWorkloads, UnitsWorkloads>::type;
+using AllWorkloads = Concat<MicroWorkloads, AppWorkloads, LockWorkloads, UnitsWorkloads, IoWorkloads>::type;
 
 }  // namespace coopbench

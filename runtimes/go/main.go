@@ -146,6 +146,7 @@ func context() map[string]string {
 		"GOMEMLIMIT": memlimit,
 		"gomaxprocs": "the point's processors",
 		"build":      buildProfile(),
+		"io_server":  "echo, echo-open: net.Listen, a goroutine per connection, io.ReadFull + Write (io.go)",
 	}
 }
 
@@ -160,10 +161,11 @@ func emit(v any) {
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--list" {
-		names := make([]string, 0, len(workloads))
+		names := make([]string, 0, len(workloads)+2)
 		for n := range workloads {
 			names = append(names, n)
 		}
+		names = append(names, "echo", "echo-open") // io.go
 		sort.Strings(names)
 		emit(map[string]any{"protocol": 1, "iterations": true, "workloads": names, "context": context()})
 		return
@@ -181,6 +183,15 @@ func main() {
 	var req Request
 	if err := json.Unmarshal(line, &req); err != nil {
 		emit(Reply{Status: "failed", Reason: "unreadable request: " + err.Error()})
+		return
+	}
+	if isIO(req.Workload) {
+		procs := req.Processors
+		if procs < 1 {
+			procs = 1
+		}
+		runtime.GOMAXPROCS(procs)
+		serveEcho(&req, in)
 		return
 	}
 	fn, ok := workloads[req.Workload]

@@ -30,6 +30,7 @@
 // everywhere, a monitor board (apps.rs).
 mod apps;
 mod channels;
+mod io;
 mod micro;
 mod sync;
 
@@ -130,6 +131,8 @@ const WORKLOADS: &[(&str, bool)] = &[
     ("producer", true),
     ("switch", false),
     ("tokenring", false),
+    ("echo", false),      // io.rs
+    ("echo-open", false), // io.rs
 ];
 
 async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
@@ -316,9 +319,25 @@ fn main() {
     }
     // worker_threads = P: tokio's counterpart of GOMAXPROCS. The runtime lives for the whole
     // request, so warm-up and timed runs share its workers (and their queues and caches).
+    // The I/O driver (epoll, through mio) only for the I/O workloads: the others park their
+    // idle workers on a condvar, as they were measured before (tokio's scheduler/*/park.rs).
+    let io_point = io::is_io(&req.workload);
     let built = match runtime {
-        RuntimeKind::MultiThread => tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build(),
-        RuntimeKind::CurrentThread => tokio::runtime::Builder::new_current_thread().build(),
+        RuntimeKind::MultiThread => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(workers);
+            if io_point {
+                b.enable_io();
+            }
+            b.build()
+        }
+        RuntimeKind::CurrentThread => {
+            let mut b = tokio::runtime::Builder::new_current_thread();
+            if io_point {
+                b.enable_io();
+            }
+            b.build()
+        }
     };
     let rt = match built {
         Ok(rt) => rt,
@@ -327,6 +346,11 @@ fn main() {
             return;
         }
     };
+    if io::is_io(&req.workload) {
+        let size = req.params.get("size").and_then(|v| v.parse::<usize>().ok()).unwrap_or(512).max(1);
+        io::serve(&rt, size, req.inject_fault);
+        return;
+    }
     // The parameter `via` (monitor | channel) of the apps that pass values; absent: monitor.
     let channels = match req.params.get("via").map(String::as_str) {
         None | Some("monitor") => false,

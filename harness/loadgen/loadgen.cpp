@@ -1,0 +1,510 @@
+// loadgen.cpp — the load generator (loadgen.hpp): epoll, edge-triggered, non-blocking
+// sockets, one event loop per client thread.
+#include "harness/loadgen/loadgen.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <thread>
+
+namespace coopbench::loadgen {
+namespace {
+
+using ns_t = std::int64_t;
+
+ns_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<ns_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+double cpu_of(clockid_t clk) {
+    timespec ts{};
+    if (clock_gettime(clk, &ts) != 0) return -1;
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The pattern: kTable pseudo-random bytes plus room for the largest slice, so a message is
+// one contiguous slice (no wrap). Request (c, s) starts at offset(c, s) < kTable.
+constexpr std::size_t kTable = 1 << 16;
+
+struct Pattern {
+    std::vector<unsigned char> bytes;
+    explicit Pattern(std::size_t size) : bytes(kTable + size) {
+        std::uint64_t x = 0x9E3779B97F4A7C15ull;
+        for (auto& b : bytes) {  // xorshift64 (Marsaglia 2003)
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b = static_cast<unsigned char>(x >> 56);
+        }
+    }
+    static std::size_t offset(std::uint32_t conn, std::uint64_t seq) {
+        std::uint64_t h = (static_cast<std::uint64_t>(conn) << 40) ^ seq;
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdull;  // murmur3's finaliser
+        h ^= h >> 33;
+        return static_cast<std::size_t>(h % kTable);
+    }
+};
+
+struct Conn {
+    int fd = -1;
+    std::uint32_t id = 0;
+    std::uint64_t seq = 0;        // the request in flight (or next)
+    std::size_t sent = 0, recvd = 0;
+    bool busy = false;            // a request is in flight
+    bool measured = false;        // the request in flight is a measured one
+    ns_t start = 0;               // its latency's origin (send time or intended time)
+    ns_t next_intended = 0;       // open mode: the next request's intended time
+    std::size_t off = 0;
+};
+
+// Shared — what the threads of one run share.
+struct Shared {
+    const Spec* spec = nullptr;
+    const Pattern* pattern = nullptr;
+    ns_t t0 = 0, t1 = 0;           // the measured window
+    std::atomic<bool> stop{false};  // a failure: every thread ends
+    std::mutex m;
+    std::string failure;            // the first failure
+    void fail(std::string why) {
+        std::lock_guard<std::mutex> g(m);
+        if (failure.empty()) failure = std::move(why);
+        stop.store(true);
+    }
+};
+
+struct ThreadResult {
+    Histogram latency;
+    std::uint64_t requests = 0, unfinished = 0, bytes = 0;
+    double server_cpu0 = -1, server_cpu1 = -1, cpu0 = 0, cpu1 = 0;
+    ns_t window_end = 0;
+};
+
+// connect_all — non-blocking connects, at most kPending unfinished at a time (a listen
+// backlog is finite: a flood of SYNs beyond it waits for retransmission), bounded by 30 s.
+std::string connect_all(std::vector<Conn>& conns, int port, std::uint32_t first_id) {
+    constexpr std::size_t kPending = 256;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0) return std::string("epoll_create1: ") + std::strerror(errno);
+    std::size_t next = 0, pending = 0, done = 0;
+    const ns_t deadline = now_ns() + 30 * ns_t{1000000000};
+    std::string err;
+    while (done < conns.size() && err.empty()) {
+        while (next < conns.size() && pending < kPending) {
+            Conn& c = conns[next];
+            c.id = first_id + static_cast<std::uint32_t>(next);
+            c.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            if (c.fd < 0) {
+                err = std::string("socket: ") + std::strerror(errno) + " (connection " + std::to_string(next) + ")";
+                break;
+            }
+            const int one = 1;
+            setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            if (connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS) {
+                err = std::string("connect to 127.0.0.1:") + std::to_string(port) + ": " + std::strerror(errno);
+                break;
+            }
+            epoll_event ev{};
+            ev.events = EPOLLOUT;
+            ev.data.u64 = next;
+            epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
+            ++next;
+            ++pending;
+        }
+        if (!err.empty()) break;
+        epoll_event evs[256];
+        const int n = epoll_wait(ep, evs, 256, 100);
+        for (int i = 0; i < n; ++i) {
+            Conn& c = conns[evs[i].data.u64];
+            int soerr = 0;
+            socklen_t len = sizeof soerr;
+            getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+            epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+            --pending;
+            ++done;
+            if (soerr != 0) err = std::string("connect to 127.0.0.1:") + std::to_string(port) + ": " + std::strerror(soerr);
+        }
+        if (now_ns() > deadline && err.empty())
+            err = "connect: " + std::to_string(conns.size() - done) + " of " + std::to_string(conns.size()) +
+                  " connections not established after 30 s";
+    }
+    close(ep);
+    return err;
+}
+
+void pin_to(const std::vector<int>& cpus) {
+    if (cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);  // best effort: a refusal leaves it unpinned
+}
+
+// client_thread — one event loop over conns. Thread 0 also samples the CPU clocks at the
+// window's edges.
+void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std::uint64_t max_share, bool sampler,
+                   clockid_t server_clock, ThreadResult& out) {
+    const Spec& spec = *sh.spec;
+    const auto& pat = sh.pattern->bytes;
+    const std::size_t size = spec.size;
+    const bool open = spec.mode == Mode::open;
+    const ns_t period = open && rate_share > 0
+                            ? static_cast<ns_t>(std::llround(1e9 * static_cast<double>(conns.size()) / rate_share))
+                            : 0;
+    const int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0) {
+        sh.fail(std::string("epoll_create1: ") + std::strerror(errno));
+        return;
+    }
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;  // registered once (Go, mio)
+        ev.data.u64 = i;
+        epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+    }
+    std::vector<unsigned char> scratch(size);
+    ns_t window_end = sh.t1;
+    bool in_window = false, after_window = false;
+    std::uint64_t started_measured = 0;
+    std::size_t busy = 0;
+    // Open mode: connections waiting for their next intended time, earliest first.
+    using Slot = std::pair<ns_t, std::size_t>;
+    std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> waiting;
+
+    auto describe = [&](const Conn& c) {
+        return "connection " + std::to_string(c.id) + ", request " + std::to_string(c.seq);
+    };
+    // push — send what is left of c's request; false on a failure (recorded).
+    auto push = [&](Conn& c) -> bool {
+        while (c.sent < size) {
+            const ssize_t w = ::send(c.fd, pat.data() + c.off + c.sent, size - c.sent, MSG_NOSIGNAL);
+            if (w > 0) {
+                c.sent += static_cast<std::size_t>(w);
+                continue;
+            }
+            if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;  // EPOLLOUT resumes it
+            if (w < 0 && errno == EINTR) continue;
+            sh.fail("self-check failed: requests sent = the server closed " + describe(c) + " (" +
+                    std::strerror(errno) + ")");
+            return false;
+        }
+        return true;
+    };
+    auto begin = [&](Conn& c, ns_t origin) -> bool {
+        c.off = Pattern::offset(c.id, c.seq);
+        c.sent = c.recvd = 0;
+        c.busy = true;
+        ++busy;
+        // Open: the intended time decides (a backlog sent after the window still counts);
+        // closed: the send time.
+        c.measured = open ? (origin >= sh.t0 && origin < window_end) : (in_window && !after_window);
+        if (c.measured) ++started_measured;
+        c.start = origin;
+        return push(c);
+    };
+    // may_start — whether a request with this origin is still started.
+    auto may_start = [&](ns_t origin) { return open ? origin < window_end : !after_window; };
+    auto schedule_next = [&](Conn& c, ns_t now) -> bool {
+        if (!open) {
+            if (!may_start(now)) return true;
+            return begin(c, now);
+        }
+        const ns_t intended = c.next_intended;
+        c.next_intended += period;
+        if (!may_start(intended)) return true;
+        if (intended <= now) return begin(c, intended);
+        c.start = intended;
+        waiting.push({intended, static_cast<std::size_t>(&c - conns.data())});
+        return true;
+    };
+    auto edge = [&](ns_t now) {
+        if (!in_window && now >= sh.t0) {
+            in_window = true;
+            if (sampler) {
+                out.server_cpu0 = server_clock != clockid_t{} ? cpu_of(server_clock) : -1;
+                out.cpu0 = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
+            }
+        }
+        if (in_window && !after_window &&
+            (now >= window_end || (max_share > 0 && started_measured >= max_share))) {
+            after_window = true;
+            window_end = std::min(window_end, now);
+            if (sampler) {
+                out.server_cpu1 = server_clock != clockid_t{} ? cpu_of(server_clock) : -1;
+                out.cpu1 = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
+            }
+        }
+    };
+
+    const ns_t start_all = now_ns();
+    for (std::size_t i = 0; i < conns.size() && !sh.stop.load(std::memory_order_relaxed); ++i) {
+        Conn& c = conns[i];
+        if (open) {
+            // Phases spread evenly: the thread's k-th request overall is intended at k / rate.
+            c.next_intended = start_all + static_cast<ns_t>(i) * period / static_cast<ns_t>(conns.size());
+            schedule_next(c, start_all);
+        } else if (!begin(c, start_all)) {
+            break;
+        }
+    }
+    const ns_t grace = static_cast<ns_t>(spec.grace_s * 1e9);
+    epoll_event evs[512];
+    while (!sh.stop.load(std::memory_order_relaxed)) {
+        ns_t now = now_ns();
+        edge(now);
+        // Open mode: send what is due.
+        while (!waiting.empty() && waiting.top().first <= now) {
+            Conn& c = conns[waiting.top().second];
+            waiting.pop();
+            if (!begin(c, c.start)) break;
+        }
+        if (after_window && busy == 0 && waiting.empty()) break;
+        if (after_window && now > window_end + grace) {
+            if (!open) {
+                sh.fail("self-check failed: responses = " + std::to_string(busy) + " requests unanswered " +
+                        std::to_string(spec.grace_s) + " s after the window (the server stopped answering)");
+                break;
+            }
+            for (auto& c : conns)
+                if (c.busy && c.measured) {
+                    out.latency.record(static_cast<std::uint64_t>(now - c.start));  // a lower bound
+                    ++out.requests;
+                    ++out.unfinished;
+                }
+            while (!waiting.empty()) {
+                const ns_t intended = waiting.top().first;
+                waiting.pop();
+                if (intended >= sh.t0 && intended < window_end) {
+                    out.latency.record(static_cast<std::uint64_t>(now - intended));
+                    ++out.requests;
+                    ++out.unfinished;
+                }
+            }
+            break;
+        }
+        // Sleep until the next due send or window edge, at most 50 ms (to see `stop`).
+        ns_t wake = now + 50'000'000;
+        if (!waiting.empty()) wake = std::min(wake, waiting.top().first);
+        if (!in_window) wake = std::min(wake, sh.t0);
+        else if (!after_window) wake = std::min(wake, window_end);
+        const ns_t wait = std::max<ns_t>(0, wake - now);
+        timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+        const int n = epoll_pwait2(ep, evs, 512, &ts, nullptr);
+        if (n < 0 && errno != EINTR) {
+            sh.fail(std::string("epoll_pwait2: ") + std::strerror(errno));
+            break;
+        }
+        now = now_ns();
+        for (int i = 0; i < n; ++i) {
+            Conn& c = conns[evs[i].data.u64];
+            if (!c.busy) {
+                // Bytes while nothing is asked for: the server sent more than it was sent.
+                if (evs[i].events & EPOLLIN) {
+                    const ssize_t r = ::recv(c.fd, scratch.data(), size, MSG_DONTWAIT);
+                    if (r > 0) {
+                        sh.fail("self-check failed: echoed bytes = " + std::to_string(r) +
+                                " more than were sent on connection " + std::to_string(c.id));
+                        break;
+                    }
+                    if (r == 0) {
+                        sh.fail("self-check failed: connection " + std::to_string(c.id) +
+                                " closed by the server between requests");
+                        break;
+                    }
+                }
+                continue;
+            }
+            if ((evs[i].events & EPOLLOUT) && c.sent < size && !push(c)) break;
+            while (c.busy && c.recvd < size) {
+                const ssize_t r = ::recv(c.fd, scratch.data(), size - c.recvd, 0);
+                if (r > 0) {
+                    const auto got = static_cast<std::size_t>(r);
+                    if (c.recvd + got > c.sent) {
+                        sh.fail("self-check failed: echoed bytes = " + std::to_string(c.recvd + got) +
+                                " received before " + std::to_string(c.sent) + " were sent (" + describe(c) + ")");
+                        break;
+                    }
+                    const unsigned char* want = pat.data() + c.off + c.recvd;
+                    if (std::memcmp(scratch.data(), want, got) != 0) {
+                        std::size_t k = 0;
+                        while (scratch[k] == want[k]) ++k;
+                        char buf[160];
+                        std::snprintf(buf, sizeof buf, "self-check failed: echoed byte %zu of %s = 0x%02x, expected 0x%02x",
+                                      c.recvd + k, describe(c).c_str(), scratch[k], want[k]);
+                        sh.fail(buf);
+                        break;
+                    }
+                    c.recvd += got;
+                    out.bytes += got;
+                    // A read shorter than asked drained the socket (tokio's PollEvented rule),
+                    // unless this edge also brought the peer's FIN (EPOLLRDHUP): then no
+                    // further edge will come, and only reading on sees the end.
+                    if (c.recvd < size && got < size - (c.recvd - got) && !(evs[i].events & (EPOLLRDHUP | EPOLLHUP)))
+                        break;
+                    continue;
+                }
+                if (r == 0) {
+                    sh.fail("self-check failed: echoed bytes = " + std::to_string(c.recvd) + " of " +
+                            std::to_string(size) + ", then the server closed " + describe(c));
+                    break;
+                }
+                if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+                if (errno == EINTR) continue;
+                sh.fail("self-check failed: echoed bytes = " + std::to_string(c.recvd) + " of " +
+                        std::to_string(size) + ", then " + std::strerror(errno) + " on " + describe(c));
+                break;
+            }
+            if (sh.stop.load(std::memory_order_relaxed)) break;
+            if (c.busy && c.recvd == size) {
+                c.busy = false;
+                --busy;
+                if (c.measured) {
+                    out.latency.record(static_cast<std::uint64_t>(now - c.start));
+                    ++out.requests;
+                }
+                ++c.seq;
+                edge(now);
+                if (!schedule_next(c, now)) break;
+            }
+        }
+    }
+    out.window_end = window_end;
+    if (sampler && out.server_cpu1 < 0 && out.cpu1 == 0) {  // the window never closed (a failure)
+        out.cpu1 = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
+    }
+    close(ep);
+}
+
+}  // namespace
+
+Result run(const Spec& spec) {
+    Result res;
+    res.offered_rate = spec.mode == Mode::open ? spec.rate : 0;
+    if (spec.connections == 0 || spec.size == 0 || spec.duration_s <= 0 || spec.threads == 0) {
+        res.check = "bad load: connections, size, duration and threads must be above 0";
+        return res;
+    }
+    if (spec.mode == Mode::open && !(spec.rate > 0)) {
+        res.check = "bad load: open loop needs a rate above 0";
+        return res;
+    }
+    // Every connection is an fd: raise the soft limit to the hard one.
+    rlimit nofile{};
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY &&
+        spec.connections + 64 > nofile.rlim_cur) {
+        res.check = "system limit: " + std::to_string(spec.connections) +
+                    " connections need more file descriptors than RLIMIT_NOFILE allows the client (" +
+                    std::to_string(nofile.rlim_cur) + ")";
+        return res;
+    }
+    pin_to(spec.cpus);
+    const Pattern pattern(spec.size);
+    std::vector<Conn> conns(spec.connections);
+    if (auto err = connect_all(conns, spec.port, 0); !err.empty()) {
+        for (auto& c : conns)
+            if (c.fd >= 0) close(c.fd);
+        res.check = err;
+        return res;
+    }
+    clockid_t server_clock{};
+    if (spec.server_pid > 0 && clock_getcpuclockid(spec.server_pid, &server_clock) != 0) server_clock = clockid_t{};
+    Shared sh;
+    sh.spec = &spec;
+    sh.pattern = &pattern;
+    const unsigned nt = std::min<unsigned>(spec.threads, spec.connections);
+    sh.t0 = now_ns() + static_cast<ns_t>(spec.warmup_s * 1e9);
+    sh.t1 = sh.t0 + static_cast<ns_t>(spec.duration_s * 1e9);
+    std::vector<std::vector<Conn>> parts(nt);
+    for (std::size_t i = 0; i < conns.size(); ++i) parts[i % nt].push_back(conns[i]);
+    std::vector<ThreadResult> outs(nt);
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < nt; ++t)
+        threads.emplace_back([&, t] {
+            client_thread(sh, parts[t], spec.rate * static_cast<double>(parts[t].size()) / spec.connections,
+                          spec.max_requests / nt, false, server_clock, outs[t]);
+        });
+    client_thread(sh, parts[0], spec.rate * static_cast<double>(parts[0].size()) / spec.connections,
+                  spec.max_requests / nt + (spec.max_requests ? spec.max_requests % nt : 0), true, server_clock,
+                  outs[0]);
+    for (auto& th : threads) th.join();
+    for (auto& p : parts)
+        for (auto& c : p) close(c.fd);
+    ns_t window_end = sh.t1;
+    for (auto& o : outs) {
+        res.latency.merge(o.latency);
+        res.requests += o.requests;
+        res.unfinished += o.unfinished;
+        res.bytes_checked += o.bytes;
+        window_end = std::min(window_end, o.window_end > 0 ? o.window_end : window_end);
+    }
+    res.seconds = static_cast<double>(window_end - sh.t0) * 1e-9;
+    if (outs[0].server_cpu0 >= 0 && outs[0].server_cpu1 >= 0) res.server_cpu_s = outs[0].server_cpu1 - outs[0].server_cpu0;
+    res.client_cpu_s = outs[0].cpu1 - outs[0].cpu0;
+    if (!sh.failure.empty()) {
+        res.check = sh.failure;
+        return res;
+    }
+    if (res.requests == 0) {
+        res.check = "self-check failed: measured requests = 0 (nothing answered in the window)";
+        return res;
+    }
+    res.ok = true;
+    res.check = "passed";
+    return res;
+}
+
+std::string result_json(const Result& r, const Spec& spec) {
+    nlohmann::json j;
+    auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+    j["ok"] = r.ok;
+    j["check"] = r.check;
+    j["mode"] = spec.mode == Mode::open ? "open" : "closed";
+    j["connections"] = spec.connections;
+    j["size"] = spec.size;
+    j["requests"] = r.requests;
+    j["unfinished"] = r.unfinished;
+    j["seconds"] = r.seconds;
+    j["rate"] = r.seconds > 0 ? static_cast<double>(r.requests) / r.seconds : 0;
+    j["offered_rate"] = r.offered_rate;
+    j["p50_us"] = us(r.latency.percentile(0.50));
+    j["p99_us"] = us(r.latency.percentile(0.99));
+    j["p999_us"] = us(r.latency.percentile(0.999));
+    j["max_us"] = us(r.latency.max());
+    j["mean_us"] = r.latency.mean() / 1000.0;
+    j["percentile_error"] = Histogram::kRelativeError;
+    j["server_cpu_s"] = r.server_cpu_s;
+    j["client_cpu_s"] = r.client_cpu_s;
+    j["client_threads"] = std::min<unsigned>(spec.threads, spec.connections);
+    j["bytes_checked"] = r.bytes_checked;
+    return j.dump();
+}
+
+}  // namespace coopbench::loadgen

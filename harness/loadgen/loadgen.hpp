@@ -1,0 +1,79 @@
+// loadgen.hpp — the harness's load generator for the I/O workloads (workloads/io/): one
+// client for every backend's server, in a process of its own (coopbench-loadgen), on
+// loopback only, TCP_NODELAY, bounded in time and in count.
+//
+// The protocol every server speaks: a connection carries fixed-size messages of `size`
+// bytes; the server reads one whole message (read_exact) and writes it back (write_all),
+// until the client closes. The client checks every byte it gets back against what it
+// sent: the bytes of request s on connection c are a slice of a fixed pseudo-random table
+// at an offset derived from (c, s), so a byte dropped, duplicated, reordered within or
+// across requests, or changed fails the run with where it happened.
+//
+// Modes:
+//   closed — N connections, each with exactly one request in flight: the next is sent as the
+//            response ends (rust_echo_bench's shape, without its thread per connection).
+//            Latency: from the send to the last byte of the response.
+//   open   — a fixed offered rate R spread over N connections (connection c's k-th request is
+//            intended at t0 + (k N + c) / R), one request in flight per connection; a request
+//            is sent at its intended time or, when the connection is still busy, as soon as the
+//            previous response ends. Latency is measured from the intended send time
+//            (wrk2's method, G. Tene, giltene/wrk2 README "A note about wrk2's latency
+//            measurement technique": no coordinated omission).
+//
+// The measured window is [t0 + warmup, t0 + warmup + duration): the requests started (closed)
+// or intended (open) in it are the measured ones; after it no new request is started, the
+// ones still in flight (open: also the ones intended in the window but not sent yet) finish
+// within `grace` seconds; one that does not is a failed run (closed) or, in open mode, is
+// recorded with its latency so far, a lower bound, and counted as `unfinished`. The window
+// also ends early after `max_requests` measured requests (per thread: its share).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/loadgen/histogram.hpp"
+
+namespace coopbench::loadgen {
+
+enum class Mode { closed, open };
+
+struct Spec {
+    Mode mode = Mode::closed;
+    int port = 0;                      // 127.0.0.1:port
+    unsigned connections = 1;
+    std::size_t size = 512;            // bytes per message
+    double warmup_s = 0.2;
+    double duration_s = 1;
+    double rate = 0;                   // open: offered requests/s over all connections
+    std::uint64_t max_requests = 0;    // 0: no bound but the duration
+    unsigned threads = 1;              // client threads (each its own epoll and connections)
+    double grace_s = 2;
+    pid_t server_pid = 0;              // > 0: its CPU time is sampled at the window's edges
+    std::vector<int> cpus;             // the CPUs the client may run on (empty: as it is)
+};
+
+struct Result {
+    bool ok = false;
+    std::string check;                  // "passed" or what failed
+    std::uint64_t requests = 0;         // measured requests
+    std::uint64_t unfinished = 0;       // open: measured requests still unanswered at the end
+    double seconds = 0;                 // the measured window's length
+    Histogram latency;                  // ns, measured requests
+    double server_cpu_s = -1;           // server's CPU time in the window (-1: unknown)
+    double client_cpu_s = 0;            // this process's CPU time in the window
+    double offered_rate = 0;            // open: R
+    std::uint64_t bytes_checked = 0;    // every echoed byte, warm-up and drain included
+};
+
+// run — connect, load, check, close. Never throws for what the server does (a refused
+// connect, a reset, a wrong byte): those are a Result with ok = false and the reason.
+Result run(const Spec& spec);
+
+// result_json — the Result as one JSON line (what `coopbench-loadgen run` prints; the fields
+// are documented in docs/adding-a-backend.md, "Serving an I/O workload").
+std::string result_json(const Result& r, const Spec& spec);
+
+}  // namespace coopbench::loadgen

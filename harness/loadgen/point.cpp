@@ -1,0 +1,121 @@
+// point.cpp — an I/O point's load and its reply (point.hpp).
+#include "harness/loadgen/point.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "harness/loadgen/loadgen.hpp"
+
+namespace coopbench::loadgen {
+namespace {
+
+std::int64_t param(const std::map<std::string, std::string>& p, const std::string& name, std::int64_t fallback) {
+    auto it = p.find(name);
+    if (it == p.end()) return fallback;
+    return std::stoll(it->second);
+}
+
+constexpr double kClientBound = 0.9;  // client CPU / (wall x client threads) at or above: client-bound
+
+nlohmann::json counters_of(const Result& r, const Spec& spec, const CpuSplit& split) {
+    nlohmann::json c = nlohmann::json::object();
+    auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+    const double rate = r.seconds > 0 ? static_cast<double>(r.requests) / r.seconds : 0;
+    c["requests"] = r.requests;
+    c["rate_rps"] = rate;
+    c["p50_us"] = us(r.latency.percentile(0.50));
+    c["p99_us"] = us(r.latency.percentile(0.99));
+    c["p999_us"] = us(r.latency.percentile(0.999));
+    c["max_us"] = us(r.latency.max());
+    c["mean_us"] = r.latency.mean() / 1000.0;
+    c["percentile_error"] = Histogram::kRelativeError;
+    if (r.server_cpu_s >= 0 && r.requests > 0) c["server_cpu_us_per_request"] = r.server_cpu_s * 1e6 / static_cast<double>(r.requests);
+    if (r.server_cpu_s >= 0 && r.seconds > 0) c["server_cpu_util"] = r.server_cpu_s / r.seconds;
+    const unsigned threads = std::min<unsigned>(spec.threads, spec.connections);
+    const double util = r.seconds > 0 ? r.client_cpu_s / (r.seconds * threads) : 0;
+    c["client_cpu_util"] = util;
+    c["client_bound"] = util >= kClientBound ? 1 : 0;
+    c["cpus_shared"] = split.shared ? 1 : 0;
+    c["client_threads"] = threads;
+    c["unfinished"] = r.unfinished;
+    c["bytes_checked"] = r.bytes_checked;
+    if (spec.mode == Mode::open) c["offered_rps"] = spec.rate;
+    return c;
+}
+
+}  // namespace
+
+nlohmann::json measure_point(const std::string& workload, const std::map<std::string, std::string>& params, int port,
+                             pid_t server_pid, const CpuSplit& split) {
+    Spec spec;
+    spec.port = port;
+    spec.server_pid = server_pid;
+    spec.cpus = split.client;
+    spec.connections = static_cast<unsigned>(param(params, "connections", 1));
+    spec.size = static_cast<std::size_t>(param(params, "size", 512));
+    spec.warmup_s = static_cast<double>(param(params, "warmup_ms", 200)) * 1e-3;
+    spec.duration_s = static_cast<double>(param(params, "duration_ms", 1000)) * 1e-3;
+    spec.max_requests = static_cast<std::uint64_t>(param(params, "max_requests", 0));
+    spec.threads = client_threads(params);
+    nlohmann::json reply;
+    double calibrated = 0;
+    if (workload == "echo") {
+        spec.mode = Mode::closed;
+    } else if (workload == "echo-open") {
+        spec.mode = Mode::open;
+        spec.rate = static_cast<double>(param(params, "rate", 0));
+        if (spec.rate <= 0) {
+            // The offered load as a fraction of this server's closed-loop maximum, measured
+            // now on the same connections' count (a closed-loop run of calibrate_ms).
+            Spec cal = spec;
+            cal.mode = Mode::closed;
+            cal.warmup_s = 0.1;
+            cal.duration_s = static_cast<double>(param(params, "calibrate_ms", 500)) * 1e-3;
+            cal.max_requests = 0;
+            const Result c = run(cal);
+            if (!c.ok) {
+                reply["status"] = c.check.rfind("system limit: ", 0) == 0 ? "refused" : "ok";
+                if (reply["status"] == "refused") {
+                    reply["reason"] = c.check.substr(14);
+                    return reply;
+                }
+                if (c.check.rfind("self-check failed", 0) == 0) {
+                    reply["seconds"] = 0;
+                    reply["value"] = 0;
+                    reply["check"] = c.check + " (in the closed-loop calibration)";
+                } else {
+                    reply["status"] = "failed";
+                    reply["reason"] = "calibration (closed loop): " + c.check;
+                }
+                return reply;
+            }
+            calibrated = static_cast<double>(c.requests) / c.seconds;
+            spec.rate = calibrated * static_cast<double>(param(params, "load", 50)) / 100.0;
+        }
+    } else {
+        throw std::invalid_argument("the load generator knows no workload '" + workload + "'");
+    }
+    const Result r = run(spec);
+    if (!r.ok && r.check.rfind("system limit: ", 0) == 0) {
+        reply["status"] = "refused";
+        reply["reason"] = r.check.substr(14);
+        return reply;
+    }
+    if (!r.ok && r.check.rfind("self-check failed", 0) != 0) {  // no verdict on the server: it could not load it
+        reply["status"] = "failed";
+        reply["reason"] = r.check;
+        return reply;
+    }
+    reply["status"] = "ok";
+    reply["seconds"] = r.seconds > 0 ? r.seconds : 0;
+    reply["check"] = r.check;
+    reply["counters"] = counters_of(r, spec, split);
+    if (calibrated > 0) reply["counters"]["calibrated_rps"] = calibrated;
+    if (spec.mode == Mode::closed)
+        reply["value"] = r.seconds > 0 ? static_cast<double>(r.requests) / r.seconds : 0;
+    else
+        reply["value"] = static_cast<double>(r.latency.percentile(0.99)) / 1000.0;
+    return reply;
+}
+
+}  // namespace coopbench::loadgen

@@ -1,0 +1,110 @@
+// serve.hpp — the server side of the I/O serving protocol (docs/adding-a-backend.md,
+// "Serving an I/O workload") for the project's own C++ server programs (runtimes/epoll,
+// runtimes/asio): --list, the request on stdin, {"listening": PORT} on stdout, the end of
+// stdin as the cue to stop.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace coopbench::serve {
+
+struct Request {
+    std::string workload;
+    std::map<std::string, std::string> params;
+    unsigned processors = 1;
+    bool inject_fault = false;
+    std::map<std::string, std::string> options;
+    std::size_t size() const {
+        auto it = params.find("size");
+        return it == params.end() ? 512 : static_cast<std::size_t>(std::stoull(it->second));
+    }
+};
+
+// list_reply — the --list answer of a program serving the I/O workloads.
+inline std::string list_reply(const nlohmann::json& context) {
+    return nlohmann::json{{"protocol", 1},
+                          {"iterations", true},
+                          {"workloads", {"echo", "echo-open"}},
+                          {"context", context}}
+        .dump();
+}
+
+// read_request — the request line on stdin.
+inline Request read_request() {
+    std::string line;
+    if (!std::getline(std::cin, line)) throw std::runtime_error("no request on stdin");
+    const auto j = nlohmann::json::parse(line);
+    Request r;
+    r.workload = j.value("workload", "");
+    if (j.contains("params"))
+        for (auto& [k, v] : j["params"].items())
+            if (v.is_string()) r.params[k] = v.get<std::string>();
+    if (j.contains("options"))
+        for (auto& [k, v] : j["options"].items())
+            if (v.is_string()) r.options[k] = v.get<std::string>();
+    r.processors = static_cast<unsigned>(std::max<std::int64_t>(1, j.value("processors", 1)));
+    r.inject_fault = j.value("inject_fault", false);
+    if (r.workload != "echo" && r.workload != "echo-open")
+        throw std::runtime_error("this program serves echo and echo-open, not '" + r.workload + "'");
+    return r;
+}
+
+// listen_loopback — a listening socket on 127.0.0.1:port (0: any free port), SO_REUSEPORT
+// when asked (one listener per thread on one port: socket(7), "SO_REUSEPORT"); -1 and errno.
+inline int listen_loopback(int port, bool reuseport, int flags = 0) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+    if (fd < 0) return -1;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (reuseport) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 4096) != 0) {
+        const int e = errno;
+        ::close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+inline int port_of(int fd) {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
+    return ntohs(a.sin_port);
+}
+
+// say_listening — the line the load generator waits for.
+inline void say_listening(int port) {
+    std::cout << nlohmann::json{{"listening", port}}.dump() << std::endl;
+}
+
+// reply_failed — a reply instead of listening (the point fails with `why`).
+inline void reply_failed(const std::string& why) {
+    std::cout << nlohmann::json{{"status", "failed"}, {"reason", why}}.dump() << std::endl;
+}
+
+// wait_for_stdin_end — block until the load generator closes our stdin.
+inline void wait_for_stdin_end() {
+    char buf[256];
+    for (;;) {
+        const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EINTR)) return;
+    }
+}
+
+}  // namespace coopbench::serve

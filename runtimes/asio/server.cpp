@@ -1,0 +1,118 @@
+// coopbench-asio — the `asio` backend: the I/O workloads' echo server (workloads/io/echo.hpp)
+// as a Boost.Asio user writes one, run by the harness as an external program
+// (docs/adding-a-backend.md, "Serving an I/O workload").
+//
+// - An io_context per thread, one thread per processor, connections given to the contexts
+//   round-robin: Asio's "io_context-per-CPU" design (Boost.Asio examples, cpp03/http/server2,
+//   io_context_pool.hpp: "A pool of io_context objects"; the docs' "Threads and Boost.Asio":
+//   one io_context per thread avoids the locking that threads sharing one io_context pay).
+//   The acceptor runs on the first context.
+// - Completion handlers, a session object kept alive by shared_from_this (Boost.Asio
+//   examples, cpp11/echo/async_tcp_echo_server.cpp), reading a whole message with
+//   asio::async_read (the composed operation: until the buffer is full) and writing it back
+//   with asio::async_write.
+// - TCP_NODELAY on every connection (asio::ip::tcp::no_delay).
+// - Boost 1.74's Asio (libboost-dev), its default reactor on Linux: epoll.
+// The end of stdin stops every context.
+// <utility> first: Boost 1.74's asio/awaitable.hpp uses std::exchange without including it,
+// which g++ 12 in C++20 mode does not bring in otherwise.
+#include <utility>
+
+#include <boost/asio.hpp>
+#include <boost/version.hpp>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "harness/loadgen/serve.hpp"
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+std::atomic<bool> corrupt_once{false};
+
+class Session : public std::enable_shared_from_this<Session> {
+  public:
+    Session(tcp::socket s, std::size_t size) : socket_(std::move(s)), buf_(size) {}
+    void start() { read(); }
+
+  private:
+    void read() {
+        auto self = shared_from_this();
+        asio::async_read(socket_, asio::buffer(buf_), [this, self](boost::system::error_code ec, std::size_t) {
+            if (ec) return;
+            if (corrupt_once.exchange(false)) buf_[0] ^= 0xFF;  // --inject-fault
+            write();
+        });
+    }
+    void write() {
+        auto self = shared_from_this();
+        asio::async_write(socket_, asio::buffer(buf_), [this, self](boost::system::error_code ec, std::size_t) {
+            if (!ec) read();
+        });
+    }
+    tcp::socket socket_;
+    std::vector<unsigned char> buf_;
+};
+
+class Server {
+  public:
+    Server(std::vector<std::unique_ptr<asio::io_context>>& pool, std::size_t size)
+        : pool_(pool), acceptor_(*pool[0], tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)), size_(size) {
+        accept();
+    }
+    unsigned short port() const { return acceptor_.local_endpoint().port(); }
+
+  private:
+    void accept() {
+        asio::io_context& next = *pool_[next_++ % pool_.size()];
+        acceptor_.async_accept(next, [this](boost::system::error_code ec, tcp::socket s) {
+            if (!ec) {
+                s.set_option(tcp::no_delay(true));
+                std::make_shared<Session>(std::move(s), size_)->start();
+            }
+            if (ec != asio::error::operation_aborted) accept();
+        });
+    }
+    std::vector<std::unique_ptr<asio::io_context>>& pool_;
+    tcp::acceptor acceptor_;
+    std::size_t size_;
+    std::size_t next_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace coopbench::serve;
+    if (argc > 1 && std::string(argv[1]) == "--list") {
+        std::cout << list_reply({{"asio", "Boost.Asio " + std::to_string(BOOST_VERSION / 100000) + "." +
+                                              std::to_string(BOOST_VERSION / 100 % 1000) + " (libboost-dev)"},
+                                 {"server", "io_context per thread (one thread per processor), completion handlers, "
+                                            "async_read/async_write of whole messages, TCP_NODELAY"}})
+                  << std::endl;
+        return 0;
+    }
+    try {
+        const Request req = read_request();
+        corrupt_once = req.inject_fault;
+        std::vector<std::unique_ptr<asio::io_context>> pool;
+        for (unsigned i = 0; i < req.processors; ++i) pool.push_back(std::make_unique<asio::io_context>(1));
+        std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
+        for (auto& c : pool) work.push_back(asio::make_work_guard(*c));
+        Server server(pool, req.size());
+        std::vector<std::thread> threads;
+        for (auto& c : pool) threads.emplace_back([&c] { c->run(); });
+        say_listening(server.port());
+        wait_for_stdin_end();
+        for (auto& c : pool) c->stop();
+        for (auto& t : threads) t.join();
+        return 0;
+    } catch (const std::exception& e) {
+        reply_failed(e.what());
+        return 0;
+    }
+}

@@ -1,0 +1,192 @@
+// The load generator (harness/loadgen/): its histogram's error bound, and its verdict on
+// servers that misbehave — each a thread in this test with a listening socket on 127.0.0.1 —
+// which must fail the run with where it went wrong; and the open loop's latency, taken from
+// the intended send time (a server that stalls once shows the stall in the tail, which a
+// latency taken from the send time would hide: coordinated omission).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/loadgen/histogram.hpp"
+#include "harness/loadgen/loadgen.hpp"
+#include "tests/support/watchdog.hpp"
+
+namespace {
+using namespace coopbench::loadgen;
+
+TEST(Histogram, PercentilesAreNeverBelowTheTruthAndAtMostOneIn128Above) {
+    std::mt19937_64 rng(42);
+    std::vector<std::uint64_t> all;
+    Histogram h;
+    for (int i = 0; i < 100000; ++i) {
+        const std::uint64_t v = rng() % 50'000'000 + (i % 7 == 0 ? rng() % 100 : 0);
+        all.push_back(v);
+        h.record(v);
+    }
+    std::sort(all.begin(), all.end());
+    for (double q : {0.5, 0.9, 0.99, 0.999, 1.0}) {
+        const std::uint64_t truth = all[static_cast<std::size_t>(std::ceil(q * all.size())) - 1];
+        const std::uint64_t got = h.percentile(q);
+        EXPECT_GE(got, truth) << q;
+        EXPECT_LE(static_cast<double>(got), static_cast<double>(truth) * (1 + Histogram::kRelativeError)) << q;
+    }
+    EXPECT_EQ(h.max(), all.back());
+    EXPECT_EQ(h.min(), all.front());
+}
+
+TEST(Histogram, SmallValuesAreExact) {
+    Histogram h;
+    for (std::uint64_t v = 0; v < 128; ++v) h.record(v);
+    EXPECT_EQ(h.percentile(0.5), 63u);
+    EXPECT_EQ(h.percentile(1.0), 127u);
+}
+
+// Misbehaving — what a test server does wrong.
+enum class Misbehaving { none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent };
+
+// TestServer — a thread per connection echoing messages of `size` bytes, misbehaving once.
+class TestServer {
+  public:
+    TestServer(std::size_t size, Misbehaving how) : size_(size), how_(how) {
+        lfd_ = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        listen(lfd_, 128);
+        socklen_t len = sizeof a;
+        getsockname(lfd_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        acceptor_ = std::thread([this] {
+            for (;;) {
+                const int fd = accept(lfd_, nullptr, nullptr);
+                if (fd < 0) return;
+                conns_.emplace_back([this, fd] { serve(fd); });
+            }
+        });
+    }
+    ~TestServer() {
+        shutdown(lfd_, SHUT_RDWR);
+        acceptor_.join();
+        for (auto& t : conns_) t.join();
+        close(lfd_);
+    }
+    int port() const { return port_; }
+
+  private:
+    void serve(int fd) {
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        std::vector<unsigned char> buf(size_), prev(size_);
+        for (int n = 0;; ++n) {
+            std::size_t got = 0;
+            while (got < size_) {
+                const ssize_t r = recv(fd, buf.data() + got, size_ - got, 0);
+                if (r <= 0) break;
+                got += static_cast<std::size_t>(r);
+            }
+            if (got < size_) break;
+            const bool now = n == 20 && !done_.exchange(true);
+            std::size_t len = size_;
+            if (now && how_ == Misbehaving::corrupt) buf[size_ / 2] ^= 1;
+            if (now && how_ == Misbehaving::reorder) std::swap(buf[1], buf[2]);
+            if (now && how_ == Misbehaving::close_early) len = size_ - 1;
+            if (now && how_ == Misbehaving::stall_once) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            if (now && how_ == Misbehaving::go_silent) {
+                while (recv(fd, buf.data(), size_, 0) > 0) {  // read on, never answer
+                }
+                break;
+            }
+            send(fd, buf.data(), len, MSG_NOSIGNAL);
+            if (now && how_ == Misbehaving::extra_byte) send(fd, buf.data(), 1, MSG_NOSIGNAL);
+            if (now && how_ == Misbehaving::close_early) break;
+        }
+        close(fd);
+    }
+    std::size_t size_;
+    Misbehaving how_;
+    int lfd_ = -1, port_ = 0;
+    std::atomic<bool> done_{false};
+    std::thread acceptor_;
+    std::vector<std::thread> conns_;  // the acceptor's own
+};
+
+Spec quick(int port, Mode mode = Mode::closed) {
+    Spec s;
+    s.mode = mode;
+    s.port = port;
+    s.connections = 4;
+    s.size = 64;
+    s.warmup_s = 0.02;
+    s.duration_s = 0.2;
+    s.grace_s = 0.5;
+    s.rate = 2000;
+    return s;
+}
+
+TEST(Loadgen, ACorrectServerPassesWithEveryByteChecked) {
+    coopbench::test::Watchdog dog("a correct echo", 30);
+    TestServer srv(64, Misbehaving::none);
+    for (Mode m : {Mode::closed, Mode::open}) {
+        const Result r = run(quick(srv.port(), m));
+        EXPECT_TRUE(r.ok) << r.check;
+        EXPECT_GT(r.requests, 0u);
+        EXPECT_EQ(r.bytes_checked % 64, 0u);
+        EXPECT_GE(r.bytes_checked, r.requests * 64);
+        EXPECT_EQ(r.latency.count(), r.requests);
+    }
+}
+
+TEST(Loadgen, EveryWayOfGettingTheBytesWrongFailsTheRun) {
+    coopbench::test::Watchdog dog("misbehaving servers", 60);
+    const std::pair<Misbehaving, const char*> cases[] = {
+        {Misbehaving::corrupt, "self-check failed: echoed byte 32 of connection"},
+        {Misbehaving::reorder, "self-check failed: echoed byte 1 of connection"},
+        {Misbehaving::close_early, "self-check failed: echoed bytes = 63 of 64, then the server closed"},
+        {Misbehaving::extra_byte, "self-check failed: echoed byte"},  // the extra byte is read as the next echo's
+        {Misbehaving::go_silent, "self-check failed: responses = 1 requests unanswered"},
+    };
+    for (auto& [how, want] : cases) {
+        TestServer srv(64, how);
+        const Result r = run(quick(srv.port()));
+        EXPECT_FALSE(r.ok) << want;
+        EXPECT_NE(r.check.find(want), std::string::npos) << r.check;
+    }
+}
+
+TEST(Loadgen, OpenLoopLatencyIsTakenFromTheIntendedSendTime) {
+    coopbench::test::Watchdog dog("a server that stalls once", 30);
+    // One connection at 500 requests/s: a 200 ms stall delays the ~100 requests intended
+    // during it, the first by ~200 ms; from the intended time, the top 1 % of ~500 requests
+    // are all near 200 ms. (From the send time only one request would be slow.)
+    TestServer srv(64, Misbehaving::stall_once);
+    Spec s = quick(srv.port(), Mode::open);
+    s.connections = 1;
+    s.rate = 500;
+    s.warmup_s = 0;
+    s.duration_s = 1;
+    s.grace_s = 2;
+    const Result r = run(s);
+    ASSERT_TRUE(r.ok) << r.check;
+    EXPECT_GE(r.latency.percentile(0.99), 150'000'000u) << "p99 " << r.latency.percentile(0.99) << " ns";
+    EXPECT_GE(r.latency.max(), 190'000'000u);
+}
+
+TEST(Loadgen, NoServerIsAFailureThatSaysSo) {
+    Spec s = quick(1);  // nothing listens on port 1
+    const Result r = run(s);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.check.find("connect to 127.0.0.1:1"), std::string::npos) << r.check;
+}
+
+}  // namespace

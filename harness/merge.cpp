@@ -140,8 +140,12 @@ json as_set(json v) {
 void check_same_sweep(const ShardDir& a, const ShardDir& b) {
     const std::string where = "refusing to merge " + a.dir.string() + " and " + b.dir.string() + ": not the same sweep: ";
     json ra = a.sweep, rb = b.sweep;
-    ra.erase("shard");
-    rb.erase("shard");
+    // order_seed: the order each shard ran its own forks in (a seed drawn per run), not what
+    // was measured: shards of one sweep differ there.
+    for (const char* k : {"shard", "order_seed"}) {
+        ra.erase(k);
+        rb.erase(k);
+    }
     std::set<std::string> keys;
     for (auto& [k, v] : ra.items()) keys.insert(k);
     for (auto& [k, v] : rb.items()) keys.insert(k);
@@ -415,6 +419,7 @@ json merged_context(const std::vector<ShardDir>& shards, MergeResult& res, const
     ctx["merged_by"] = command;
     json request = first.sweep;
     request.erase("shard");
+    request.erase("order_seed");  // each shard's own (shards/ keeps them)
     ctx["sweep"] = request;  // an object, as a single run writes it
     if (!differing.empty()) ctx["differing"] = differing;
     if (!res.complete()) ctx["merge_incomplete"] = std::to_string(res.expected_rows - res.rows) + " measurements missing";
@@ -426,6 +431,7 @@ json merged_context(const std::vector<ShardDir>& shards, MergeResult& res, const
 void write_merged_records(const fs::path& out, const std::vector<ShardDir>& shards) {
     json sweep = shards.front().sweep;
     sweep.erase("shard");
+    sweep.erase("order_seed");  // each shard's own (shards/ keeps them)
     json from = json::array();
     for (auto& s : shards) from.push_back({{"shard", s.shard.name()}, {"dir", s.dir.string()}, {"host", s.host}});
     sweep["merged_from"] = from;

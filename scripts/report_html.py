@@ -138,21 +138,25 @@ def summary_html(df: pd.DataFrame) -> str:
         f"with 1 fork a bracket is the {esc(cr.ONE_FORK.split(': ')[1])}, not an interval across processes.</p>")
     ok = df[df["status"] == "ok"]
     ran_backends = ok.groupby(["workload", "processors"])["backend"].nunique().to_dict()
+    ran_names = ok.groupby(["workload", "processors"])["backend"].first().to_dict()
     head = ["workload", "P", "points", "forks", "winner (points won)"] + [family_label(f) for f in families]
     t = ["<table id='summary-table'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
         forks = [c["forks"] for c in r["cells"].values() if c.get("forks")]
         fk = (str(min(forks)) if forks else "–")
         alone = ran_backends.get((r["workload"], r["P"]), 0) == 1  # nothing to be faster than: not a winner
-        win = ("<span class='muted'>none ran</span>" if not r["fastest"] else
-               f"<span class='muted'>only</span> <b>{esc(r['fastest'])}</b> <span class='muted'>ran</span>" if alone
+        # A backend alone in its row is named, never crowned (the summary rows leave `fastest`
+        # empty there: nothing to be faster than).
+        only = r["fastest"] or ran_names.get((r["workload"], r["P"]), "")
+        win = (f"<span class='muted'>only</span> <b>{esc(only)}</b> <span class='muted'>ran</span>" if alone and only
+               else "<span class='muted'>none ran</span>" if not r["fastest"]
                else f"<b>{esc(r['fastest'])}</b> ({r['wins']}/{r['points']})")
         w = esc(r["workload"]) + (" <span class='muted'>(rate: higher is better)</span>" if r["higher"] else "")
         cells = [f"<td>{w}</td>", f"<td class='num'>{esc(cr.compact_number(r['P']))}</td>",
                  f"<td class='num'>{r['points']}</td>", f"<td class='num'>{fk}</td>", f"<td>{win}</td>"]
         for f in families:
             c = r["cells"][f]
-            here = bool(r["fastest"]) and r["fastest"] in c["variants"][:1] and c["ran"] and abs(c["ratio"] - 1) < 1e-9
+            here = bool(only) and only in c["variants"][:1] and c["ran"] and (alone or abs(c["ratio"] - 1) < 1e-9)
             text = (f"<span class='muted'>alone</span> <span class='variant'>{esc(c['variants'][0])}</span>"
                     if here and alone else _fmt_ratio_cell(c, here))
             cells.append(f"<td class='{'win' if here and not alone else ''}'>{text}</td>")

@@ -116,7 +116,7 @@ class Table1(unittest.TestCase):
                                  "| paper Native / Linux | notes |")
         # native / go with its bootstrap interval: each side's resampled median of (1.1, 1, 0.9) x is one of
         # them, each end with probability 7/27, so the ends are 0.625 * 0.9/1.1 and 0.625 * 1.1/0.9.
-        self.assertIn("| Token Ring | N=1000, K=1000 | 2 | paper | 100 | 25.0 | 40.0 | 50.0 | 0.62× (0.51–0.76) | ", md)
+        self.assertIn("| Token Ring | N=1000, K=1000 | 2 | paper | 100 | 25.0 | 40.0 | 50.0 | 0.62× (0.51–0.76; 3 forks: not 95 %) | ", md)
         self.assertAlmostEqual(t["native / go lo"].iloc[0], 0.625 * 0.9 / 1.1)
         self.assertAlmostEqual(t["native / go hi"].iloc[0], 0.625 * 1.1 / 0.9)
         csv_cols = (out / "table1.csv").read_text().splitlines()[0]

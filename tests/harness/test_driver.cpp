@@ -872,14 +872,15 @@ TEST(DriverSchema, CsvHeaderFollowsSchemaJson) {
 }
 
 // doc_table — the rows of the table under `heading` in docs/results-format.md whose first
-// cell is `code`: each row's cells, trimmed, backquotes removed.
+// cell is `code`, up to the next heading of any level (a subsection's tables are its own):
+// each row's cells, trimmed, backquotes removed.
 std::vector<std::vector<std::string>> doc_table(const std::string& heading) {
     std::ifstream doc(fs::path(COOPBENCH_SOURCE_DIR) / "docs" / "results-format.md");
     EXPECT_TRUE(doc) << "docs/results-format.md";
     std::vector<std::vector<std::string>> rows;
     bool in_section = false;
     for (std::string line; std::getline(doc, line);) {
-        if (line.rfind("## ", 0) == 0) in_section = line == heading;
+        if (line.rfind("#", 0) == 0) in_section = line == heading;
         if (!in_section || line.rfind("| `", 0) != 0) continue;
         std::vector<std::string> cells;
         std::stringstream ss(line.substr(1));

@@ -134,7 +134,7 @@ class ReportHtmlTest(synthetic.TempDirCase):
         one = next(p for p in ok if "native/switch/K=2000/T=100/P=2" in p)
         self.assertIn("cold", one)
         self.assertIn("warm", one)
-        self.assertIn("interval over 3 forks", one)
+        self.assertIn("interval (3 forks", one)
         self.assertIn("coopbench run -b native -w switch -p K=2000 -p T=100 -P 2 -r 3 -W 1 -I 3", one)
         self.assertIn("⚠ noisy", one)
         # 3 forks x 3 timed iterations on the warm row and 3 cold dots: 12 dots

@@ -13,6 +13,9 @@
 // option guard=on|off (off: no guard page, the paper's micro stacks; see kOptions).
 #pragma once
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <fstream>
@@ -28,6 +31,7 @@
 #include "runtimes/concept.hpp"
 #include "coop/channel.hpp"
 #include "coop/coop.hpp"
+#include "coop/io.hpp"
 
 namespace coopbench {
 
@@ -129,6 +133,62 @@ struct BasicNativeBackend {
     }
 
     static void yield() { Api::yield(); }
+
+    // Io — the I/O workloads' socket calls (workloads/io/echo.hpp, HasSocketIo) through coop's
+    // poller (coop/io.hpp): the syscall first, a park of the calling activity only on EAGAIN,
+    // so a connection's thread is an activity that never blocks its processor. POSIX-style
+    // results (-1 and errno) because that is what the workloads' server is written against;
+    // coop's own API returns std::error_code.
+    struct Io {
+        // errno_of — an error of coop::io as an errno value (generic or system category:
+        // the value is the errno; coop::io::errc::eof is not an error of these calls).
+        static int errno_of(const std::error_code& ec) noexcept {
+            return ec.category() == std::generic_category() || ec.category() == std::system_category() ? ec.value()
+                                                                                                         : EIO;
+        }
+        // accept — the next connection, non-blocking and close-on-exec; parks while none is
+        // pending. The listening socket is made non-blocking here (idempotent), since the
+        // server creates it with plain socket(2) for every backend.
+        static int accept(int lfd) {
+            if (const std::error_code ec = coop::io::set_nonblocking(lfd)) {
+                errno = errno_of(ec);
+                return -1;
+            }
+            for (;;) {
+                const int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd >= 0) return fd;
+                if (errno == EINTR) continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+                if (const std::error_code ec = coop::io::wait_readable(lfd)) {
+                    errno = errno_of(ec);
+                    return -1;
+                }
+            }
+        }
+        static ssize_t read(int fd, void* buf, std::size_t n) {
+            std::error_code ec;
+            const std::size_t got = coop::io::read(fd, buf, n, ec);
+            if (ec) {
+                errno = errno_of(ec);
+                return -1;
+            }
+            return static_cast<ssize_t>(got);
+        }
+        static ssize_t write(int fd, const void* buf, std::size_t n) {
+            std::error_code ec;
+            const std::size_t put = coop::io::write(fd, buf, n, ec);
+            if (ec) {
+                errno = errno_of(ec);
+                return -1;
+            }
+            return static_cast<ssize_t>(put);
+        }
+        // close — wakes an activity parked on fd (operation_canceled), then close(2).
+        static void close(int fd) { (void)coop::io::close(fd); }
+        // nonblocking — fd (a pipe the workload reads while the server runs) made
+        // non-blocking, so that its reads park instead of blocking the processor.
+        static void nonblocking(int fd) { (void)coop::io::set_nonblocking(fd); }
+    };
 
     // kBytesPerThread — memory one spawned, not yet run activity costs: the descriptor with
     // a small closure (one 64 B slab block, slab.hpp: kDescriptorBlock), its queue node (a

@@ -37,9 +37,10 @@ def run(*args):
 class Io(unittest.TestCase):
     def test_tiny_plan_on_every_backend_that_serves_it(self):
         backends = io_backends()
-        # The OS-thread backends and the epoll ceiling are always built; Go, tokio and Asio
+        # The OS-thread backends, coop's three algorithms (coop/io.hpp) and the epoll ceiling are
+        # always built; Go, tokio and Asio
         # when their tools are there (each counted where present).
-        for must in ("pthreads", "stdthread", "epoll"):
+        for must in ("pthreads", "stdthread", "epoll", "native", "native-ws", "native-parasail"):
             self.assertIn(must, backends)
         got = run("-b", ",".join(backends), "-w", "echo,echo-open", "--plan", "tiny", "-P", "1", "-W", "0", "-I", "1")
         self.assertEqual({(r["backend"], r["workload"]) for r in got}, {(b, w) for b in backends for w in IO})

@@ -56,6 +56,7 @@ namespace coopbench {
 //       static ssize_t read(int fd, void* buf, std::size_t n);  // as read(2); parks, not blocks
 //       static ssize_t write(int fd, const void* buf, std::size_t n);
 //       static void close(int fd);                              // wakes a thread parked on fd
+//       static void nonblocking(int fd);                        // O_NONBLOCK: its reads park
 //   };
 // An OS-thread backend (preemptive) needs none: its threads block in the kernel.
 template <class B>
@@ -64,6 +65,7 @@ concept HasSocketIo = requires(int fd, void* p, const void* cp, std::size_t n) {
     { B::Io::read(fd, p, n) } -> std::convertible_to<ssize_t>;
     { B::Io::write(fd, cp, n) } -> std::convertible_to<ssize_t>;
     B::Io::close(fd);
+    B::Io::nonblocking(fd);
 };
 
 namespace io {
@@ -83,11 +85,32 @@ struct Sockets {
         else return ::send(fd, p, n, MSG_NOSIGNAL);
     }
     // stop_listening — make a thread in accept() return: shutdown(2) of a listening socket
-    // wakes a blocked accept with EINVAL on Linux; a runtime's own close does it for its
-    // parked threads.
+    // wakes a blocked accept with EINVAL on Linux. A thread parked in its runtime's accept
+    // (HasSocketIo) waits for readiness, which shutdown(2) need not signal, and closing the
+    // socket under it would race with its next call: one more connection, to itself, wakes
+    // it instead, and the acceptor, seeing `stopping`, closes it and ends. A loopback connect
+    // to a listening socket completes in the kernel (the backlog), so it does not block.
     static void stop_listening(int lfd) {
-        if constexpr (HasSocketIo<B>) B::Io::close(lfd);
-        else ::shutdown(lfd, SHUT_RDWR);
+        if constexpr (HasSocketIo<B>) {
+            sockaddr_in a{};
+            socklen_t len = sizeof a;
+            const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (c >= 0 && getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+                (void)::connect(c, reinterpret_cast<sockaddr*>(&a), len);
+            if (c >= 0) ::close(c);
+        } else {
+            ::shutdown(lfd, SHUT_RDWR);
+        }
+    }
+    // pipe_nonblocking — a pipe the workload reads while the server runs: with HasSocketIo its
+    // reads (Sockets::read) park the reading thread instead of blocking its processor.
+    static void pipe_nonblocking(int fd) {
+        if constexpr (HasSocketIo<B>) B::Io::nonblocking(fd);
+        else (void)fd;
+    }
+    static ssize_t pipe_read(int fd, void* p, std::size_t n) {
+        if constexpr (HasSocketIo<B>) return B::Io::read(fd, p, n);
+        else return ::read(fd, p, n);
     }
     static void close(int fd) {
         if constexpr (HasSocketIo<B>) B::Io::close(fd);
@@ -101,7 +124,7 @@ class EchoServer {
   public:
     EchoServer(std::size_t size, bool inject_fault) : size_(size), fault_(inject_fault) {}
     ~EchoServer() {
-        if (lfd_ >= 0) ::close(lfd_);
+        if (lfd_ >= 0) Sockets<B>::close(lfd_);  // a runtime's I/O may have registered it
     }
 
     // listen — bind 127.0.0.1:0; the port, or 0 with error() set.
@@ -205,8 +228,9 @@ class EchoServer {
 
 // run_loadgen — coopbench-loadgen point ... as a child (posix_spawn: safe in a process with
 // many threads); its one reply line, or a failure.
-inline nlohmann::json run_loadgen(const std::string& workload, const Params& params, int port,
-                                  const loadgen::CpuSplit& split) {
+template <Backend B>
+nlohmann::json run_loadgen(const std::string& workload, const Params& params, int port,
+                           const loadgen::CpuSplit& split) {
     std::vector<std::string> args{loadgen_program(), "point", "--workload", workload, "--port", std::to_string(port),
                                   "--server-pid", std::to_string(getpid()), "--client-cpus",
                                   loadgen::cpu_list(split.client), "--shared", split.shared ? "1" : "0"};
@@ -229,15 +253,18 @@ inline nlohmann::json run_loadgen(const std::string& workload, const Params& par
                 {"reason", "cannot run the load generator " + args[0] + ": " + std::strerror(rc) +
                                " (build the target coopbench-loadgen, or set COOPBENCH_LOADGEN)"}};
     }
+    // The reply is read while the server runs: on a backend of user-level threads the read
+    // parks this thread (Sockets<B>), so that its processor serves the connections.
+    Sockets<B>::pipe_nonblocking(out[0]);
     std::string text;
     char tmp[4096];
     for (;;) {
-        const ssize_t n = ::read(out[0], tmp, sizeof tmp);
+        const ssize_t n = Sockets<B>::pipe_read(out[0], tmp, sizeof tmp);
         if (n > 0) text.append(tmp, static_cast<std::size_t>(n));
         else if (n < 0 && errno == EINTR) continue;
         else break;
     }
-    ::close(out[0]);
+    Sockets<B>::close(out[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -280,7 +307,7 @@ Outcome run_echo(const std::string& workload, const Context& ctx) {
     const int port = server.listen();
     if (port == 0) return Outcome::failed(server.error());
     if (!group.spawn([&] { server.accept_loop(); })) return Outcome::failed(group.error());
-    const nlohmann::json reply = run_loadgen(workload, ctx.params, port, split);
+    const nlohmann::json reply = run_loadgen<B>(workload, ctx.params, port, split);
     server.stop();
     group.join_all();
     return outcome_of(reply, server.error());

@@ -461,8 +461,22 @@ TEST_P(Io, AnEarlierTimerWakesThePoller) {
         Pair pr;
         ASSERT_FALSE(cio::register_fd(pr.a));  // the poller exists from now on
         auto& parking = coop::internal::this_processor()->runtime->scheduler->parking();
-        // Let the other processor park as the poller (token held, one processor parked).
-        polling = wait_until([&] { return cio::active_poller()->token_held() && parking.parked() == 1; });
+        // Let the other processor park as the poller (token held, one processor parked). One
+        // that parked on its futex before the poller existed stays there until woken: a spawned
+        // no-op wakes it, and its next pass through the idle loop takes the token. (A precondition
+        // of the test, not its subject: under TSan on a loaded machine the first pass came late.)
+        std::vector<coop::Thread> nudges;
+        unsigned calls = 0;
+        polling = wait_until(
+            [&] {
+                if (cio::active_poller()->token_held() && parking.parked() == 1) return true;
+                if (++calls % 64 == 0 && nudges.size() < 256) nudges.push_back(coop::spawn([] {}));
+                return false;
+            },
+            30000ms);
+        for (auto& n : nudges) n.join();
+        polling = polling && wait_until([&] { return cio::active_poller()->token_held() && parking.parked() == 1; },
+                                        30000ms);
         std::atomic<bool> woke{false};
         std::atomic<bool> started{false};
         coop::Thread b = coop::spawn([&] {

@@ -274,11 +274,14 @@ TEST(Folder, BenchmarkJsonIsValidAfterEveryForkAndAfterAKill) {
     const auto dir = fresh_dir("gbench");
     const fs::path hold = fs::temp_directory_path() / ("coopbench-folder-hold-" + std::to_string(getpid()));
     { std::ofstream(hold) << "hold\n"; }
-    const pid_t driver = coopbench::test::cli_started({"run", "-b", "pthreads,hold", "-w", "create", "-p", "N=1,10",
-                                                       "--backend-opt", "hold_file=" + hold.string(), "-W", "0", "-I",
-                                                       "2", "-o", dir.string(), "-q"});
+    // The points run in a random order of each round's own (fork_order in harness/sweep.cpp):
+    // --order-seed 5 at -P 1 (the point ids fix the order) measures pthreads/create/N=10 first,
+    // then waits in hold/create/N=10 for the file. Without a seed, a hold point first measured
+    // nothing, and both pthreads points first measured 4 iterations before the wait.
+    const pid_t driver = coopbench::test::cli_started(
+        {"run", "-b", "pthreads,hold", "-w", "create", "-p", "N=1,10", "-P", "1", "--order-seed", "5",
+         "--backend-opt", "hold_file=" + hold.string(), "-W", "0", "-I", "2", "-o", dir.string(), "-q"});
     ASSERT_GE(driver, 0);
-    // pthreads/create/N=1 is measured first, then hold/create/N=1 waits for the file.
     const bool first_fork = coopbench::test::eventually([&] {
         return fs::exists(dir / "results.csv") && lines_of(slurp(dir / "results.csv")) >= 3;  // header + 2 rows
     });
@@ -286,6 +289,7 @@ TEST(Folder, BenchmarkJsonIsValidAfterEveryForkAndAfterAKill) {
     usleep(100000);
     const std::string mid = slurp(dir / "benchmark.json");
     EXPECT_TRUE(nlohmann::json::accept(mid)) << mid.substr(mid.size() > 300 ? mid.size() - 300 : 0);
+    EXPECT_EQ(lines_of(slurp(dir / "results.csv")), 3u) << "more than the first point was measured before the wait";
     if (nlohmann::json::accept(mid)) {
         const auto j = nlohmann::json::parse(mid);
         EXPECT_EQ(j.at("benchmarks").size(), 2u);  // the first point's two measured iterations

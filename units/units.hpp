@@ -82,6 +82,8 @@
 //   completion on their carrier (section 3: tasks do not block once started).
 #pragma once
 
+#include <pthread.h>
+
 #include <array>
 #include <chrono>
 #include <atomic>
@@ -336,25 +338,60 @@ struct PoolCachesOf<std::index_sequence<C...>> {
 
 // PoolCaches — one thread's caches, one per class; its free blocks go to the shared lists
 // at thread exit.
+//
+// Trivially destructible on purpose. A thread_local with a destructor registers it
+// (__cxa_thread_atexit) at its first use on a thread, and glibc allocates a record for that
+// and ends the process when it cannot ("Fatal glibc error: failed to register TLS
+// destructor: out of memory"). The first use of t_pool on a worker can come at any moment —
+// a message freed there that another thread allocated — including when memory has run out
+// (coop's own node cache had the same abort: coop/include/coop/hazard.hpp, touch_node_cache).
+// So the flush at thread exit goes through a pthread key instead: pthread_setspecific on one
+// of a process's first 32 keys writes into the thread's descriptor and allocates nothing
+// (glibc nptl/pthread_setspecific.c, PTHREAD_KEY_2NDLEVEL_SIZE); where it could not (a
+// process with more keys, no memory for the second level), it is tried again at the next
+// use, and a thread that never registered keeps its free blocks at exit (a leak of at most
+// kCacheMax blocks per class, never a crash).
 struct PoolCaches {
     typename PoolCachesOf<std::make_index_sequence<kPoolClasses>>::type caches;
-    ~PoolCaches() {
-        std::apply([](auto&... c) { (c.flush(0), ...); }, caches);
-    }
+    bool flush_at_exit = false;  // registered with pool_key()
 };
+static_assert(std::is_trivially_destructible_v<PoolCaches>, "a destructor would be registered at first use");
 inline thread_local PoolCaches t_pool;
+
+inline void flush_pool(void* caches) noexcept {
+    std::apply([](auto&... c) { (c.flush(0), ...); }, static_cast<PoolCaches*>(caches)->caches);
+}
+// pool_key — the key whose destructor flushes an exiting thread's caches (made once, at the
+// first use in the process; a function-local static's guard allocates nothing).
+inline pthread_key_t pool_key() noexcept {
+    static const pthread_key_t key = [] {
+        pthread_key_t k{};
+        if (pthread_key_create(&k, &flush_pool) != 0) {
+            std::fputs("units: pthread_key_create failed (no key left for the block pool)\n", stderr);
+            std::abort();
+        }
+        return k;
+    }();
+    return key;
+}
+// pool — this thread's caches, registered for the flush at exit on first use (see above).
+inline PoolCaches& pool() noexcept {
+    PoolCaches& p = t_pool;
+    if (!p.flush_at_exit) p.flush_at_exit = pthread_setspecific(pool_key(), &p) == 0;
+    return p;
+}
 
 inline constexpr bool kPoolBypass = COOP_ASAN || COOP_TSAN;
 
 // pool_allocate<C> / pool_free<C> — class C of this thread's caches; called through the
-// tables below (never switch; each takes t_pool's address itself).
+// tables below (never switch; each takes t_pool's address itself, through pool()).
 template <std::size_t C>
 void* pool_allocate() {
-    return std::get<C>(t_pool.caches).allocate();
+    return std::get<C>(pool().caches).allocate();
 }
 template <std::size_t C>
 void pool_free(void* p) noexcept {
-    std::get<C>(t_pool.caches).free(p);
+    std::get<C>(pool().caches).free(p);
 }
 inline constexpr auto kPoolAllocate = []<std::size_t... C>(std::index_sequence<C...>) {
     return std::array<void* (*)(), kPoolClasses>{&pool_allocate<C>...};

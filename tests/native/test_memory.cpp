@@ -24,6 +24,7 @@
 #include "coop/src/stack.hpp"
 #include "tests/native/support.hpp"
 #include "tests/support/child.hpp"
+#include "tests/support/memory_cap.hpp"
 
 // While set, this binary's operator new refuses every request (std::bad_alloc), as it does
 // when the heap cannot grow; the runtime's failure paths must then not allocate.
@@ -50,35 +51,8 @@ namespace {
 using coop::internal::Stack;
 using coop::internal::StackPool;
 using coop_test::ScopedEnv;
+using coopbench::test::AddressSpaceCap;
 using coopbench::test::in_child;
-
-// vm_size — the process's address space now (bytes; /proc/self/status VmSize).
-std::size_t vm_size() {
-    std::ifstream f("/proc/self/status");
-    std::string key;
-    while (f >> key) {
-        std::size_t kb = 0;
-        if (key == "VmSize:" && f >> kb) return kb << 10;
-    }
-    return 0;
-}
-
-// AddressSpaceCap — RLIMIT_AS at `bytes` more than now, restored by the destructor.
-class AddressSpaceCap {
-  public:
-    explicit AddressSpaceCap(std::size_t more) {
-        getrlimit(RLIMIT_AS, &old_);
-        rlimit r = old_;
-        r.rlim_cur = vm_size() + more;
-        ok_ = setrlimit(RLIMIT_AS, &r) == 0;
-    }
-    ~AddressSpaceCap() { setrlimit(RLIMIT_AS, &old_); }
-    bool ok() const { return ok_; }
-
-  private:
-    rlimit old_{};
-    bool ok_ = false;
-};
 
 // A stack supply that fails while the heap is gone too: the reason kept for the runtime
 // (the first failure's) is built without allocating, and the activity that got no stack is

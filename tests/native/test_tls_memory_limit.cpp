@@ -35,48 +35,13 @@
 #include "coop/coop.hpp"
 #include "tests/native/support.hpp"
 #include "tests/support/child.hpp"
+#include "tests/support/memory_cap.hpp"
 
 namespace {
 
+using coopbench::test::Hoard;
 using coopbench::test::in_child;
-
-// vm_size — the process's address space now (bytes; /proc/self/status VmSize).
-std::size_t vm_size() {
-    std::ifstream f("/proc/self/status");
-    std::string key;
-    while (f >> key) {
-        std::size_t kb = 0;
-        if (key == "VmSize:" && f >> kb) return kb << 10;
-    }
-    return 0;
-}
-
-// Hoard — every block malloc still gives, kept in a list through the blocks themselves (so
-// holding them allocates nothing), given back by release().
-struct Hoard {
-    struct Block {
-        Block* next;
-    };
-    Block* head = nullptr;
-    std::size_t bytes = 0;
-    void take_all() {
-        for (std::size_t size = std::size_t{1} << 20; size >= sizeof(Block); size /= 2) {
-            while (void* p = std::malloc(size)) {
-                auto* b = static_cast<Block*>(p);
-                b->next = head;
-                head = b;
-                bytes += size;
-            }
-        }
-    }
-    void release() {
-        while (head != nullptr) {
-            Block* b = head;
-            head = b->next;
-            std::free(b);
-        }
-    }
-};
+using coopbench::test::vm_size;
 
 // Forced migration (test_tls_migration.cpp's recipe): the caller, on processor pA, spawns H
 // and spins until H runs on the other processor pB; spawns a hog; blocks on a semaphore. pA

@@ -37,7 +37,10 @@
 //   Its events are dispatched after it is Running again: each activity made ready on this
 //   processor (awakened: the next pick keeps one, the others are queued, and awakened's
 //   notify wakes parked processors for them). Busy processors poll without blocking every
-//   kIoPollMask+1 yields or blocks (poll_busy) when nobody holds the token.
+//   kIoPollMask+1 yields or blocks, or at every kIoClockMask+1-th once nobody has polled for
+//   1 ms (busy_checkpoint, busy_poll_due), when nobody holds the token; a spinning idle
+//   processor polls each time it gives its core back (worker.cpp). The maker of the poller
+//   wakes a processor parked before it existed (poller(); its re-check: SchedulerCore::park).
 // - Deadlines: a heap-allocated timer (TimerEntry::fire) per timed wait, tagged with the
 //   slot's wait_id; fire and the waiter's end of wait take the descriptor's lock, so a late
 //   timer never touches a later wait.

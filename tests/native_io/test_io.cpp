@@ -511,26 +511,33 @@ TEST_P(Io, AProcessorParkedBeforeThePollerExistsTakesTheToken) {
     EXPECT_TRUE(took) << "the processor parked before the poller existed never took the poll token";
 }
 
-// Every processor busy in activities that yield only every ~2 ms, 24 times each (fewer than the
-// 64 yields of the tick rule, kIoPollMask), while a reply arrives for a parked reader: a busy
-// processor's time rule (busy_poll_due: nobody has polled for 1 ms, looked at every 8 yields)
-// hands it out. Guards busy_poll_due in yield and suspend: without it nobody polls until the
-// spinners have ended, and they count that they gave up. No time is asserted: the spinners'
-// bound is a count of yields.
+// Every processor busy in activities that yield only every ~2 ms, 24 times each once the reply
+// is in the socket (fewer than the 64 yields of the tick rule, kIoPollMask; before, they wait for
+// it without yielding), while its reader is parked: a busy processor's time rule (busy_poll_due:
+// nobody has polled for 1 ms, looked at every 8 yields) hands it out. Guards busy_poll_due in
+// yield and suspend: without it nobody polls until the spinners have ended, and they count that
+// they gave up. No time is asserted: the spinners' bound is a count of yields.
 TEST_P(Io, ReplyArrivesWhileEveryProcessorYieldsRarely) {
     coop_test::Watchdog dog("Io.ReplyArrivesWhileEveryProcessorYieldsRarely", 90);
     const unsigned p = 2;
     constexpr int kYields = 24;
     static_assert(kYields + 8 < static_cast<int>(cio::kIoPollMask), "below the tick rule");
     coop::Runtime rt(opts(p, GetParam()));
-    std::atomic<bool> done{false};
-    std::atomic<int> gave_up{0};
+    std::atomic<bool> done{false}, written{false};
+    std::atomic<int> gave_up{0}, no_reply{0};
     bool echoed = false;
     rt.run([&] {
         Pair pr;
         std::vector<coop::Thread> spinners;
         for (unsigned i = 0; i < p; ++i)
             spinners.push_back(coop::spawn([&] {
+                // Busy until the reply is written, without a yield (30 s at most).
+                const auto end = Clock::now() + 30s;
+                while (!written.load() && !done.load())
+                    if (Clock::now() > end) {
+                        ++no_reply;
+                        break;
+                    }
                 for (int k = 0; k < kYields && !done.load(); ++k) {
                     const auto until = Clock::now() + 2ms;
                     while (Clock::now() < until && !done.load()) {
@@ -541,12 +548,13 @@ TEST_P(Io, ReplyArrivesWhileEveryProcessorYieldsRarely) {
             }));
         // The peer (outside the runtime) answers once the reader is parked, while both
         // processors run spinners.
-        std::thread peer([fd = pr.b, rd = pr.a] {
+        std::thread peer([&, fd = pr.b, rd = pr.a] {
             char c;
             std::error_code e;
             if (coop::io::read(fd, &c, 1, e) != 1) return;
             wait_until([&] { return parked_on(rd, cio::kRead); }, 30000ms);
             coop::io::write(fd, &c, 1, e);
+            written = true;
         });
         char c = 'q', back = 0;
         std::error_code ec;
@@ -558,6 +566,7 @@ TEST_P(Io, ReplyArrivesWhileEveryProcessorYieldsRarely) {
         peer.join();
     });
     EXPECT_TRUE(echoed);
+    EXPECT_EQ(no_reply.load(), 0) << "the peer never wrote the reply";
     EXPECT_EQ(gave_up.load(), 0) << "the reply came only after the rarely yielding spinners ended";
 }
 

@@ -109,7 +109,10 @@ void SchedulerCore::park(unsigned self, std::int64_t timeout_ns, bool (*ready)(v
         } look{ready, arg};
         const auto again = [](void* a) {
             const auto& l = *static_cast<const Look*>(a);
-            return l.ready(l.arg) || io::active_poller() != nullptr;  // acquire, after the fence
+            // acquire is enough: park's seq_cst fence precedes this load, notify's follows the
+            // maker's store, and of two seq_cst fences the later one's side sees the other's
+            // write (C++20 [atomics.fences]; on x86 both are mfence / a locked RMW).
+            return l.ready(l.arg) || io::active_poller() != nullptr;
         };
         if (parking_.park(self, timeout_ns, again, &look)) ++st.wakeups;
         return;

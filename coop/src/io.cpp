@@ -37,7 +37,10 @@
 //   Its events are dispatched after it is Running again: each activity made ready on this
 //   processor (awakened: the next pick keeps one, the others are queued, and awakened's
 //   notify wakes parked processors for them). Busy processors poll without blocking every
-//   kIoPollMask+1 yields or blocks (poll_busy) when nobody holds the token.
+//   kIoPollMask+1 yields or blocks, or at every kIoClockMask+1-th once nobody has polled for
+//   1 ms (busy_checkpoint, busy_poll_due), when nobody holds the token; a spinning idle
+//   processor polls each time it gives its core back (worker.cpp). The maker of the poller
+//   wakes a processor parked before it existed (poller(); its re-check: SchedulerCore::park).
 // - Deadlines: a heap-allocated timer (TimerEntry::fire) per timed wait, tagged with the
 //   slot's wait_id; fire and the waiter's end of wait take the descriptor's lock, so a late
 //   timer never touches a later wait.
@@ -82,11 +85,25 @@ std::atomic<bool> g_no_pwait2{false};
 std::error_code errno_code(int e) noexcept { return {e, std::generic_category()}; }
 
 Poller& poller() {
-    std::call_once(g_poller_once, [] {
+    bool made = false;
+    std::call_once(g_poller_once, [&made] {
         static Poller p;  // never destroyed before exit; its fds live as long as the process
         // release: the poller is built before processors see it (active_poller's acquire).
         g_poller.store(&p, std::memory_order_release);
+        made = true;
     });
+    if (made) {
+        // The processors that parked before the poller existed sleep on their futexes, and
+        // none would take the poll token until something woke it (an idle runtime would
+        // leave the first fd's events to the busy processors' polls): wake one, whose next
+        // park takes the token. No lost nudge: notify's seq_cst fence orders the store of
+        // g_poller above before its load of the parked count, and a parker that decided on
+        // its futex before it saw the poller re-checks g_poller after its own count and
+        // fence (SchedulerCore::park): of the two, one sees the other (Dekker, as park.hpp
+        // (a)). From a thread outside the runtimes nobody is nudged: the first activity to
+        // wait then finds its own processor idle (it takes the token) or busy (it polls).
+        if (Processor* self = this_processor()) self->runtime->scheduler->notify();
+    }
     return *g_poller.load(std::memory_order_relaxed);
 }
 
@@ -360,7 +377,8 @@ Poller::Poller() {
 }
 
 void Poller::block(std::int64_t timeout_ns, Batch& b) noexcept {
-    int n;
+    int n = -1;
+    bool waited = false;
     // relaxed: a flag set once when the kernel lacks epoll_pwait2 (< 5.11).
     if (!g_no_pwait2.load(std::memory_order_relaxed)) {
         timespec ts{};
@@ -369,17 +387,19 @@ void Poller::block(std::int64_t timeout_ns, Batch& b) noexcept {
             ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
         }
         n = epoll_pwait2(epfd_, b.ev, Batch::kMax, timeout_ns >= 0 ? &ts : nullptr, nullptr);
-        if (n < 0 && errno == ENOSYS) g_no_pwait2.store(true, std::memory_order_relaxed);
-        else {
-            b.n = n < 0 ? 0 : n;
-            return;
-        }
+        waited = !(n < 0 && errno == ENOSYS);
+        if (!waited) g_no_pwait2.store(true, std::memory_order_relaxed);
     }
-    // epoll_wait's milliseconds, rounded up (as Go's netpoll) so a timer is not polled early.
-    const int ms = timeout_ns < 0 ? -1 : static_cast<int>(std::min<std::int64_t>((timeout_ns + 999999) / 1000000, INT_MAX));
-    n = epoll_wait(epfd_, b.ev, Batch::kMax, ms);
+    if (!waited) {
+        // epoll_wait's milliseconds, rounded up (as Go's netpoll) so a timer is not polled early.
+        const int ms =
+            timeout_ns < 0 ? -1 : static_cast<int>(std::min<std::int64_t>((timeout_ns + 999999) / 1000000, INT_MAX));
+        n = epoll_wait(epfd_, b.ev, Batch::kMax, ms);
+    }
     b.n = n < 0 ? 0 : n;
+    last_poll_ns_.store(now_ns(), std::memory_order_relaxed);  // relaxed: a hint (see its declaration)
 }
+
 
 unsigned Poller::dispatch(unsigned self, Batch& b, bool blocking) noexcept {
     if (b.n == 0) return 0;
@@ -423,6 +443,7 @@ unsigned Poller::poll_now(unsigned self) noexcept {
     Batch b;
     const int n = epoll_wait(epfd_, b.ev, Batch::kMax, 0);
     b.n = n < 0 ? 0 : n;
+    last_poll_ns_.store(now_ns(), std::memory_order_relaxed);  // relaxed: a hint (see its declaration)
     return dispatch(self, b, false);
 }
 
@@ -431,6 +452,11 @@ void Poller::poke() noexcept {
     if (poke_pending_.exchange(true, std::memory_order_acq_rel)) return;
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t r = ::write(evfd_, &one, sizeof one);
+}
+
+bool busy_poll_due() noexcept {
+    const Poller* p = active_poller();
+    return p != nullptr && p->busy_poll_due();
 }
 
 void poll_busy(unsigned self) noexcept {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <system_error>
 
-#include "coop/activity.hpp"
+#include "coop/activity.hpp"  // now_ns
 #include "coop/cpu_relax.hpp"
 
 namespace coop::internal::io {
@@ -88,6 +88,18 @@ class Poller {
     // hand-off of the polling duty (Go's netpollWaiters).
     int waiters() const noexcept { return waiters_.load(std::memory_order_relaxed); }
 
+    // busy_poll_due — the time half of the busy processors' poll: activities wait on fds,
+    // nobody sleeps in epoll_wait, and no processor has polled for kBusyPollNs. Reads the
+    // clock only when the first two hold (an I/O program with every processor busy).
+    bool busy_poll_due() const noexcept {
+        return waiters() > 0 && !token_held() &&
+               now_ns() - last_poll_ns_.load(std::memory_order_relaxed) >= kBusyPollNs;
+    }
+    // kBusyPollNs — a busy runtime's poll interval (Photon's idler polls every >= 1000 us;
+    // tokio's event_interval counts ticks only, and Go's sysmon's 10 ms gives 10 ms tails,
+    // golang/go PR #51651).
+    static constexpr std::int64_t kBusyPollNs = 1000000;
+
     int epfd() const noexcept { return epfd_; }
     std::atomic<int> waiters_{0};
 
@@ -96,6 +108,10 @@ class Poller {
     int evfd_ = -1;
     alignas(64) std::atomic<bool> token_{false};
     alignas(64) std::atomic<bool> poke_pending_{false};
+    // last_poll_ns_ — when some processor last returned from epoll_wait (blocking or not):
+    // a hint for busy_poll_due, relaxed (a stale value makes one poll early or late by the
+    // interval, and a poll loses nothing; the processors' own line, written once per poll).
+    alignas(64) std::atomic<std::int64_t> last_poll_ns_{0};
 };
 
 // active_poller — the poller once some fd has been registered (nullptr before: processors
@@ -108,12 +124,32 @@ PollDesc* descriptor(int fd) noexcept;
 // register_fd — registers `fd` with the poller (as a first wait does); tests.
 std::error_code register_fd(int fd) noexcept;
 
-// poll_busy — a busy processor's non-blocking poll (yield, suspend: every kIoPollMask+1
-// dispatches). Executed only by processor `self`.
+// poll_busy — a busy processor's non-blocking poll (yield, suspend: see busy_checkpoint).
+// Executed only by processor `self`.
 void poll_busy(unsigned self) noexcept;
 
 // kIoPollMask — a busy processor polls for I/O every (mask+1)-th yield or block (tokio's
 // event_interval is 61 ticks).
 inline constexpr unsigned kIoPollMask = 63;
+// kIoClockMask — and, every (mask+1)-th yield or block, also if no processor has polled for
+// Poller::kBusyPollNs (busy_poll_due): an activity that yields every few ms would otherwise
+// leave I/O waiting for 64 of its yields. Why a clock read every 8 switches is cheap
+// enough: none at all unless activities wait on fds and every processor is busy (then a
+// relaxed load of the poller and nothing more); CLOCK_MONOTONIC through the vDSO costs
+// ~20-60 ns, so <= 8 ns per switch on the busiest I/O program against the ~0.5-2 us of the
+// syscalls each of its blocks stands for; a pure CPU program pays one load of g_poller per
+// 8 switches. Bound: a busy processor polls within 8 switches after the interval passed,
+// and the whole runtime within 8 switches of its first processor to get there.
+inline constexpr unsigned kIoClockMask = 7;
+static_assert((kIoPollMask & kIoClockMask) == kIoClockMask, "every poll tick is a clock tick");
+
+// busy_poll_due — whether a busy processor at a clock tick (kIoClockMask) should poll.
+bool busy_poll_due() noexcept;
+
+// busy_checkpoint — suspend's part (every kIoClockMask+1 blocks, `ticks`: the processor's
+// count): polls every kIoPollMask+1 blocks, or when busy_poll_due. Processor `self` only.
+inline void busy_checkpoint(unsigned self, unsigned ticks) noexcept {
+    if ((ticks & kIoPollMask) == 0 || busy_poll_due()) poll_busy(self);
+}
 
 }  // namespace coop::internal::io

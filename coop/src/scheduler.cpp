@@ -86,7 +86,8 @@ void SchedulerCore::park(unsigned self, std::int64_t timeout_ns, bool (*ready)(v
     // as the poller: the same announcement and re-check, but it sleeps in epoll_wait (until
     // the earliest timer, the same timeout as the futex's) instead of its futex. Go's
     // findRunnable: one M blocks in netpoll(pollUntil), the other idle Ms sleep.
-    if (io::Poller* poller = io::active_poller(); poller != nullptr && poller->take_token()) {
+    io::Poller* const poller = io::active_poller();
+    if (poller != nullptr && poller->take_token()) {
         io::Batch batch;
         const bool woken = parking_.park_polling(self, ready, arg, [&] { poller->block(timeout_ns, batch); });
         // Released before the events are handed out: another idle processor may poll at once.
@@ -94,6 +95,26 @@ void SchedulerCore::park(unsigned self, std::int64_t timeout_ns, bool (*ready)(v
         if (woken) ++st.wakeups;
         // Running again (the exchange in park_polling): awakened's notify may wake others.
         poller->dispatch(self, batch, true);
+        return;
+    }
+    if (poller == nullptr) {
+        // No poller yet: a futex park that also re-checks whether one was made meanwhile
+        // (then go round: the next park takes the token). The parker's half of the Dekker
+        // pair with io.cpp poller()'s nudge: the re-check runs after park's count and seq_cst
+        // fence, the maker's notify fences after its store of the poller, so either this
+        // load sees the poller or the maker's load of the count sees us and wakes us.
+        struct Look {
+            bool (*ready)(void*);
+            void* arg;
+        } look{ready, arg};
+        const auto again = [](void* a) {
+            const auto& l = *static_cast<const Look*>(a);
+            // acquire is enough: park's seq_cst fence precedes this load, notify's follows the
+            // maker's store, and of two seq_cst fences the later one's side sees the other's
+            // write (C++20 [atomics.fences]; on x86 both are mfence / a locked RMW).
+            return l.ready(l.arg) || io::active_poller() != nullptr;
+        };
+        if (parking_.park(self, timeout_ns, again, &look)) ++st.wakeups;
         return;
     }
     // ---- end I/O -----------------------------------------------------------------------

@@ -461,22 +461,10 @@ TEST_P(Io, AnEarlierTimerWakesThePoller) {
         Pair pr;
         ASSERT_FALSE(cio::register_fd(pr.a));  // the poller exists from now on
         auto& parking = coop::internal::this_processor()->runtime->scheduler->parking();
-        // Let the other processor park as the poller (token held, one processor parked). One
-        // that parked on its futex before the poller existed stays there until woken: a spawned
-        // no-op wakes it, and its next pass through the idle loop takes the token. (A precondition
-        // of the test, not its subject: under TSan on a loaded machine the first pass came late.)
-        std::vector<coop::Thread> nudges;
-        unsigned calls = 0;
-        polling = wait_until(
-            [&] {
-                if (cio::active_poller()->token_held() && parking.parked() == 1) return true;
-                if (++calls % 64 == 0 && nudges.size() < 256) nudges.push_back(coop::spawn([] {}));
-                return false;
-            },
-            30000ms);
-        for (auto& n : nudges) n.join();
-        polling = polling && wait_until([&] { return cio::active_poller()->token_held() && parking.parked() == 1; },
-                                        30000ms);
+        // Let the other processor park as the poller (token held, one processor parked). One that
+        // parked on its futex before the poller existed is woken by the registration (io.cpp
+        // poller(); AProcessorParkedBeforeThePollerExistsTakesTheToken guards it).
+        polling = wait_until([&] { return cio::active_poller()->token_held() && parking.parked() == 1; }, 30000ms);
         std::atomic<bool> woke{false};
         std::atomic<bool> started{false};
         coop::Thread b = coop::spawn([&] {
@@ -495,6 +483,143 @@ TEST_P(Io, AnEarlierTimerWakesThePoller) {
     });
     EXPECT_TRUE(polling) << "no processor parked as the poller";
     EXPECT_FALSE(overslept) << "the poller slept through an earlier timer";
+}
+
+// A processor that parked on its futex before the poller existed (the test's process has no
+// poller yet: ctest runs each test in a process of its own) takes the poll token once the
+// first fd registers, with no other wake-up: the maker of the poller wakes a parked processor
+// (io.cpp poller()'s notify). Without that line the other processor sleeps on, nobody sleeps
+// in epoll_wait, and an idle runtime's events wait for a busy processor's poll.
+TEST_P(Io, AProcessorParkedBeforeThePollerExistsTakesTheToken) {
+    if (cio::active_poller() != nullptr)
+        GTEST_SKIP() << "needs a process with no poller yet (ctest runs each test alone; run it alone)";
+    coop_test::Watchdog dog("Io.AProcessorParkedBeforeThePollerExistsTakesTheToken", 60);
+    coop::Runtime rt(opts(2, GetParam()));
+    bool parked_first = false, took = false;
+    rt.run([&] {
+        auto& parking = coop::internal::this_processor()->runtime->scheduler->parking();
+        // The other processor parks: on its futex, as there is no poller to take a token of.
+        parked_first = wait_until([&] { return parking.parked() == 1; }, 30000ms);
+        ASSERT_EQ(cio::active_poller(), nullptr);
+        Pair pr;
+        ASSERT_FALSE(cio::register_fd(pr.a));  // makes the poller
+        // This activity only yields (a yield wakes nobody): the parked processor has to be
+        // woken by the registration to come round and park as the poller.
+        took = wait_until([&] { return cio::active_poller()->token_held() && parking.parked() == 1; }, 10000ms);
+    });
+    EXPECT_TRUE(parked_first) << "the other processor never parked";
+    EXPECT_TRUE(took) << "the processor parked before the poller existed never took the poll token";
+}
+
+// Every processor busy in activities that yield only every ~2 ms, 24 times each once the reply
+// is in the socket (fewer than the 64 yields of the tick rule, kIoPollMask; before, they wait for
+// it without yielding), while its reader is parked: a busy processor's time rule (busy_poll_due:
+// nobody has polled for 1 ms, looked at every 8 yields) hands it out. Guards busy_poll_due in
+// yield and suspend: without it nobody polls until the spinners have ended, and they count that
+// they gave up. No time is asserted: the spinners' bound is a count of yields.
+TEST_P(Io, ReplyArrivesWhileEveryProcessorYieldsRarely) {
+    coop_test::Watchdog dog("Io.ReplyArrivesWhileEveryProcessorYieldsRarely", 90);
+    const unsigned p = 2;
+    constexpr int kYields = 24;
+    static_assert(kYields + 8 < static_cast<int>(cio::kIoPollMask), "below the tick rule");
+    coop::Runtime rt(opts(p, GetParam()));
+    std::atomic<bool> done{false}, written{false};
+    std::atomic<int> gave_up{0}, no_reply{0};
+    bool echoed = false;
+    rt.run([&] {
+        Pair pr;
+        std::vector<coop::Thread> spinners;
+        for (unsigned i = 0; i < p; ++i)
+            spinners.push_back(coop::spawn([&] {
+                // Busy until the reply is written, without a yield (30 s at most).
+                const auto end = Clock::now() + 30s;
+                while (!written.load() && !done.load())
+                    if (Clock::now() > end) {
+                        ++no_reply;
+                        break;
+                    }
+                for (int k = 0; k < kYields && !done.load(); ++k) {
+                    const auto until = Clock::now() + 2ms;
+                    while (Clock::now() < until && !done.load()) {
+                    }
+                    coop::yield();
+                }
+                if (!done.load()) ++gave_up;
+            }));
+        // The peer (outside the runtime) answers once the reader is parked, while both
+        // processors run spinners.
+        std::thread peer([&, fd = pr.b, rd = pr.a] {
+            char c;
+            std::error_code e;
+            if (coop::io::read(fd, &c, 1, e) != 1) return;
+            wait_until([&] { return parked_on(rd, cio::kRead); }, 30000ms);
+            coop::io::write(fd, &c, 1, e);
+            written = true;
+        });
+        char c = 'q', back = 0;
+        std::error_code ec;
+        coop::io::write(pr.a, &c, 1, ec);
+        coop::io::read(pr.a, &back, 1, ec);
+        echoed = back == 'q';
+        done = true;
+        for (auto& t : spinners) t.join();
+        peer.join();
+    });
+    EXPECT_TRUE(echoed);
+    EXPECT_EQ(no_reply.load(), 0) << "the peer never wrote the reply";
+    EXPECT_EQ(gave_up.load(), 0) << "the reply came only after the rarely yielding spinners ended";
+}
+
+// A timer earlier than the poller's timeout (a later I/O deadline) armed while it sleeps in
+// epoll_wait, twice: the poller is poked, re-parks with the earlier timeout and fires it; then
+// it sleeps again with the later one (the reset) and a second earlier timer is honoured too.
+// P=1 and the timers pushed from a thread outside the runtime, which stands for a processor
+// that arms a deadline and then stays busy: only the poller can fire them. Guards push_timer's
+// notify and park.hpp wake()'s poke of a Polling word: without either, the poller sleeps to
+// the reader's 60 s deadline and the bounded waits below fail.
+std::atomic<int> g_fired{0};
+void fire_flag(coop::internal::TimerEntry* e, bool expired) {
+    if (expired) ++g_fired;
+    delete e;
+}
+TEST_P(Io, AnEarlierTimerWakesThePollerSleepingWithALaterDeadline) {
+    coop_test::Watchdog dog("Io.AnEarlierTimerWakesThePollerSleepingWithALaterDeadline", 120);
+    g_fired = 0;
+    coop::Runtime rt(opts(1, GetParam()));
+    bool slept[2] = {false, false}, fired[2] = {false, false};
+    std::error_code late;
+    rt.run([&] {
+        Pair pr;
+        auto* state = coop::internal::this_processor()->runtime;
+        auto& parking = state->scheduler->parking();
+        coop::Thread reader = coop::spawn([&] {
+            char c;
+            coop::io::read(pr.a, &c, 1, late, coop::io::after(60s));  // the later deadline
+        });
+        std::thread armer([&] {
+            for (int round = 0; round < 2; ++round) {
+                // The only processor sleeps in epoll_wait (its timeout: the reader's deadline).
+                slept[round] = wait_until(
+                    [&] { return parked_on(pr.a, cio::kRead) && cio::active_poller()->token_held() && parking.parked() == 1; },
+                    30000ms);
+                auto* t = new coop::internal::TimerEntry;
+                t->activity = nullptr;
+                t->deadline_ns = coop::internal::now_ns() + 20'000'000;  // 20 ms: earlier
+                t->fire = &fire_flag;
+                coop::internal::push_timer(*state, t);
+                fired[round] = wait_until([&] { return g_fired.load() > round; }, 10000ms);
+            }
+            const char x = 'x';  // lets the reader end
+            EXPECT_EQ(::write(pr.b, &x, 1), 1);
+        });
+        reader.join();
+        armer.join();
+    });
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_TRUE(slept[r]) << "round " << r << ": the processor never slept as the poller";
+        EXPECT_TRUE(fired[r]) << "round " << r << ": the poller slept through an earlier timer";
+    }
+    EXPECT_FALSE(late) << late.message();
 }
 
 // A peer that resets the connection: a parked read gets ECONNRESET, writes get EPIPE or

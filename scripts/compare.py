@@ -301,8 +301,8 @@ def main(argv=None) -> int:
                     "the forks' medians; 4 or more forks a side), with the ratio B/A of the medians and its "
                     "hierarchical-bootstrap 95%% interval. Two folders are two sweeps: a verdict must also clear "
                     "the between-sweep level (--sweep-factor).",
-        epilog="Exit status: 0 compared; 1 no point measured in both (on one host); 2 bad input (not a results folder, unknown "
-               "--column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
+        epilog="Exit status: 0 compared; 1 no point measured in both (on one host); 2 bad input (not a results folder, "
+               "unknown --column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
     ap.add_argument("a", type=Path, help="results folder A (the baseline)")
     ap.add_argument("b", type=Path, nargs="?", help="results folder B (omit with --backends)")
     ap.add_argument("--backends", nargs=2, metavar=("X", "Y"),

@@ -748,7 +748,40 @@ std::vector<Point> filtered_points(const std::vector<Point>& points, const std::
     return what_to_run(points, benchmark_flags(benchmark_args).filter);
 }
 
+namespace {
+// line_count — the newlines in `p`, or nothing when it cannot be read or holds more than `most`.
+std::optional<std::size_t> line_count(const fs::path& p, std::size_t most) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::size_t n = 0;
+    for (char c; in.get(c);)
+        if (c == '\n' && ++n > most) return std::nullopt;
+    return n;
+}
+}  // namespace
+
+bool never_began(const fs::path& out) {
+    std::error_code ec;
+    // sweep.json is written (renamed into place) before any fork runs and context.json after it: with
+    // either, the sweep began. Without, results.csv (made first, its header its only line) and
+    // points.jsonl must hold no row: then nothing was measured.
+    for (const char* f : {"sweep.json", "context.json"})
+        if (fs::exists(out / f, ec) || ec) return false;
+    if (!fs::exists(out / "results.csv", ec)) return false;
+    const auto csv = line_count(out / "results.csv", 1);
+    const auto jsonl = fs::exists(out / "points.jsonl", ec) ? line_count(out / "points.jsonl", 0) : std::optional<std::size_t>(0);
+    if (!csv || !jsonl) return false;
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name != "results.csv" && name != "points.jsonl" && name != "benchmark.json" && name != ".coopbench.lock" &&
+            name != "sweep.json.tmp" && name != "context.json.tmp" && name != "shard.json")
+            return false;  // a file the driver does not make at a sweep's start: not this case
+    }
+    return !ec;
+}
+
 void refuse_folder_with_results(const fs::path& out) {
+    if (never_began(out)) return;  // run_sweep clears it under the folder's lock
     for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
         if (fs::exists(out / f))
             throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
@@ -803,6 +836,13 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     // Refused here, the folder is another run's: nothing of it is removed.
     const FolderLock lock(opts.out);
     if (!opts.resume) refuse_folder_with_results(opts.out);  // a sweep that ran there since the check above
+    if (!opts.resume && never_began(opts.out)) {
+        // The files of a sweep killed before its record was written (nothing measured, nothing to resume):
+        // cleared, so that the folder takes this sweep. The lock is held: no other driver writes there.
+        std::error_code ec;
+        for (const char* f : {"results.csv", "points.jsonl", "benchmark.json", "sweep.json.tmp", "context.json.tmp"})
+            fs::remove(opts.out / f, ec);
+    }
     try {
         return measure_into_folder(opts, all_points, points, flags, context, machine);
     } catch (const UsageError&) {

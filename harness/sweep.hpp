@@ -64,6 +64,13 @@ std::vector<Point> filtered_points(const std::vector<Point>& points, const std::
 // shard.json alone (a shard stopped before its sweep began) is no result: the shard may run.
 void refuse_folder_with_results(const std::filesystem::path& out);
 
+// never_began — `out` holds only what a new sweep makes before its record (sweep.json) is
+// written (results.csv with its header at most, an empty points.jsonl, benchmark.json, the
+// lock, a temporary record, a shard's shard.json): a sweep killed at its start, which measured
+// nothing and cannot be resumed. A new sweep takes such a folder (refuse_folder_with_results
+// lets it; run_sweep clears it).
+bool never_began(const std::filesystem::path& out);
+
 // progress_text — the live progress line on a terminal `columns` wide, for fork `rep` (0-based) of
 // `repetitions` of point `p`: "[counter] id (repetition r of R)  elapsed, left", at most
 // columns - 1 characters. Too long, it leaves out (each step only while still too long) the

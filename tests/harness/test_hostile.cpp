@@ -554,3 +554,42 @@ TEST(Hostile, TheProgressLineNeverCutsAPointsIdInsideAParameter) {
         EXPECT_EQ(line.find("(repetition"), std::string::npos);  // one repetition: no count
     }
 }
+
+// A new sweep killed after it made results.csv (its header) and before its record
+// (sweep.json) was renamed into place — a kill -9 at the driver's second fsync: nothing was
+// measured, and before, neither a --resume ("sweep.json not found") nor a new sweep ("already
+// holds results: continue that sweep with --resume") took the folder. Now the resume says
+// what happened and a new sweep takes the folder. A folder with a measured row and no
+// sweep.json is still refused (the control).
+TEST(Hostile, ASweepKilledBeforeItsRecordLeavesAFolderANewSweepTakes) {
+    const auto dir = fresh_dir("start");
+    ASSERT_EQ(cli_err(sweep("h-good", dir)).first, 0);
+    const std::string header = lines(slurp(dir / "results.csv")).at(0);
+    const std::string measured = slurp(dir / "results.csv");
+    auto killed_at_start = [&](const std::string& csv) {
+        fs::remove(dir / "sweep.json");
+        fs::remove(dir / "context.json");
+        { std::ofstream(dir / "results.csv", std::ios::trunc) << csv; }
+        { std::ofstream(dir / "points.jsonl", std::ios::trunc); }
+        { std::ofstream(dir / "sweep.json.tmp") << "{\"backends\": [\"h-g"; }
+    };
+    killed_at_start(header + "\n");
+    auto [rc, err] = cli_err({"run", "--resume", dir.string(), "-q"});
+    EXPECT_EQ(rc, 2) << err;
+    EXPECT_NE(err.find("the sweep was stopped before it began (nothing was measured): run it again with --out"),
+              std::string::npos)
+        << err;
+    auto [rc2, err2] = cli_err(sweep("h-good", dir));
+    ASSERT_EQ(rc2, 0) << err2;
+    std::multiset<Row> rows;
+    EXPECT_EQ(joined(folder_problems(dir, &rows)), "");
+    EXPECT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(fs::exists(dir / "sweep.json.tmp"));
+    EXPECT_EQ(lines(slurp(dir / "results.csv")).size(), 2u);  // one header, one row
+    // The control: a measured row without a record is not taken.
+    killed_at_start(measured);
+    auto [rc3, err3] = cli_err(sweep("h-good", dir));
+    EXPECT_EQ(rc3, 2) << err3;
+    EXPECT_NE(err3.find("already holds results"), std::string::npos) << err3;
+    fs::remove_all(dir);
+}

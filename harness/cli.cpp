@@ -223,7 +223,11 @@ void check_seconds(const std::string& flag, double v, bool zero_ok) {
 SweepOptions resume_options(const std::string& dir, const std::vector<std::string>& benchmark_args) {
     const auto path = std::filesystem::path(dir) / "sweep.json";
     std::ifstream in(path);
-    if (!in) throw UsageError("cannot resume: " + path.string() + " not found");
+    if (!in)
+        throw UsageError("cannot resume: " + path.string() + " not found" +
+                         (never_began(dir) ? std::string(": the sweep was stopped before it began (nothing was measured): "
+                                                         "run it again with --out " + dir)
+                                           : std::string()));
     std::stringstream ss;
     ss << in.rdbuf();
     const auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);

@@ -109,25 +109,6 @@ std::string clock_text(double secs) {
     return buf;
 }
 
-// progress_text — the live progress line, at most `columns` - 1 characters: a longer line
-// wraps on a terminal, and "\r" then returns to its last row only, leaving the rows above
-// behind. The point's id gives way first (its middle), then the end of the line.
-std::string progress_text(const std::string& counter, const std::string& which, const std::string& tally,
-                          std::size_t columns) {
-    const std::size_t room = columns > 1 ? columns - 1 : 79;
-    const std::size_t fixed = counter.size() + 1 + 2 + tally.size();
-    std::string w = which;
-    if (fixed + w.size() > room && room >= fixed + 12) {
-        const std::size_t keep = room - fixed - 3;
-        w.assign(which, 0, keep / 2);
-        w.append("...");
-        w.append(which, which.size() - (keep - keep / 2), std::string::npos);
-    }
-    std::string line = counter + " " + w + "  " + tally;
-    if (line.size() > room) line.resize(room);
-    return line;
-}
-
 // terminal_columns — the width of the terminal on `fd`, or 80 when it does not say.
 std::size_t terminal_columns(int fd) {
     winsize ws{};
@@ -193,6 +174,41 @@ void die_if_interrupted() {
 }
 
 }  // namespace
+
+// progress_text — the live progress line (sweep.hpp). Each step below runs only while the line
+// is still longer than `columns` - 1 (a longer line wraps on a terminal, and "\r" then returns
+// to its last row only, leaving the rows above behind): the id's parameters that every point of
+// its workload shares give way first, whole, as one "..." component (they tell no two points
+// apart, and the sweep's first lines name them); then the repetition's words; then "elapsed";
+// then the time left; then the repetition; last the line's end, marked "...". So an id is whole, or loses shared
+// parameters only, unless the terminal cannot hold its varying parts at all.
+std::string progress_text(const std::string& counter, const Point& p, const std::set<std::string>& shared, int rep,
+                          int repetitions, const std::string& elapsed, const std::string& left, std::size_t columns) {
+    const std::size_t room = columns > 1 ? columns - 1 : 79;
+    std::string full = p.backend + "/" + p.workload, kept = full;
+    bool elided = false;
+    for (auto& [k, v] : p.params) {
+        full += "/" + k + "=" + v;
+        if (shared.count(k) == 0) kept += "/" + k + "=" + v;
+        else if (!elided) kept += "/...", elided = true;
+    }
+    const std::string procs = "/P=" + std::to_string(p.options.processors);
+    full += procs;
+    kept += procs;
+    const std::string n = std::to_string(rep + 1), of = std::to_string(repetitions);
+    const std::string rep_long = repetitions > 1 ? " (repetition " + n + " of " + of + ")" : "";
+    const std::string rep_short = repetitions > 1 ? " (" + n + "/" + of + ")" : "";
+    const std::string both = left.empty() ? elapsed : elapsed + ", " + left;
+    const std::string steps[][3] = {{full, rep_long, both}, {kept, rep_long, both}, {kept, rep_short, both},
+                                    {kept, rep_short, left}, {kept, rep_short, ""}, {kept, "", ""}};
+    std::string line;
+    for (auto& [id, r, tally] : steps) {
+        line = counter + " " + id + r + (tally.empty() ? "" : "  " + tally);
+        if (line.size() <= room) return line;
+    }
+    if (room <= 3) return line.substr(0, room);
+    return line.substr(0, room - 3) + "...";
+}
 
 namespace {
 
@@ -447,9 +463,37 @@ class ProgressDisplay {
         // while one workload with many parameters (abortable-lock: 100 characters) would push
         // every other workload's numbers far right.
         for (auto& t : todo) id_width_[t.point->workload] = std::max(id_width_[t.point->workload], t.point->id().size());
+        // The parameters every point of a workload shares in this run (the live line may leave them out:
+        // they tell no two of its points apart): a name is shared while every point has the first one's value.
+        std::map<std::string, Params> first;
+        for (auto& t : todo) {
+            const Point& p = *t.point;
+            auto [it, fresh] = first.emplace(p.workload, p.params);
+            std::set<std::string>& names = shared_[p.workload];
+            if (fresh)
+                for (auto& [k, v] : p.params) names.insert(k);
+            for (auto k = names.begin(); k != names.end();) {
+                auto v = p.params.find(*k);
+                auto w = it->second.find(*k);
+                k = (v == p.params.end() || w == it->second.end() || v->second != w->second) ? names.erase(k) : std::next(k);
+            }
+        }
         if (!opts.quiet)
             std::fprintf(stderr, "coopbench: %zu forks of %zu points -> %s (the machine and the sweep: context.json there)\n",
                          total_, todo.size(), opts.out.c_str());
+        // Said once, so that a "..." in the live line's id is never a guess.
+        std::string same;
+        for (auto& [w, names] : shared_) {
+            if (names.empty()) continue;
+            same += (same.empty() ? " " : "; ") + w + ":";
+            for (auto& k : names) same += " " + k + "=" + first[w].at(k);
+        }
+        std::size_t longest = 0;
+        for (auto& [w, width] : id_width_) longest = std::max(longest, width);
+        // 50: the counter, the repetition and the times around the id (the live line's widest form).
+        if (live_ && !same.empty() && longest + 50 >= terminal_columns(STDERR_FILENO))
+            std::fprintf(stderr, "coopbench: every point of a workload shares (the live line may show them as ...):%s\n",
+                         same.c_str());
     }
 
     // fork_starts — the live line for the fork `rep` of `p`. No newline: the point's result
@@ -461,13 +505,15 @@ class ProgressDisplay {
             tally.measured == 0
                 ? std::string("?")
                 : clock_text(el / static_cast<double>(tally.measured) * static_cast<double>(total_ - tally.measured));
-        std::string which = p.id();
-        if (repetitions_ > 1) which += " (repetition " + std::to_string(rep + 1) + " of " + std::to_string(repetitions_) + ")";
-        std::string text = "elapsed " + clock_text(el) + ", ~" + left + " left";
+        std::string text = "~" + left + " left";
         if (tally.failed) text += ", " + std::to_string(tally.failed) + " failed";
         char counter[48];
         std::snprintf(counter, sizeof counter, "[%zu/%zu]", tally.measured + 1, total_);
-        std::fprintf(stderr, "\r\033[K%s", progress_text(counter, which, text, terminal_columns(STDERR_FILENO)).c_str());
+        const auto shared = shared_.find(p.workload);
+        std::fprintf(stderr, "\r\033[K%s",
+                     progress_text(counter, p, shared == shared_.end() ? std::set<std::string>{} : shared->second, rep,
+                                   repetitions_, "elapsed " + clock_text(el), text, terminal_columns(STDERR_FILENO))
+                         .c_str());
     }
 
     // clear — erase the live line: before anything else is printed (Google's console table,
@@ -506,6 +552,7 @@ class ProgressDisplay {
     std::size_t total_;
     std::chrono::steady_clock::time_point start_;
     std::map<std::string, std::size_t> id_width_;
+    std::map<std::string, std::set<std::string>> shared_;  // per workload: the parameters all its points share
 };
 
 // ForkMeter — one fork measured, with the noise guard's readings around it.
@@ -701,7 +748,40 @@ std::vector<Point> filtered_points(const std::vector<Point>& points, const std::
     return what_to_run(points, benchmark_flags(benchmark_args).filter);
 }
 
+namespace {
+// line_count — the newlines in `p`, or nothing when it cannot be read or holds more than `most`.
+std::optional<std::size_t> line_count(const fs::path& p, std::size_t most) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::size_t n = 0;
+    for (char c; in.get(c);)
+        if (c == '\n' && ++n > most) return std::nullopt;
+    return n;
+}
+}  // namespace
+
+bool never_began(const fs::path& out) {
+    std::error_code ec;
+    // sweep.json is written (renamed into place) before any fork runs and context.json after it: with
+    // either, the sweep began. Without, results.csv (made first, its header its only line) and
+    // points.jsonl must hold no row: then nothing was measured.
+    for (const char* f : {"sweep.json", "context.json"})
+        if (fs::exists(out / f, ec) || ec) return false;
+    if (!fs::exists(out / "results.csv", ec)) return false;
+    const auto csv = line_count(out / "results.csv", 1);
+    const auto jsonl = fs::exists(out / "points.jsonl", ec) ? line_count(out / "points.jsonl", 0) : std::optional<std::size_t>(0);
+    if (!csv || !jsonl) return false;
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name != "results.csv" && name != "points.jsonl" && name != "benchmark.json" && name != ".coopbench.lock" &&
+            name != "sweep.json.tmp" && name != "context.json.tmp" && name != "shard.json")
+            return false;  // a file the driver does not make at a sweep's start: not this case
+    }
+    return !ec;
+}
+
 void refuse_folder_with_results(const fs::path& out) {
+    if (never_began(out)) return;  // run_sweep clears it under the folder's lock
     for (const char* f : {"results.csv", "points.jsonl", "sweep.json", "context.json", "benchmark.json"})
         if (fs::exists(out / f))
             throw UsageError(out.string() + " already holds results (" + f + "): continue that sweep with coopbench run --resume " +
@@ -756,6 +836,13 @@ int run_sweep(const SweepOptions& opts, const std::vector<Point>& all_points) {
     // Refused here, the folder is another run's: nothing of it is removed.
     const FolderLock lock(opts.out);
     if (!opts.resume) refuse_folder_with_results(opts.out);  // a sweep that ran there since the check above
+    if (!opts.resume && never_began(opts.out)) {
+        // The files of a sweep killed before its record was written (nothing measured, nothing to resume):
+        // cleared, so that the folder takes this sweep. The lock is held: no other driver writes there.
+        std::error_code ec;
+        for (const char* f : {"results.csv", "points.jsonl", "benchmark.json", "sweep.json.tmp", "context.json.tmp"})
+            fs::remove(opts.out / f, ec);
+    }
     try {
         return measure_into_folder(opts, all_points, points, flags, context, machine);
     } catch (const UsageError&) {

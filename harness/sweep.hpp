@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -62,6 +63,23 @@ std::vector<Point> filtered_points(const std::vector<Point>& points, const std::
 // sweep.json that describe only the second), so it is refused before anything is touched. A
 // shard.json alone (a shard stopped before its sweep began) is no result: the shard may run.
 void refuse_folder_with_results(const std::filesystem::path& out);
+
+// never_began — `out` holds only what a new sweep makes before its record (sweep.json) is
+// written (results.csv with its header at most, an empty points.jsonl, benchmark.json, the
+// lock, a temporary record, a shard's shard.json): a sweep killed at its start, which measured
+// nothing and cannot be resumed. A new sweep takes such a folder (refuse_folder_with_results
+// lets it; run_sweep clears it).
+bool never_began(const std::filesystem::path& out);
+
+// progress_text — the live progress line on a terminal `columns` wide, for fork `rep` (0-based) of
+// `repetitions` of point `p`: "[counter] id (repetition r of R)  elapsed, left", at most
+// columns - 1 characters. Too long, it leaves out (each step only while still too long) the
+// parameters named in `shared` (every point of p's workload has the same value: they tell no
+// two apart) as one "..." component of the id, then shortens the repetition to "(r/R)", drops
+// `elapsed`, then `left`, then the repetition, and last cuts the line's end, marked "...". The id is never cut inside
+// a component before that last step.
+std::string progress_text(const std::string& counter, const Point& p, const std::set<std::string>& shared, int rep,
+                          int repetitions, const std::string& elapsed, const std::string& left, std::size_t columns);
 
 // request_to_json / request_from_json — sweep.json, so --resume can rebuild the sweep.
 std::string request_to_json(const SweepOptions& opts);

@@ -5,7 +5,15 @@ Usage: compare.py A B [options]                 two results folders (A the basel
        compare.py DIR --backends X Y [options]  two backends in one folder (X the baseline)
 
 Points are matched by their `point` id (backend/workload/params/P; with --backends, by the
-id without the backend; in a merged folder of several hosts, by id and host: "id @host"). For each matched point the two samples are compared:
+id without the backend) and their host: when the rows of A and B come from more than one host
+(two folders measured on two machines, or a merged folder of shards from several nodes, where
+the shard partition can put two backends of one point on two nodes), a point is compared with
+itself on the same host only ("id @host"). A point measured on one host in A and on another in
+B is one row "on different hosts (A: h1; B: h2)", not compared, and stderr says how many;
+--across-hosts compares them anyway (the header names the hosts: B/A then includes the
+machines' difference; not with --paired, whose rounds are one machine's). Rows without a host (a
+folder whose context.json names none) match the other side's when that is one host, else none
+("(unknown host)"). For each matched point the two samples are compared:
 
   sample    warm (default): every timed iteration (phase measure, status ok) of every
             fork; --cold: iteration 0 of each fork (the first run in a fresh process).
@@ -55,7 +63,7 @@ geometric mean of the ratios and the count of faster / slower / no-difference po
 Iterations of one fork are not independent (they share its page layout, code placement
 and warmed state): the fork is what is counted, so run -r 4 or more to get verdicts.
 
-Exit status: 0 compared (some point matched); 1 no point measured in both; 2 bad input
+Exit status: 0 compared (some point matched); 1 no point measured in both (on one host); 2 bad input
 (A or B not a results folder, unknown --column, a --backends name not in the folder);
 3 with --fail-on-slower: some point is significantly slower (or for a non-time column,
 more) in B. Reads results.csv only (through scripts/coopbench); a line of it that is not a result (no
@@ -90,19 +98,61 @@ FIELDS = ["point", "workload", "unit", "median_a", "lo_a", "hi_a", "n_a", "forks
           "pair_lo", "pair_hi"]
 
 
-def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False, rounds: bool = False) -> dict:
+UNKNOWN_HOST = "(unknown host)"
+
+
+def samples(df: pd.DataFrame, which: str, column: str, strip_backend: bool = False, rounds: bool = False,
+            by_host: bool | None = None) -> dict:
     """samples — {key: (workload, unit, sample Series, n rows, noisy, round medians)} per point; key = id
-    (without backend), plus " @host" in a merged folder with several hosts (a point of each host is its own);
+    (without backend), plus " @host" when by_host (a point of each host is its own; a row without a host is
+    UNKNOWN_HOST's); by_host None: when df's rows come from more than one host (a merged folder); False: one
+    key per id whatever the host (the rows of every host pooled, their forks told apart by host).
     round medians: {repetition: fork median} when `rounds`, else None."""
     out = {}
-    hosts = df["host"][df["host"] != ""].nunique() > 1
-    for (point, host), g in df.groupby(["point", "host"], sort=True):
+    if by_host is None:
+        by_host = df["host"][df["host"] != ""].nunique() > 1
+    for group, g in df.groupby(["point", "host"] if by_host else "point", sort=True):
+        point = group[0] if by_host else group
         key = point[len(g["backend"].iloc[0]) + 1:] if strip_backend else point
-        key += f" @{host}" if hosts else ""
+        if by_host:
+            key += f" @{group[1] or UNKNOWN_HOST}"
         units = [u for u in g["unit"] if u] if column == "value" else [column]
         out[key] = (g["workload"].iloc[0], units[0] if units else "", cr.sample(g, which, column), len(g),
                     bool(g["noisy"].any()), cr.round_medians(g, which, column) if rounds else None)
     return out
+
+
+def hosts_of(df: pd.DataFrame) -> list:
+    """hosts_of — the hosts df's rows were measured on, sorted (UNKNOWN_HOST for rows without one)."""
+    return sorted({h or UNKNOWN_HOST for h in df["host"]})
+
+
+def host_split(m: pd.DataFrame) -> tuple:
+    """host_split — m (compare() of samples keyed "id @host") with each id measured on one side's hosts only and
+    on the other's only, never on a host of both, as one row: point = id, state "on different hosts (A: h1, B:
+    h2)", nothing compared. Returns (that frame, the number of such ids). An id matched on a common host keeps
+    its rows (its other hosts' rows stay "only in A"/"only in B", with their host)."""
+    base = m["point"].str.rsplit(" @", n=1).str[0]
+    host = m["point"].str.rsplit(" @", n=1).str[1]
+    keep, merged = [], []
+    for pid, g in m.groupby(base, sort=False):
+        sa, sb = g[g["state"] == "only in A"], g[g["state"] == "only in B"]
+        if len(sa) + len(sb) == len(g) and len(sa) and len(sb):
+            r = dict.fromkeys(FIELDS, math.nan)
+            r.update(point=pid, workload=g["workload"].iloc[0], unit=g["unit"].iloc[0], verdict="",
+                     noisy=bool(g["noisy"].any()),
+                     state=f"on different hosts (A: {', '.join(sorted(host[sa.index]))}; "
+                           f"B: {', '.join(sorted(host[sb.index]))})")
+            for side, s in (("a", sa), ("b", sb)):
+                r[f"forks_{side}"] = s[f"forks_{side}"].sum()
+                r[f"n_{side}"] = s[f"n_{side}"].sum()
+            merged.append(r)
+        else:
+            keep.append(g)
+    parts = keep + ([pd.DataFrame(merged, columns=FIELDS)] if merged else [])
+    out = pd.concat(parts, ignore_index=True) if parts else m.copy()
+    out["pairs"] = out["pairs"].astype("Int64")
+    return out.sort_values(["workload", "point"]).reset_index(drop=True), len(merged)
 
 
 def verdict(p: float, ma: float, mb: float, alpha: float, time: bool, forks: int = cr.MIN_FORKS_TWO,
@@ -251,8 +301,8 @@ def main(argv=None) -> int:
                     "the forks' medians; 4 or more forks a side), with the ratio B/A of the medians and its "
                     "hierarchical-bootstrap 95%% interval. Two folders are two sweeps: a verdict must also clear "
                     "the between-sweep level (--sweep-factor).",
-        epilog="Exit status: 0 compared; 1 no point measured in both; 2 bad input (not a results folder, unknown "
-               "--column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
+        epilog="Exit status: 0 compared; 1 no point measured in both (on one host); 2 bad input (not a results folder, "
+               "unknown --column or backend); 3 with --fail-on-slower: some point significantly slower in B.")
     ap.add_argument("a", type=Path, help="results folder A (the baseline)")
     ap.add_argument("b", type=Path, nargs="?", help="results folder B (omit with --backends)")
     ap.add_argument("--backends", nargs=2, metavar=("X", "Y"),
@@ -263,6 +313,10 @@ def main(argv=None) -> int:
     ap.add_argument("--paired", action="store_true",
                     help="with --backends: pair the two backends' forks by round (repetition) and test with the "
                          "Wilcoxon signed-rank test on the per-round ratios (6 or more rounds)")
+    ap.add_argument("--across-hosts", action="store_true",
+                    help="compare a point measured on one host with the same point measured on another (by default "
+                         "a point is compared with itself on the same host only: a ratio across two machines "
+                         "includes the machines' difference)")
     ap.add_argument("--sweep-factor", type=float, default=None, metavar="F",
                     help=f"with two folders: the ratio one point's medians can take between two sweeps of the same "
                          f"code (measure it from your repeated sweeps); a difference is a verdict only beyond it "
@@ -281,6 +335,10 @@ def main(argv=None) -> int:
         return 2
     if args.paired and not args.backends:
         print("compare.py: --paired pairs two backends of one sweep by round: give --backends X Y", file=sys.stderr)
+        return 2
+    if args.paired and args.across_hosts:
+        print("compare.py: --paired pairs the forks of one round on one machine; it does not go with --across-hosts",
+              file=sys.stderr)
         return 2
     if args.sweep_factor is not None and (args.backends or not args.sweep_factor >= 1):
         print("compare.py: --sweep-factor (>= 1) is for two folders A B, two sweeps" if args.backends else
@@ -333,17 +391,39 @@ def main(argv=None) -> int:
             return " ".join(f"{k}={v}" for k, v in sorted(o.items())) or "(defaults)"
         differing = f"backend options differ: A {opts(options[0])}, B {opts(options[1])}"
         print(f"compare.py: {differing}", file=sys.stderr)
+    # The hosts each side was measured on (a folder's context.json, or each row's in a merged folder of shards).
+    # A ratio across two machines measures the machines as much as the code: unless --across-hosts, a point is
+    # compared with itself on the same host only, and a point whose two sides ran on different hosts (two
+    # folders of two machines, or two backends a cluster sweep's shards put on two nodes) is named, not compared.
+    hosts = [hosts_of(f) for f in frames]
+    known = sorted({h for hs in hosts for h in hs if h != UNKNOWN_HOST})
+    by_host = len(known) > 1 and not args.across_hosts
+    if len(known) > 1:
+        each = f"A: {', '.join(hosts[0]) or '-'}; B: {', '.join(hosts[1]) or '-'}"
+        differing = "\n".join(x for x in (differing, (
+            f"hosts: {each}: B/A includes the machines' difference (--across-hosts)" if args.across_hosts else
+            f"hosts: {each}: a point is compared with itself on the same host only (\"point @host\")")) if x)
     which = "cold" if args.cold else "warm"
-    s = [samples(f, which, args.column, strip_backend=bool(args.backends), rounds=args.paired) for f in frames]
+    s = [samples(f, which, args.column, strip_backend=bool(args.backends), rounds=args.paired, by_host=by_host)
+         for f in frames]
     m = compare(s[0], s[1], args.alpha, time=args.column in TIME_COLUMNS, paired=args.paired,
                 sweep_factor=sweep_factor)
+    split = 0
+    if by_host:
+        m, split = host_split(m)
+    if split:
+        print(f"compare.py: A and B were measured on different hosts ({each}): {split} point"
+              f"{'' if split == 1 else 's'} measured on one host in A and another in B "
+              f"{'is' if split == 1 else 'are'} not compared (\"on different hosts\"); a point is compared with "
+              "itself on the same host only (--across-hosts compares them anyway, the machines' difference included)",
+              file=sys.stderr)
     if args.format == "csv":
         m.to_csv(sys.stdout, index=False)
     else:
         print_text(m, names[0], names[1], which, args.alpha, note=differing, paired=args.paired,
                    sweep_factor=sweep_factor)
     if not (m["state"] == "ok").any():
-        print("compare.py: no point measured in both A and B", file=sys.stderr)
+        print("compare.py: no point measured in both A and B" + (" on one host" if split else ""), file=sys.stderr)
         return 1
     if args.fail_on_slower and m["verdict"].isin(("slower", "more")).any():
         return 3

@@ -26,6 +26,7 @@
 
 #include "harness/csv.hpp"
 #include "harness/register_backend.hpp"
+#include "harness/sweep.hpp"
 #include "runtimes/pthreads/pthreads.hpp"
 #include "tests/support/child.hpp"
 #include "tests/support/cli.hpp"
@@ -498,5 +499,97 @@ TEST(Hostile, AMergedFolderHasOneBenchmarkJson) {
     const std::string text = slurp(dir / "m" / "benchmark.json");
     ASSERT_TRUE(nlohmann::json::accept(text)) << text.substr(0, 300);
     EXPECT_EQ(nlohmann::json::parse(text).at("benchmarks").size(), 2u);
+    fs::remove_all(dir);
+}
+
+// The live progress line on every terminal width from 16 to 160 columns: never wider than the
+// terminal allows, and the point's id is never cut inside a parameter (the first-user review
+// saw "native/switch/K=10000...=2": the middle cut away, with it T, the parameter that varies).
+// It is whole; or it leaves out the parameters every point of the workload shares, whole, as
+// one "..." component; or, only where even that id cannot fit, the line's end is cut and
+// marked "...".
+TEST(Hostile, TheProgressLineNeverCutsAPointsIdInsideAParameter) {
+    coopbench::Point p;
+    p.backend = "native";
+    p.workload = "switch";
+    p.params = {{"K", "10000"}, {"T", "1000"}};
+    p.options.processors = 2;
+    const std::set<std::string> shared = {"K"};
+    const std::string full = "native/switch/K=10000/T=1000/P=2", kept = "native/switch/.../T=1000/P=2";
+    bool saw_full = false, saw_kept = false, saw_cut = false;
+    for (std::size_t columns = 16; columns <= 160; ++columns) {
+        const std::string line =
+            coopbench::progress_text("[7/12]", p, shared, 1, 2, "elapsed 0:03", "~0:03 left", columns);
+        SCOPED_TRACE(std::to_string(columns) + " columns: '" + line + "'");
+        EXPECT_LE(line.size(), columns - 1);
+        ASSERT_EQ(line.rfind("[7/12] ", 0), 0u);
+        const std::string rest = line.substr(7);
+        if (rest.rfind(full, 0) == 0) {
+            saw_full = true;
+        } else if (rest.rfind(kept, 0) == 0) {
+            saw_kept = true;
+            // The shared parameter went first: the varying one and the line's times stay while they fit.
+            EXPECT_LT(columns, std::string("[7/12] " + full + " (repetition 2 of 2)  elapsed 0:03, ~0:03 left").size() + 1);
+        } else {
+            // Only when the elided id itself cannot fit; and then said by the "..." at the end.
+            saw_cut = true;
+            EXPECT_LT(columns - 1, 7 + kept.size());
+            EXPECT_EQ(line.substr(line.size() - 3), "...");
+        }
+        // The times give way before the id: a line that holds the id whole or elided keeps the
+        // parameter that varies.
+        if (columns - 1 >= 7 + kept.size()) {
+            EXPECT_NE(line.find("T=1000"), std::string::npos);
+        }
+    }
+    EXPECT_TRUE(saw_full && saw_kept && saw_cut);
+    // Wide enough: the whole line, repetition and times included.
+    EXPECT_EQ(coopbench::progress_text("[7/12]", p, shared, 1, 2, "elapsed 0:03", "~0:03 left", 200),
+              "[7/12] " + full + " (repetition 2 of 2)  elapsed 0:03, ~0:03 left");
+    // Nothing shared: the id is whole or the line's end is cut (marked), never its middle.
+    for (std::size_t columns = 10; columns <= 100; ++columns) {
+        const std::string line = coopbench::progress_text("[7/12]", p, {}, 0, 1, "elapsed 0:03", "~0:03 left", columns);
+        SCOPED_TRACE(line);
+        EXPECT_TRUE(line.find(full) != std::string::npos || line.substr(line.size() - 3) == "...");
+        EXPECT_EQ(line.find("(repetition"), std::string::npos);  // one repetition: no count
+    }
+}
+
+// A new sweep killed after it made results.csv (its header) and before its record
+// (sweep.json) was renamed into place — a kill -9 at the driver's second fsync: nothing was
+// measured, and before, neither a --resume ("sweep.json not found") nor a new sweep ("already
+// holds results: continue that sweep with --resume") took the folder. Now the resume says
+// what happened and a new sweep takes the folder. A folder with a measured row and no
+// sweep.json is still refused (the control).
+TEST(Hostile, ASweepKilledBeforeItsRecordLeavesAFolderANewSweepTakes) {
+    const auto dir = fresh_dir("start");
+    ASSERT_EQ(cli_err(sweep("h-good", dir)).first, 0);
+    const std::string header = lines(slurp(dir / "results.csv")).at(0);
+    const std::string measured = slurp(dir / "results.csv");
+    auto killed_at_start = [&](const std::string& csv) {
+        fs::remove(dir / "sweep.json");
+        fs::remove(dir / "context.json");
+        { std::ofstream(dir / "results.csv", std::ios::trunc) << csv; }
+        { std::ofstream(dir / "points.jsonl", std::ios::trunc); }
+        { std::ofstream(dir / "sweep.json.tmp") << "{\"backends\": [\"h-g"; }
+    };
+    killed_at_start(header + "\n");
+    auto [rc, err] = cli_err({"run", "--resume", dir.string(), "-q"});
+    EXPECT_EQ(rc, 2) << err;
+    EXPECT_NE(err.find("the sweep was stopped before it began (nothing was measured): run it again with --out"),
+              std::string::npos)
+        << err;
+    auto [rc2, err2] = cli_err(sweep("h-good", dir));
+    ASSERT_EQ(rc2, 0) << err2;
+    std::multiset<Row> rows;
+    EXPECT_EQ(joined(folder_problems(dir, &rows)), "");
+    EXPECT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(fs::exists(dir / "sweep.json.tmp"));
+    EXPECT_EQ(lines(slurp(dir / "results.csv")).size(), 2u);  // one header, one row
+    // The control: a measured row without a record is not taken.
+    killed_at_start(measured);
+    auto [rc3, err3] = cli_err(sweep("h-good", dir));
+    EXPECT_EQ(rc3, 2) << err3;
+    EXPECT_NE(err3.find("already holds results"), std::string::npos) << err3;
     fs::remove_all(dir);
 }

@@ -85,6 +85,8 @@ class Server:
             self.p.kill()
             self.p.wait()
             raise AssertionError("the server did not exit within 10 s of its stdin's end")
+        finally:
+            self.p.stdout.close()
 
 
 def wrk(port, *extra):

@@ -13,9 +13,10 @@
 //   with asio::async_write.
 // - http-hello (harness/loadgen/protocol.hpp): a session as Asio's HTTP server example writes
 //   one (cpp11/http/server/connection.cpp: socket.async_read_some into a fixed buffer, the
-//   request parsed from what came, then asio::async_write of the reply, then read again);
-//   here every complete request head in the buffer is answered by one async_write of as
-//   many responses, the rest kept for the next read.
+//   request parsed from what came, then asio::async_write of the reply; that example closes
+//   after one reply, this one keeps the connection and reads again, keep-alive); here every
+//   complete request head in the buffer is answered by one async_write of as many
+//   responses, the rest kept for the next read.
 // - rpc: echo's session, the work (protocol.hpp's rpc_answer) done in the read's completion
 //   handler, on the io_context's thread, before the write: what an Asio user does with work
 //   this short (no post to a thread_pool).

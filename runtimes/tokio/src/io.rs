@@ -19,9 +19,9 @@
 // churn: echo's server, unchanged (a task per connection, one request on each).
 //
 // rpc, rpc-open: echo's task, the work (rpc_work, protocol.hpp's) done in the task before the
-// write_all, as a tokio user does work this short (no spawn_blocking: tokio's docs put the
-// line between "blocking" and not at 10-100 µs between .await points, which is where the
-// workload's sizes sit).
+// write_all, as a tokio user does work this short (no spawn_blocking: A. Ryhl, "Async: What
+// is blocking?", 2020, the tokio maintainers' rule of thumb: "no more than 10 to 100
+// microseconds between each .await"; the workload's sizes sit on that line).
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -35,6 +35,7 @@ test_packages=(
   chromium  # tests/scripts/test_report_browser.py: report.html opened in a real headless browser
   libpth-dev  # docs/examples/pth: the worked example of docs/adding-a-backend.md (tests/docs)
   slurm-wlm munge  # scripts/slurm/ and its test (tests/slurm/): a real one-node Slurm
+  wrk  # tests/io/test_wrk.py: a second HTTP client (wrk 4.1) loads the http-hello servers
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

@@ -75,13 +75,26 @@ struct Conn {
     bool measured = false;        // the request in flight is a measured one
     ns_t start = 0;               // its latency's origin (send time or intended time)
     ns_t next_intended = 0;       // open mode: the next request's intended time
-    std::size_t off = 0;
+    const unsigned char* req = nullptr;   // the request in flight's bytes (req_len of them)
+    const unsigned char* want = nullptr;  // the response it must get (want_len bytes)
+    std::vector<unsigned char> rq, rs;    // rpc: this connection's request and reply in flight
+    bool connecting = false;              // churn: the connect in flight
+};
+
+// The rpc protocol's seeds: kRpcSeeds of them, each with its answer, computed before the
+// clock; request (c, s) takes seed offset(c, s) mod kRpcSeeds.
+constexpr std::size_t kRpcSeeds = 64;
+struct RpcTable {
+    std::uint64_t seed[kRpcSeeds] = {};
+    std::uint64_t answer[kRpcSeeds] = {};
+    double ns_per_request = 0;  // the work timed here, on the client's CPU
 };
 
 // Shared — what the threads of one run share.
 struct Shared {
     const Spec* spec = nullptr;
     const Pattern* pattern = nullptr;
+    const RpcTable* rpc = nullptr;
     ns_t t0 = 0, t1 = 0;           // the measured window
     std::atomic<bool> stop{false};  // a failure: every thread ends
     std::mutex m;
@@ -170,7 +183,13 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
                    clockid_t server_clock, ThreadResult& out) {
     const Spec& spec = *sh.spec;
     const auto& pat = sh.pattern->bytes;
-    const std::size_t size = spec.size;
+    const bool http = spec.protocol == Protocol::http;
+    const bool rpc = spec.protocol == Protocol::rpc;
+    const std::size_t req_len = http ? kHttpRequest.size() : spec.size;
+    const std::size_t want_len = http ? kHttpResponse.size() : spec.size;
+    const auto* http_req = reinterpret_cast<const unsigned char*>(kHttpRequest.data());
+    const auto* http_resp = reinterpret_cast<const unsigned char*>(kHttpResponse.data());
+    const char* what = http ? "response" : rpc ? "reply" : "echoed";  // the self-check's word
     const bool open = spec.mode == Mode::open;
     const ns_t period = open && rate_share > 0
                             ? static_cast<ns_t>(std::llround(1e9 * static_cast<double>(conns.size()) / rate_share))
@@ -180,13 +199,45 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         sh.fail(std::string("epoll_create1: ") + std::strerror(errno));
         return;
     }
+    const bool churn = spec.churn;
     for (std::size_t i = 0; i < conns.size(); ++i) {
+        if (conns[i].fd < 0) continue;  // churn: each request connects anew
         epoll_event ev{};
         ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;  // registered once (Go, mio)
         ev.data.u64 = i;
         epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
     }
-    std::vector<unsigned char> scratch(size);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(spec.port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    // dial — churn: a new non-blocking socket connecting to the server, registered (once:
+    // its close removes it from the epoll set, epoll(7) Q6); false on a failure (recorded).
+    auto dial = [&](Conn& c) -> bool {
+        c.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c.fd < 0) {
+            sh.fail(std::string("socket: ") + std::strerror(errno));
+            return false;
+        }
+        const int one = 1;
+        setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+        ev.data.u64 = static_cast<std::uint64_t>(&c - conns.data());
+        epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
+        c.connecting = true;
+        if (connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+            c.connecting = false;
+            return true;
+        }
+        if (errno == EINPROGRESS) return true;  // EPOLLOUT says when it is done
+        const int e = errno;
+        sh.fail(std::string(e == EADDRNOTAVAIL ? "system limit: " : "") + "connect to 127.0.0.1:" +
+                std::to_string(spec.port) + ": " + std::strerror(e) +
+                (e == EADDRNOTAVAIL ? " (the loopback's ephemeral ports are used up: see net.ipv4.tcp_tw_reuse)" : ""));
+        return false;
+    };
+    std::vector<unsigned char> scratch(want_len);
     ns_t window_end = sh.t1;
     bool in_window = false, after_window = false;
     std::uint64_t started_measured = 0;
@@ -200,8 +251,8 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
     };
     // push — send what is left of c's request; false on a failure (recorded).
     auto push = [&](Conn& c) -> bool {
-        while (c.sent < size) {
-            const ssize_t w = ::send(c.fd, pat.data() + c.off + c.sent, size - c.sent, MSG_NOSIGNAL);
+        while (c.sent < req_len) {
+            const ssize_t w = ::send(c.fd, c.req + c.sent, req_len - c.sent, MSG_NOSIGNAL);
             if (w > 0) {
                 c.sent += static_cast<std::size_t>(w);
                 continue;
@@ -215,7 +266,25 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         return true;
     };
     auto begin = [&](Conn& c, ns_t origin) -> bool {
-        c.off = Pattern::offset(c.id, c.seq);
+        if (http) {
+            c.req = http_req;
+            c.want = http_resp;
+        } else if (rpc) {
+            // The pattern's slice, its first 16 bytes the work; the reply the same with the
+            // answer over bytes 0-7.
+            const std::size_t off = Pattern::offset(c.id, c.seq);
+            const std::size_t k = off % kRpcSeeds;
+            c.rq.assign(pat.begin() + static_cast<std::ptrdiff_t>(off),
+                        pat.begin() + static_cast<std::ptrdiff_t>(off + req_len));
+            store_le64(c.rq.data(), spec.work_rounds);
+            store_le64(c.rq.data() + 8, sh.rpc->seed[k]);
+            c.rs = c.rq;
+            store_le64(c.rs.data(), sh.rpc->answer[k]);
+            c.req = c.rq.data();
+            c.want = c.rs.data();
+        } else {
+            c.req = c.want = pat.data() + Pattern::offset(c.id, c.seq);
+        }
         c.sent = c.recvd = 0;
         c.busy = true;
         ++busy;
@@ -224,6 +293,10 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         c.measured = open ? (origin >= sh.t0 && origin < window_end) : (in_window && !after_window);
         if (c.measured) ++started_measured;
         c.start = origin;
+        if (churn && c.fd < 0) {
+            if (!dial(c)) return false;
+            if (c.connecting) return true;  // the request goes when the connect is done
+        }
         return push(c);
     };
     // may_start — whether a request with this origin is still started.
@@ -324,10 +397,10 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
             if (!c.busy) {
                 // Bytes while nothing is asked for: the server sent more than it was sent.
                 if (evs[i].events & EPOLLIN) {
-                    const ssize_t r = ::recv(c.fd, scratch.data(), size, MSG_DONTWAIT);
+                    const ssize_t r = ::recv(c.fd, scratch.data(), want_len, MSG_DONTWAIT);
                     if (r > 0) {
-                        sh.fail("self-check failed: echoed bytes = " + std::to_string(r) +
-                                " more than were sent on connection " + std::to_string(c.id));
+                        sh.fail(std::string("self-check failed: ") + what + " bytes = " + std::to_string(r) +
+                                " more than were asked for on connection " + std::to_string(c.id));
                         break;
                     }
                     if (r == 0) {
@@ -338,23 +411,40 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
                 }
                 continue;
             }
-            if ((evs[i].events & EPOLLOUT) && c.sent < size && !push(c)) break;
-            while (c.busy && c.recvd < size) {
-                const ssize_t r = ::recv(c.fd, scratch.data(), size - c.recvd, 0);
+            if (c.connecting) {
+                if (!(evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) continue;
+                int soerr = 0;
+                socklen_t len = sizeof soerr;
+                getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+                if (soerr != 0) {
+                    sh.fail(std::string(soerr == EADDRNOTAVAIL ? "system limit: " : "") + "connect to 127.0.0.1:" +
+                            std::to_string(spec.port) + ": " + std::strerror(soerr) + " (" + describe(c) + ")");
+                    break;
+                }
+                c.connecting = false;
+                if (!push(c)) break;
+            }
+            if ((evs[i].events & EPOLLOUT) && c.sent < req_len && !push(c)) break;
+            while (c.busy && c.recvd < want_len) {
+                const ssize_t r = ::recv(c.fd, scratch.data(), want_len - c.recvd, 0);
                 if (r > 0) {
                     const auto got = static_cast<std::size_t>(r);
-                    if (c.recvd + got > c.sent) {
-                        sh.fail("self-check failed: echoed bytes = " + std::to_string(c.recvd + got) +
-                                " received before " + std::to_string(c.sent) + " were sent (" + describe(c) + ")");
+                    // An echo cannot run ahead of what was sent; an HTTP response cannot
+                    // begin before the request's head has ended.
+                    const std::size_t allowed = http ? (c.sent == req_len ? want_len : 0) : c.sent;
+                    if (c.recvd + got > allowed) {
+                        sh.fail(std::string("self-check failed: ") + what + " bytes = " + std::to_string(c.recvd + got) +
+                                " received when " + std::to_string(c.sent) + " of " + std::to_string(req_len) +
+                                " were sent (" + describe(c) + ")");
                         break;
                     }
-                    const unsigned char* want = pat.data() + c.off + c.recvd;
+                    const unsigned char* want = c.want + c.recvd;
                     if (std::memcmp(scratch.data(), want, got) != 0) {
                         std::size_t k = 0;
                         while (scratch[k] == want[k]) ++k;
                         char buf[160];
-                        std::snprintf(buf, sizeof buf, "self-check failed: echoed byte %zu of %s = 0x%02x, expected 0x%02x",
-                                      c.recvd + k, describe(c).c_str(), scratch[k], want[k]);
+                        std::snprintf(buf, sizeof buf, "self-check failed: %s byte %zu of %s = 0x%02x, expected 0x%02x",
+                                      what, c.recvd + k, describe(c).c_str(), scratch[k], want[k]);
                         sh.fail(buf);
                         break;
                     }
@@ -363,23 +453,24 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
                     // A read shorter than asked drained the socket (tokio's PollEvented rule),
                     // unless this edge also brought the peer's FIN (EPOLLRDHUP): then no
                     // further edge will come, and only reading on sees the end.
-                    if (c.recvd < size && got < size - (c.recvd - got) && !(evs[i].events & (EPOLLRDHUP | EPOLLHUP)))
+                    if (c.recvd < want_len && got < want_len - (c.recvd - got) &&
+                        !(evs[i].events & (EPOLLRDHUP | EPOLLHUP)))
                         break;
                     continue;
                 }
                 if (r == 0) {
-                    sh.fail("self-check failed: echoed bytes = " + std::to_string(c.recvd) + " of " +
-                            std::to_string(size) + ", then the server closed " + describe(c));
+                    sh.fail(std::string("self-check failed: ") + what + " bytes = " + std::to_string(c.recvd) + " of " +
+                            std::to_string(want_len) + ", then the server closed " + describe(c));
                     break;
                 }
                 if (errno == EAGAIN || errno == EWOULDBLOCK) break;
                 if (errno == EINTR) continue;
-                sh.fail("self-check failed: echoed bytes = " + std::to_string(c.recvd) + " of " +
-                        std::to_string(size) + ", then " + std::strerror(errno) + " on " + describe(c));
+                sh.fail(std::string("self-check failed: ") + what + " bytes = " + std::to_string(c.recvd) + " of " +
+                        std::to_string(want_len) + ", then " + std::strerror(errno) + " on " + describe(c));
                 break;
             }
             if (sh.stop.load(std::memory_order_relaxed)) break;
-            if (c.busy && c.recvd == size) {
+            if (c.busy && c.recvd == want_len) {
                 c.busy = false;
                 --busy;
                 if (c.measured) {
@@ -387,9 +478,46 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
                     ++out.requests;
                 }
                 ++c.seq;
+                if (churn) {  // one request a connection: close, and the next one dials
+                    close(c.fd);
+                    c.fd = -1;
+                }
                 edge(now);
                 if (!schedule_next(c, now)) break;
             }
+        }
+    }
+    // The end of a clean run: every request answered. Each connection is half-closed
+    // (shutdown(2), SHUT_WR) and read to its end: a server must close it without a byte more
+    // (an echo of bytes never sent, an HTTP response to no request — which the in-order
+    // check cannot see, each response being the same bytes — fails the run). A server that
+    // does not close within the grace period is not waited for longer.
+    if (!churn && !sh.stop.load(std::memory_order_relaxed) && busy == 0 && waiting.empty()) {
+        std::vector<char> ended(conns.size(), 0);
+        std::size_t left = conns.size();
+        auto drain = [&](std::size_t i) {
+            while (!ended[i]) {
+                const ssize_t r = ::recv(conns[i].fd, scratch.data(), want_len, MSG_DONTWAIT);
+                if (r > 0) {
+                    sh.fail(std::string("self-check failed: ") + what + " bytes = " + std::to_string(r) +
+                            " more than were asked for on connection " + std::to_string(conns[i].id) +
+                            " (after its last request)");
+                    return;
+                }
+                if (r < 0 && errno == EINTR) continue;
+                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+                ended[i] = 1;  // the server's FIN (0), or a reset: nothing more can come
+                --left;
+            }
+        };
+        for (auto& c : conns) ::shutdown(c.fd, SHUT_WR);
+        for (std::size_t i = 0; i < conns.size() && !sh.stop.load(std::memory_order_relaxed); ++i) drain(i);
+        const ns_t until = now_ns() + grace;
+        for (ns_t now = now_ns(); left > 0 && now < until && !sh.stop.load(std::memory_order_relaxed); now = now_ns()) {
+            const ns_t wait = std::min<ns_t>(until - now, 50'000'000);
+            timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+            const int n = epoll_pwait2(ep, evs, 512, &ts, nullptr);
+            for (int i = 0; i < n && !sh.stop.load(std::memory_order_relaxed); ++i) drain(evs[i].data.u64);
         }
     }
     out.window_end = window_end;
@@ -404,7 +532,11 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
 Result run(const Spec& spec) {
     Result res;
     res.offered_rate = spec.mode == Mode::open ? spec.rate : 0;
-    if (spec.connections == 0 || spec.size == 0 || spec.duration_s <= 0 || spec.threads == 0) {
+    if (spec.protocol == Protocol::rpc && spec.size < kRpcHeader) {
+        res.check = "bad load: rpc messages carry a 16-byte header: size must be at least 16";
+        return res;
+    }
+    if (spec.connections == 0 || (spec.size == 0 && spec.protocol == Protocol::echo) || spec.duration_s <= 0 || spec.threads == 0) {
         res.check = "bad load: connections, size, duration and threads must be above 0";
         return res;
     }
@@ -426,19 +558,35 @@ Result run(const Spec& spec) {
         return res;
     }
     pin_to(spec.cpus);
-    const Pattern pattern(spec.size);
+    const Pattern pattern(spec.protocol == Protocol::http ? 0 : spec.size);
     std::vector<Conn> conns(spec.connections);
-    if (auto err = connect_all(conns, spec.port, 0); !err.empty()) {
+    for (std::size_t i = 0; i < conns.size(); ++i) conns[i].id = static_cast<std::uint32_t>(i);
+    if (auto err = spec.churn ? std::string() : connect_all(conns, spec.port, 0); !err.empty()) {
         for (auto& c : conns)
             if (c.fd >= 0) close(c.fd);
         res.check = err;
         return res;
+    }
+    RpcTable rpc;
+    if (spec.protocol == Protocol::rpc) {
+        const ns_t a = now_ns();
+        std::uint64_t x = 0x2545F4914F6CDD1Dull;
+        for (std::size_t k = 0; k < kRpcSeeds; ++k) {
+            x ^= x << 13;  // xorshift64 (Marsaglia 2003)
+            x ^= x >> 7;
+            x ^= x << 17;
+            rpc.seed[k] = x;
+            rpc.answer[k] = rpc_work(x, spec.work_rounds);
+        }
+        rpc.ns_per_request = static_cast<double>(now_ns() - a) / kRpcSeeds;
+        res.work_ns = rpc.ns_per_request;
     }
     clockid_t server_clock{};
     if (spec.server_pid > 0 && clock_getcpuclockid(spec.server_pid, &server_clock) != 0) server_clock = clockid_t{};
     Shared sh;
     sh.spec = &spec;
     sh.pattern = &pattern;
+    sh.rpc = &rpc;
     const unsigned nt = std::min<unsigned>(spec.threads, spec.connections);
     sh.t0 = now_ns() + static_cast<ns_t>(spec.warmup_s * 1e9);
     sh.t1 = sh.t0 + static_cast<ns_t>(spec.duration_s * 1e9);
@@ -456,7 +604,8 @@ Result run(const Spec& spec) {
                   outs[0]);
     for (auto& th : threads) th.join();
     for (auto& p : parts)
-        for (auto& c : p) close(c.fd);
+        for (auto& c : p)
+            if (c.fd >= 0) close(c.fd);
     ns_t window_end = sh.t1;
     for (auto& o : outs) {
         res.latency.merge(o.latency);
@@ -489,6 +638,7 @@ std::string result_json(const Result& r, const Spec& spec) {
     j["mode"] = spec.mode == Mode::open ? "open" : "closed";
     j["connections"] = spec.connections;
     j["size"] = spec.size;
+    j["protocol"] = spec.protocol == Protocol::http ? "http" : spec.protocol == Protocol::rpc ? "rpc" : "echo";
     j["requests"] = r.requests;
     j["unfinished"] = r.unfinished;
     j["seconds"] = r.seconds;

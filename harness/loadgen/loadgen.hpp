@@ -2,12 +2,23 @@
 // client for every backend's server, in a process of its own (coopbench-loadgen), on
 // loopback only, TCP_NODELAY, bounded in time and in count.
 //
-// The protocol every server speaks: a connection carries fixed-size messages of `size`
+// The protocols (protocol.hpp): echo — a connection carries fixed-size messages of `size`
 // bytes; the server reads one whole message (read_exact) and writes it back (write_all),
 // until the client closes. The client checks every byte it gets back against what it
 // sent: the bytes of request s on connection c are a slice of a fixed pseudo-random table
 // at an offset derived from (c, s), so a byte dropped, duplicated, reordered within or
-// across requests, or changed fails the run with where it happened.
+// across requests, or changed fails the run with where it happened. http — each request is
+// kHttpRequest, each response must be exactly kHttpResponse, every byte checked, and a
+// response byte that comes while its request is still being sent fails the run.
+// Both: after the last response the client half-closes each connection and reads it to its
+// end; a byte more (an answer to nothing) fails the run. rpc — as echo, but bytes 0-15 of
+// each request carry the work (round count, seed: protocol.hpp), and bytes 0-7 of the reply
+// must be rpc_work's result; the seeds come from a table of kRpcSeeds answered before the
+// clock.
+//
+// Churn (spec.churn, closed loop): each of the N connectors connects, sends one request,
+// reads its reply, closes, and connects again; the latency runs from the connect() call to
+// the reply's last byte.
 //
 // Modes:
 //   closed — N connections, each with exactly one request in flight: the next is sent as the
@@ -35,6 +46,7 @@
 #include <vector>
 
 #include "harness/loadgen/histogram.hpp"
+#include "harness/loadgen/protocol.hpp"
 
 namespace coopbench::loadgen {
 
@@ -42,6 +54,11 @@ enum class Mode { closed, open };
 
 struct Spec {
     Mode mode = Mode::closed;
+    Protocol protocol = Protocol::echo;  // echo, rpc: `size`-byte messages; http: protocol.hpp's
+                                         // request and response (`size` unused)
+    std::uint64_t work_rounds = 0;       // rpc: rpc_work's rounds in every request
+    bool churn = false;                  // each request on a new connection: connect, send,
+                                         // read the reply, close (closed loop only)
     int port = 0;                      // 127.0.0.1:port
     unsigned connections = 1;
     std::size_t size = 512;            // bytes per message
@@ -66,6 +83,7 @@ struct Result {
     double client_cpu_s = 0;            // this process's CPU time in the window
     double offered_rate = 0;            // open: R
     std::uint64_t bytes_checked = 0;    // every echoed byte, warm-up and drain included
+    double work_ns = 0;                 // rpc: one request's work timed on the client's CPU
 };
 
 // run — connect, load, check, close. Never throws for what the server does (a refused

@@ -39,6 +39,7 @@ nlohmann::json counters_of(const Result& r, const Spec& spec, const CpuSplit& sp
     c["client_threads"] = threads;
     c["unfinished"] = r.unfinished;
     c["bytes_checked"] = r.bytes_checked;
+    if (spec.protocol == Protocol::rpc) c["work_us"] = r.work_ns / 1000.0;
     if (spec.mode == Mode::open) c["offered_rps"] = spec.rate;
     return c;
 }
@@ -59,9 +60,23 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
     spec.threads = client_threads(params);
     nlohmann::json reply;
     double calibrated = 0;
-    if (workload == "echo") {
+    // The workloads (workloads/io/): a protocol and a loop.
+    const bool http = workload == "http-hello" || workload == "http-hello-open";
+    const bool rpc = workload == "rpc" || workload == "rpc-open";
+    const bool open = workload == "echo-open" || workload == "http-hello-open" || workload == "rpc-open";
+    if (http) spec.protocol = Protocol::http;
+    if (rpc) {
+        spec.protocol = Protocol::rpc;
+        spec.size = static_cast<std::size_t>(param(params, "size", 128));
+        spec.work_rounds = static_cast<std::uint64_t>(param(params, "work", 0));
+    }
+    if (workload == "churn") {
+        spec.churn = true;
+        spec.size = static_cast<std::size_t>(param(params, "size", 64));
+    }
+    if (workload == "echo" || workload == "http-hello" || workload == "rpc" || workload == "churn") {
         spec.mode = Mode::closed;
-    } else if (workload == "echo-open") {
+    } else if (open) {
         spec.mode = Mode::open;
         spec.rate = static_cast<double>(param(params, "rate", 0));
         if (spec.rate <= 0) {

@@ -17,7 +17,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "harness/loadgen/protocol.hpp"
+
 namespace coopbench::serve {
+
+using loadgen::Protocol;
+
+// The workloads a C++ server program serves (workloads/io/): echo's, HTTP's and rpc's two loops.
+inline bool serves(const std::string& workload) {
+    return workload == "echo" || workload == "echo-open" || workload == "http-hello" || workload == "http-hello-open" ||
+           workload == "rpc" || workload == "rpc-open" || workload == "churn";
+}
 
 struct Request {
     std::string workload;
@@ -25,9 +35,15 @@ struct Request {
     unsigned processors = 1;
     bool inject_fault = false;
     std::map<std::string, std::string> options;
+    Protocol protocol() const {
+        if (workload.rfind("http-", 0) == 0) return Protocol::http;
+        if (workload.rfind("rpc", 0) == 0) return Protocol::rpc;
+        return Protocol::echo;
+    }
     std::size_t size() const {
         auto it = params.find("size");
-        return it == params.end() ? 512 : static_cast<std::size_t>(std::stoull(it->second));
+        if (it != params.end()) return static_cast<std::size_t>(std::stoull(it->second));
+        return protocol() == Protocol::rpc ? 128 : workload == "churn" ? 64 : 512;
     }
 };
 
@@ -35,7 +51,7 @@ struct Request {
 inline std::string list_reply(const nlohmann::json& context) {
     return nlohmann::json{{"protocol", 1},
                           {"iterations", true},
-                          {"workloads", {"echo", "echo-open"}},
+                          {"workloads", {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn"}},
                           {"context", context}}
         .dump();
 }
@@ -55,8 +71,9 @@ inline Request read_request() {
             if (v.is_string()) r.options[k] = v.get<std::string>();
     r.processors = static_cast<unsigned>(std::max<std::int64_t>(1, j.value("processors", 1)));
     r.inject_fault = j.value("inject_fault", false);
-    if (r.workload != "echo" && r.workload != "echo-open")
-        throw std::runtime_error("this program serves echo and echo-open, not '" + r.workload + "'");
+    if (!serves(r.workload))
+        throw std::runtime_error("this program serves echo, http-hello and rpc (and their -open) and churn, not '" +
+                                 r.workload + "'");
     return r;
 }
 

@@ -11,6 +11,15 @@
 //   examples, cpp11/echo/async_tcp_echo_server.cpp), reading a whole message with
 //   asio::async_read (the composed operation: until the buffer is full) and writing it back
 //   with asio::async_write.
+// - http-hello (harness/loadgen/protocol.hpp): a session as Asio's HTTP server example writes
+//   one (cpp11/http/server/connection.cpp: socket.async_read_some into a fixed buffer, the
+//   request parsed from what came, then asio::async_write of the reply; that example closes
+//   after one reply, this one keeps the connection and reads again, keep-alive); here every
+//   complete request head in the buffer is answered by one async_write of as many
+//   responses, the rest kept for the next read.
+// - rpc: echo's session, the work (protocol.hpp's rpc_answer) done in the read's completion
+//   handler, on the io_context's thread, before the write: what an Asio user does with work
+//   this short (no post to a thread_pool).
 // - TCP_NODELAY on every connection (asio::ip::tcp::no_delay).
 // - Boost 1.74's Asio (libboost-dev), its default reactor on Linux: epoll.
 // The end of stdin stops every context.
@@ -22,7 +31,9 @@
 #include <boost/version.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,7 +48,7 @@ std::atomic<bool> corrupt_once{false};
 
 class Session : public std::enable_shared_from_this<Session> {
   public:
-    Session(tcp::socket s, std::size_t size) : socket_(std::move(s)), buf_(size) {}
+    Session(tcp::socket s, std::size_t size, bool rpc) : socket_(std::move(s)), buf_(size), rpc_(rpc) {}
     void start() { read(); }
 
   private:
@@ -45,6 +56,7 @@ class Session : public std::enable_shared_from_this<Session> {
         auto self = shared_from_this();
         asio::async_read(socket_, asio::buffer(buf_), [this, self](boost::system::error_code ec, std::size_t) {
             if (ec) return;
+            if (rpc_) coopbench::loadgen::rpc_answer(buf_.data());  // rpc: the work, in the handler
             if (corrupt_once.exchange(false)) buf_[0] ^= 0xFF;  // --inject-fault
             write();
         });
@@ -57,12 +69,57 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     tcp::socket socket_;
     std::vector<unsigned char> buf_;
+    bool rpc_;
+};
+
+using coopbench::loadgen::kHttpMaxHead;
+using coopbench::loadgen::kHttpResponse;
+using coopbench::loadgen::Protocol;
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+  public:
+    explicit HttpSession(tcp::socket s) : socket_(std::move(s)), buf_(kHttpMaxHead) {}
+    void start() { read(); }
+
+  private:
+    void read() {
+        if (have_ == buf_.size()) return;  // a head longer than kHttpMaxHead: close
+        auto self = shared_from_this();
+        socket_.async_read_some(asio::buffer(buf_.data() + have_, buf_.size() - have_),
+                                [this, self](boost::system::error_code ec, std::size_t n) {
+                                    if (ec) return;
+                                    have_ += n;
+                                    std::size_t used = 0;
+                                    const std::size_t heads = heads_.complete(buf_.data(), have_, used);
+                                    std::memmove(buf_.data(), buf_.data() + used, have_ - used);
+                                    have_ -= used;
+                                    if (heads == 0) return read();
+                                    out_.clear();
+                                    for (std::size_t k = 0; k < heads; ++k) out_.append(kHttpResponse);
+                                    if (corrupt_once.exchange(false)) out_[0] ^= static_cast<char>(0xFF);  // --inject-fault
+                                    write();
+                                });
+    }
+    void write() {
+        auto self = shared_from_this();
+        asio::async_write(socket_, asio::buffer(out_), [this, self](boost::system::error_code ec, std::size_t) {
+            if (!ec) read();
+        });
+    }
+    tcp::socket socket_;
+    std::vector<char> buf_;
+    std::size_t have_ = 0;
+    coopbench::loadgen::HttpHeads heads_;
+    std::string out_;
 };
 
 class Server {
   public:
-    Server(std::vector<std::unique_ptr<asio::io_context>>& pool, std::size_t size)
-        : pool_(pool), acceptor_(*pool[0], tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)), size_(size) {
+    Server(std::vector<std::unique_ptr<asio::io_context>>& pool, std::size_t size, Protocol proto)
+        : pool_(pool),
+          acceptor_(*pool[0], tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
+          size_(size),
+          proto_(proto) {
         accept();
     }
     unsigned short port() const { return acceptor_.local_endpoint().port(); }
@@ -73,7 +130,8 @@ class Server {
         acceptor_.async_accept(next, [this](boost::system::error_code ec, tcp::socket s) {
             if (!ec) {
                 s.set_option(tcp::no_delay(true));
-                std::make_shared<Session>(std::move(s), size_)->start();
+                if (proto_ == Protocol::http) std::make_shared<HttpSession>(std::move(s))->start();
+                else std::make_shared<Session>(std::move(s), size_, proto_ == Protocol::rpc)->start();
             }
             if (ec != asio::error::operation_aborted) accept();
         });
@@ -81,6 +139,7 @@ class Server {
     std::vector<std::unique_ptr<asio::io_context>>& pool_;
     tcp::acceptor acceptor_;
     std::size_t size_;
+    Protocol proto_;
     std::size_t next_ = 0;
 };
 
@@ -92,7 +151,8 @@ int main(int argc, char** argv) {
         std::cout << list_reply({{"asio", "Boost.Asio " + std::to_string(BOOST_VERSION / 100000) + "." +
                                               std::to_string(BOOST_VERSION / 100 % 1000) + " (libboost-dev)"},
                                  {"server", "io_context per thread (one thread per processor), completion handlers, "
-                                            "async_read/async_write of whole messages, TCP_NODELAY"}})
+                                            "async_read/async_write of whole messages, TCP_NODELAY; http-hello: async_read_some, "
+                                            "every complete request head answered by one async_write"}})
                   << std::endl;
         return 0;
     }
@@ -103,7 +163,7 @@ int main(int argc, char** argv) {
         for (unsigned i = 0; i < req.processors; ++i) pool.push_back(std::make_unique<asio::io_context>(1));
         std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
         for (auto& c : pool) work.push_back(asio::make_work_guard(*c));
-        Server server(pool, req.size());
+        Server server(pool, req.protocol() == Protocol::http ? 0 : req.size(), req.protocol());
         std::vector<std::thread> threads;
         for (auto& c : pool) threads.emplace_back([&c] { c->run(); });
         say_listening(server.port());

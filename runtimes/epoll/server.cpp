@@ -11,6 +11,13 @@
 // drained (tokio's PollEvented rule), so ping-pong costs one read and one write per message.
 // TCP_NODELAY on every connection (tcp(7)). The end of stdin stops every thread (an eventfd
 // in each epoll set).
+//
+// http-hello (harness/loadgen/protocol.hpp): the same loop, but what is read goes into a
+// buffer of kHttpMaxHead bytes, every complete request head in it is answered at once (one
+// send of as many kHttpResponse copies: a pipelining client gets one write, as the
+// TechEmpower plaintext servers written on epoll do), and the rest is kept for the next read.
+// rpc: echo's loop, the work (protocol.hpp's rpc_answer) done on the whole message before
+// it is written back, on the thread that read it.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,6 +32,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,13 +43,21 @@ namespace {
 struct Conn {
     int fd;
     std::vector<unsigned char> buf;
-    std::size_t have = 0;  // bytes of the current message read
-    std::size_t put = 0;   // bytes of it written back (while have == size)
+    std::size_t have = 0;  // bytes of the current message read (http: of the buffer)
+    std::size_t put = 0;   // bytes of it written back (while have == size; http: of out)
+    std::string out;       // http: the responses not yet written
+    coopbench::loadgen::HttpHeads heads;
 };
+
+using coopbench::loadgen::kHttpMaxHead;
+using coopbench::loadgen::kHttpResponse;
+using coopbench::loadgen::Protocol;
 
 std::atomic<bool> corrupt_once{false};
 
-void serve_thread(int lfd, int stopfd, std::size_t size) {
+void serve_thread(int lfd, int stopfd, std::size_t size, Protocol proto) {
+    const bool http = proto == Protocol::http;
+    if (http) size = kHttpMaxHead;  // each connection's buffer
     const int ep = epoll_create1(EPOLL_CLOEXEC);
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -56,8 +72,38 @@ void serve_thread(int lfd, int stopfd, std::size_t size) {
         ::close(c->fd);
         conns[static_cast<std::size_t>(c->fd)].reset();
     };
+    // pump_http — write what is owed, read, answer every complete head; until the socket
+    // would block. false when the connection ended (or sent a head longer than the buffer).
+    auto pump_http = [&](Conn* c, std::uint32_t events) -> bool {
+        bool drained = false;
+        for (;;) {
+            while (c->put < c->out.size()) {
+                const ssize_t w = ::send(c->fd, c->out.data() + c->put, c->out.size() - c->put, MSG_NOSIGNAL);
+                if (w < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;  // EPOLLOUT resumes
+                c->put += static_cast<std::size_t>(w);
+            }
+            c->out.clear();
+            c->put = 0;
+            if (drained) return true;
+            const std::size_t room = size - c->have;
+            const ssize_t r = ::recv(c->fd, c->buf.data() + c->have, room, 0);
+            if (r == 0) return false;
+            if (r < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+            c->have += static_cast<std::size_t>(r);
+            std::size_t used = 0;
+            const std::size_t n = c->heads.complete(reinterpret_cast<const char*>(c->buf.data()), c->have, used);
+            if (n == 0 && c->have == size) return false;  // a head longer than kHttpMaxHead
+            for (std::size_t k = 0; k < n; ++k) c->out.append(kHttpResponse);
+            if (n > 0 && corrupt_once.exchange(false)) c->out[0] ^= static_cast<char>(0xFF);  // --inject-fault
+            std::memmove(c->buf.data(), c->buf.data() + used, c->have - used);
+            c->have -= used;
+            // A short read drained the socket (unless the FIN came with it): write, then wait.
+            drained = static_cast<std::size_t>(r) < room && !(events & (EPOLLRDHUP | EPOLLHUP));
+        }
+    };
     // pump — read and echo until the socket would block; false when the connection ended.
     auto pump = [&](Conn* c, std::uint32_t events) -> bool {
+        if (http) return pump_http(c, events);
         for (;;) {
             if (c->have < size) {
                 const ssize_t r = ::recv(c->fd, c->buf.data() + c->have, size - c->have, 0);
@@ -67,6 +113,7 @@ void serve_thread(int lfd, int stopfd, std::size_t size) {
                 // A short read drained the socket, unless this edge brought the FIN too.
                 if (c->have < size && !(events & (EPOLLRDHUP | EPOLLHUP))) return true;
                 if (c->have < size) continue;
+                if (proto == Protocol::rpc) coopbench::loadgen::rpc_answer(c->buf.data());  // the work
                 if (corrupt_once.exchange(false)) c->buf[0] ^= 0xFF;  // --inject-fault
             }
             while (c->put < size) {
@@ -95,7 +142,7 @@ void serve_thread(int lfd, int stopfd, std::size_t size) {
                     const int one = 1;
                     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                     if (conns.size() <= static_cast<std::size_t>(fd)) conns.resize(static_cast<std::size_t>(fd) + 1);
-                    conns[static_cast<std::size_t>(fd)] = std::make_unique<Conn>(Conn{fd, std::vector<unsigned char>(size)});
+                    conns[static_cast<std::size_t>(fd)] = std::make_unique<Conn>(Conn{fd, std::vector<unsigned char>(size), 0, 0, {}, {}});
                     epoll_event cev{};
                     cev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
                     cev.data.ptr = conns[static_cast<std::size_t>(fd)].get();
@@ -116,13 +163,18 @@ int main(int argc, char** argv) {
     using namespace coopbench::serve;
     if (argc > 1 && std::string(argv[1]) == "--list") {
         std::cout << list_reply({{"server", "epoll, one thread per processor, SO_REUSEPORT listener per thread, "
-                                            "edge-triggered, TCP_NODELAY (runtimes/epoll/server.cpp)"}})
+                                            "edge-triggered, TCP_NODELAY (runtimes/epoll/server.cpp); http-hello: every complete "
+                                            "request head in a read answered by one send"}})
                   << std::endl;
         return 0;
     }
     try {
         const Request req = read_request();
-        const std::size_t size = req.size();
+        const std::size_t size = req.protocol() == Protocol::http ? 0 : req.size();
+        if (req.protocol() == Protocol::rpc && size < coopbench::loadgen::kRpcHeader) {
+            reply_failed("rpc: size must be at least 16 (the work's header)");
+            return 0;
+        }
         corrupt_once = req.inject_fault;
         rlimit nofile{};
         if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
@@ -157,7 +209,7 @@ int main(int argc, char** argv) {
                     CPU_SET(cpus[t], &one);
                     sched_setaffinity(0, sizeof one, &one);
                 }
-                serve_thread(listeners[t], stopfd, size);
+                serve_thread(listeners[t], stopfd, size, req.protocol());
             });
         say_listening(port);
         wait_for_stdin_end();

@@ -6,10 +6,23 @@
 // (net.TCPConn.SetNoDelay: "The default is true (no delay)"). GOMAXPROCS = the point's
 // processors (main.go). The serving protocol: docs/adding-a-backend.md, "Serving an I/O
 // workload" — print {"listening": PORT}, serve until stdin ends, exit.
+//
+// http-hello, http-hello-open (harness/loadgen/protocol.hpp; docs/io-workloads.md): the same
+// goroutine per connection, on raw TCP, not net/http — every backend runs the same minimal
+// responder, so that the comparison is of the runtimes, not of Go's HTTP stack against
+// another's. Conn.Read into a buffer of httpMaxHead bytes, bytes.Index for each "\r\n\r\n"
+// (every complete request head answered, in order), one Write of as many responses.
+//
+// churn: echo's server, unchanged (a goroutine per connection, one request on each).
+//
+// rpc, rpc-open: echo's goroutine, the work (rpcWork, protocol.hpp's rpc_work) done in the
+// handler's goroutine before the Write, as a Go server does short CPU work (no pool).
 package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"io"
 	"net"
 	"os"
@@ -17,13 +30,87 @@ import (
 	"sync/atomic"
 )
 
-func isIO(workload string) bool { return workload == "echo" || workload == "echo-open" }
+// The bytes of harness/loadgen/protocol.hpp.
+const (
+	httpResponse = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"
+	httpMaxHead  = 8192
+)
+
+var headEnd = []byte("\r\n\r\n")
+
+func isIO(workload string) bool {
+	return workload == "echo" || workload == "echo-open" || workload == "churn" || isHTTP(workload) || isRPC(workload)
+}
+
+func isRPC(workload string) bool { return workload == "rpc" || workload == "rpc-open" }
+
+// rpcWork — harness/loadgen/protocol.hpp's rpc_work: rounds dependent LCG steps (Knuth's MMIX
+// constants), each followed by an xorshift.
+func rpcWork(seed, rounds uint64) uint64 {
+	x := seed
+	for i := uint64(0); i < rounds; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 29
+	}
+	return x
+}
+
+func isHTTP(workload string) bool { return workload == "http-hello" || workload == "http-hello-open" }
+
+// serveHTTP — answer every complete request head with httpResponse until the client closes
+// (or sends a head longer than httpMaxHead).
+func serveHTTP(c net.Conn, corrupt *atomic.Bool) {
+	defer c.Close()
+	buf := make([]byte, httpMaxHead)
+	out := make([]byte, 0, 4*len(httpResponse))
+	have, scan := 0, 0
+	for have < len(buf) {
+		n, err := c.Read(buf[have:])
+		if n == 0 && err != nil {
+			return
+		}
+		have += n
+		used := 0
+		out = out[:0]
+		for {
+			i := bytes.Index(buf[scan:have], headEnd)
+			if i < 0 {
+				break
+			}
+			used = scan + i + len(headEnd)
+			scan = used
+			out = append(out, httpResponse...)
+		}
+		// Resume the search where a terminator split over reads may begin.
+		if scan = have - len(headEnd) + 1; scan < used {
+			scan = used
+		}
+		copy(buf, buf[used:have])
+		have -= used
+		scan -= used
+		if len(out) == 0 {
+			continue
+		}
+		if corrupt.CompareAndSwap(true, false) {
+			out[0] ^= 0xFF // --inject-fault: the load generator's byte check must catch it
+		}
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+	}
+}
 
 func serveEcho(req *Request, stdin *bufio.Reader) {
 	size := 512
-	if s, ok := req.Params["size"]; ok {
+	http, rpc := isHTTP(req.Workload), isRPC(req.Workload)
+	if rpc {
+		size = 128
+	} else if req.Workload == "churn" {
+		size = 64
+	}
+	if s, ok := req.Params["size"]; ok && !http {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
+		if err != nil || v < 1 || (rpc && v < 16) {
 			emit(Reply{Status: "failed", Reason: "bad size " + s})
 			return
 		}
@@ -42,12 +129,19 @@ func serveEcho(req *Request, stdin *bufio.Reader) {
 			if err != nil {
 				return
 			}
+			if http {
+				go serveHTTP(c, &corrupt)
+				continue
+			}
 			go func(c net.Conn) {
 				defer c.Close()
 				buf := make([]byte, size)
 				for {
 					if _, err := io.ReadFull(c, buf); err != nil {
 						return
+					}
+					if rpc { // the work, then the reply (bytes 0-7: the result)
+						binary.LittleEndian.PutUint64(buf, rpcWork(binary.LittleEndian.Uint64(buf[8:]), binary.LittleEndian.Uint64(buf)))
 					}
 					if corrupt.CompareAndSwap(true, false) {
 						buf[0] ^= 0xFF // --inject-fault: the load generator's byte check must catch it

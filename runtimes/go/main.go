@@ -146,7 +146,7 @@ func context() map[string]string {
 		"GOMEMLIMIT": memlimit,
 		"gomaxprocs": "the point's processors",
 		"build":      buildProfile(),
-		"io_server":  "echo, echo-open: net.Listen, a goroutine per connection, io.ReadFull + Write (io.go)",
+		"io_server":  "echo, echo-open: net.Listen, a goroutine per connection, io.ReadFull + Write; http-hello: the same on raw TCP, every complete request head answered by one Write; rpc: echo with the work in the handler (io.go)",
 	}
 }
 
@@ -161,11 +161,11 @@ func emit(v any) {
 
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--list" {
-		names := make([]string, 0, len(workloads)+2)
+		names := make([]string, 0, len(workloads)+7)
 		for n := range workloads {
 			names = append(names, n)
 		}
-		names = append(names, "echo", "echo-open") // io.go
+		names = append(names, "echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn") // io.go
 		sort.Strings(names)
 		emit(map[string]any{"protocol": 1, "iterations": true, "workloads": names, "context": context()})
 		return

@@ -11,10 +11,11 @@ import program_backend as pb
 from program_backend import params, rows, run
 
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
-             "news", "producer", "tokenring", "skynet", "channel", "echo", "echo-open"}
+             "news", "producer", "tokenring", "skynet", "channel", "echo", "echo-open", "http-hello",
+             "http-hello-open", "rpc", "rpc-open", "churn"}
 # The I/O workloads (io.go): served by the program, measured by the harness's load generator,
 # whose counters they carry (not the program's gomaxprocs).
-IO_WORKLOADS = {"echo", "echo-open"}
+IO_WORKLOADS = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn"}
 # The apps with the parameter via, each run in both variants by the tiny plan.
 VIA_APPS = {(w, v) for w in ("city", "eratosthenes", "producer", "tokenring") for v in ("monitor", "channel")}
 

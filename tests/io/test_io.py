@@ -1,5 +1,6 @@
-"""test_io.py COOPBENCH — the I/O workloads (workloads/io/echo.hpp) through the real binary: the
-tiny plan of echo and echo-open on every backend that serves them in this build (C++ backends
+"""test_io.py COOPBENCH — the I/O workloads (workloads/io/: echo.hpp, http.hpp, rpc.hpp) through
+the real binary: the tiny plan of echo, http-hello and rpc, closed and open loop, on every
+backend that serves them in this build (C++ backends
 with their in-process server, external programs through coopbench-loadgen host), every point ok
 with its latency and CPU counters; then with --inject-fault every server's corrupted byte is
 caught by the load generator's byte check."""
@@ -11,7 +12,8 @@ import tempfile
 import unittest
 
 BIN = None
-IO = {"echo", "echo-open"}
+IO = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn"}
+HTTP_RESPONSE = 78  # bytes (harness/loadgen/protocol.hpp; docs/io-workloads.md)
 
 
 def rows(folder):
@@ -42,20 +44,26 @@ class Io(unittest.TestCase):
         # when their tools are there (each counted where present).
         for must in ("pthreads", "stdthread", "epoll", "native", "native-ws", "native-parasail"):
             self.assertIn(must, backends)
-        got = run("-b", ",".join(backends), "-w", "echo,echo-open", "--plan", "tiny", "-P", "1", "-W", "0", "-I", "1")
+        got = run("-b", ",".join(backends), "-w", ",".join(sorted(IO)), "--plan", "tiny", "-P", "1", "-W", "0", "-I", "1")
         self.assertEqual({(r["backend"], r["workload"]) for r in got}, {(b, w) for b in backends for w in IO})
         self.assertEqual([(r["point"], r["reason"]) for r in got if r["status"] != "ok"], [])
         for r in got:
             c = json.loads(r["counters"])
             self.assertGreater(c["requests"], 0, r["point"])
-            self.assertGreaterEqual(c["bytes_checked"], 64 * c["requests"], r["point"])
+            per = {"http": HTTP_RESPONSE, "rpc": 128}.get(r["workload"].split("-")[0], 64)
+            self.assertGreaterEqual(c["bytes_checked"], per * c["requests"], r["point"])
             self.assertLessEqual(c["p50_us"], c["p99_us"], r["point"])
             self.assertLessEqual(c["p99_us"], c["p999_us"], r["point"])
             self.assertLessEqual(c["p999_us"], c["max_us"], r["point"])
             self.assertIn("server_cpu_us_per_request", c, r["point"])
             self.assertIn(c["client_bound"], (0, 1))
             self.assertIn(c["cpus_shared"], (0, 1))
-            if r["workload"] == "echo":
+            if r["workload"].startswith("rpc"):
+                self.assertGreater(c["work_us"], 0, r["point"])
+            if r["workload"] == "churn":
+                self.assertEqual(r["unit"], "connections/s")
+                self.assertAlmostEqual(float(r["value"]), c["rate_rps"], delta=1e-6 * c["rate_rps"] + 1e-9)
+            elif r["workload"] in ("echo", "http-hello", "rpc"):
                 self.assertEqual(r["unit"], "requests/s")
                 self.assertAlmostEqual(float(r["value"]), c["rate_rps"], delta=1e-6 * c["rate_rps"] + 1e-9)
             else:
@@ -65,11 +73,13 @@ class Io(unittest.TestCase):
 
     def test_an_injected_fault_is_caught_on_every_backend(self):
         backends = io_backends()
-        got = run("-b", ",".join(backends), "-w", "echo,echo-open", "--plan", "tiny", "-P", "1", "-W", "0", "-I", "1",
-                  "--inject-fault")
-        self.assertEqual({r["backend"] for r in got}, set(backends))
+        got = run("-b", ",".join(backends), "-w", ",".join(sorted(IO)), "--plan", "tiny", "-P", "1", "-W", "0", "-I",
+                  "1", "--inject-fault")
+        self.assertEqual({(r["backend"], r["workload"]) for r in got}, {(b, w) for b in backends for w in IO})
+        prefix = {"http": "self-check failed: response byte 0 of", "rpc": "self-check failed: reply byte 0 of"}
+        want = {w: prefix.get(w.split("-")[0], "self-check failed: echoed byte") for w in IO}
         missed = [(r["point"], r["reason"]) for r in got
-                  if r["status"] != "failed" or "self-check failed: echoed byte" not in r["reason"]]
+                  if r["status"] != "failed" or want[r["workload"]] not in r["reason"]]
         self.assertEqual(missed, [])
 
 

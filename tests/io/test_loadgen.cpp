@@ -19,6 +19,7 @@
 
 #include "harness/loadgen/histogram.hpp"
 #include "harness/loadgen/loadgen.hpp"
+#include "harness/loadgen/protocol.hpp"
 #include "tests/support/watchdog.hpp"
 
 namespace {
@@ -52,7 +53,7 @@ TEST(Histogram, SmallValuesAreExact) {
 }
 
 // Misbehaving — what a test server does wrong.
-enum class Misbehaving { none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent };
+enum class Misbehaving { none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent, rpc };
 
 // TestServer — a thread per connection echoing messages of `size` bytes, misbehaving once.
 class TestServer {
@@ -71,10 +72,12 @@ class TestServer {
             for (;;) {
                 const int fd = accept(lfd_, nullptr, nullptr);
                 if (fd < 0) return;
+                accepted_.fetch_add(1, std::memory_order_relaxed);  // a count read after the run
                 conns_.emplace_back([this, fd] { serve(fd); });
             }
         });
     }
+    std::size_t accepted() const { return accepted_.load(std::memory_order_relaxed); }
     ~TestServer() {
         shutdown(lfd_, SHUT_RDWR);
         acceptor_.join();
@@ -96,6 +99,7 @@ class TestServer {
                 got += static_cast<std::size_t>(r);
             }
             if (got < size_) break;
+            if (how_ == Misbehaving::rpc) rpc_answer(buf.data());  // the rpc protocol's work, done right
             const bool now = n == 20 && !done_.exchange(true);
             std::size_t len = size_;
             if (now && how_ == Misbehaving::corrupt) buf[size_ / 2] ^= 1;
@@ -117,6 +121,7 @@ class TestServer {
     Misbehaving how_;
     int lfd_ = -1, port_ = 0;
     std::atomic<bool> done_{false};
+    std::atomic<std::size_t> accepted_{0};
     std::thread acceptor_;
     std::vector<std::thread> conns_;  // the acceptor's own
 };
@@ -180,6 +185,182 @@ TEST(Loadgen, OpenLoopLatencyIsTakenFromTheIntendedSendTime) {
     ASSERT_TRUE(r.ok) << r.check;
     EXPECT_GE(r.latency.percentile(0.99), 150'000'000u) << "p99 " << r.latency.percentile(0.99) << " ns";
     EXPECT_GE(r.latency.max(), 190'000'000u);
+}
+
+// HttpHeads — the framing of every C++ HTTP server: a head is found once, wherever the reads
+// split it, and pipelined heads are each counted.
+TEST(HttpHeads, CountsEveryCompleteHeadWhereverTheReadsSplitIt) {
+    const std::string req(kHttpRequest);
+    const std::string three = req + req + req;
+    for (std::size_t split = 0; split <= three.size(); ++split) {
+        for (std::size_t split2 = split; split2 <= three.size(); split2 += 7) {
+            HttpHeads h;
+            std::string buf;
+            std::size_t heads = 0;
+            for (auto [from, to] : {std::pair{std::size_t{0}, split}, std::pair{split, split2},
+                                    std::pair{split2, three.size()}}) {
+                buf.append(three, from, to - from);
+                std::size_t used = 0;
+                heads += h.complete(buf.data(), buf.size(), used);
+                buf.erase(0, used);
+            }
+            EXPECT_EQ(heads, 3u) << split << " " << split2;
+            EXPECT_TRUE(buf.empty()) << split << " " << split2;
+        }
+    }
+    HttpHeads h;
+    std::size_t used = 0;
+    EXPECT_EQ(h.complete("GET / HTTP/1.1\r\n\r", 17, used), 0u);  // "\r\n\r" is no end
+    EXPECT_EQ(used, 0u);
+    HttpHeads h2;
+    EXPECT_EQ(h2.complete("GET / HTTP/1.1\r\nX: \r\n\r\nGET", 26, used), 1u);
+    EXPECT_EQ(used, 23u);  // the bytes after the head are the next one's
+}
+
+// HttpTestServer — a thread per connection answering request heads, misbehaving once.
+enum class HttpWrong { none, corrupt, early, twice, truncated };
+
+class HttpTestServer {
+  public:
+    explicit HttpTestServer(HttpWrong how) : how_(how) {
+        lfd_ = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        listen(lfd_, 128);
+        socklen_t len = sizeof a;
+        getsockname(lfd_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        acceptor_ = std::thread([this] {
+            for (;;) {
+                const int fd = accept(lfd_, nullptr, nullptr);
+                if (fd < 0) return;
+                conns_.emplace_back([this, fd] { serve(fd); });
+            }
+        });
+    }
+    ~HttpTestServer() {
+        shutdown(lfd_, SHUT_RDWR);
+        acceptor_.join();
+        for (auto& t : conns_) t.join();
+        close(lfd_);
+    }
+    int port() const { return port_; }
+
+  private:
+    void serve(int fd) {
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        std::string buf;
+        HttpHeads heads;
+        char tmp[4096];
+        for (int n = 0;;) {
+            const ssize_t r = recv(fd, tmp, sizeof tmp, 0);
+            if (r <= 0) break;
+            buf.append(tmp, static_cast<std::size_t>(r));
+            std::size_t used = 0;
+            const std::size_t k = heads.complete(buf.data(), buf.size(), used);
+            buf.erase(0, used);
+            std::string out;
+            for (std::size_t i = 0; i < k; ++i, ++n) {
+                const bool now = n == 20 && !done_.exchange(true);
+                std::string one_response(kHttpResponse);
+                if (now && how_ == HttpWrong::corrupt) one_response[70] ^= 1;
+                if (now && how_ == HttpWrong::truncated) one_response.pop_back();
+                out += one_response;
+                if (now && how_ == HttpWrong::twice) out += kHttpResponse;
+                // early: the next request's response before its head is sent
+                if (now && how_ == HttpWrong::early) out += kHttpResponse.substr(0, 5);
+                if (now && how_ == HttpWrong::truncated) {
+                    send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+                    close(fd);
+                    return;
+                }
+            }
+            if (!out.empty()) send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+        }
+        close(fd);
+    }
+    HttpWrong how_;
+    int lfd_ = -1, port_ = 0;
+    std::atomic<bool> done_{false};
+    std::thread acceptor_;
+    std::vector<std::thread> conns_;  // the acceptor's own
+};
+
+TEST(Loadgen, ACorrectHttpServerPassesWithEveryResponseByteChecked) {
+    coopbench::test::Watchdog dog("a correct HTTP responder", 30);
+    HttpTestServer srv(HttpWrong::none);
+    for (Mode m : {Mode::closed, Mode::open}) {
+        Spec s = quick(srv.port(), m);
+        s.protocol = Protocol::http;
+        const Result r = run(s);
+        EXPECT_TRUE(r.ok) << r.check;
+        EXPECT_GT(r.requests, 0u);
+        EXPECT_EQ(r.bytes_checked % kHttpResponse.size(), 0u);
+        EXPECT_GE(r.bytes_checked, r.requests * kHttpResponse.size());
+    }
+}
+
+TEST(Loadgen, EveryWayOfGettingAnHttpResponseWrongFailsTheRun) {
+    coopbench::test::Watchdog dog("misbehaving HTTP responders", 60);
+    const std::pair<HttpWrong, const char*> cases[] = {
+        {HttpWrong::corrupt, "self-check failed: response byte 70 of connection"},
+        {HttpWrong::truncated, "self-check failed: response bytes = 77 of 78, then the server closed"},
+        // One response too many is the same bytes as the next one: seen as a surplus when
+        // the client half-closes at the end.
+        {HttpWrong::twice, "more than were asked for on connection"},
+        // Bytes of a response before its request: they shift every byte after them.
+        {HttpWrong::early, "self-check failed: response byte 5 of connection"},
+    };
+    for (auto& [how, want] : cases) {
+        HttpTestServer srv(how);
+        Spec s = quick(srv.port());
+        s.protocol = Protocol::http;
+        const Result r = run(s);
+        EXPECT_FALSE(r.ok) << want;
+        EXPECT_NE(r.check.find(want), std::string::npos) << r.check;
+    }
+}
+
+// The rpc protocol: a server that does the work passes; one that echoes without it (the
+// plain echo server) fails on a byte of the result.
+TEST(Loadgen, AnRpcServerThatSkipsTheWorkFails) {
+    coopbench::test::Watchdog dog("rpc servers", 30);
+    for (Misbehaving how : {Misbehaving::rpc, Misbehaving::none}) {
+        TestServer srv(128, how);
+        Spec s = quick(srv.port());
+        s.protocol = Protocol::rpc;
+        s.size = 128;
+        s.work_rounds = 1000;
+        const Result r = run(s);
+        if (how == Misbehaving::rpc) {
+            EXPECT_TRUE(r.ok) << r.check;
+            EXPECT_GE(r.bytes_checked, r.requests * 128);
+            EXPECT_GT(r.work_ns, 0);
+        } else {
+            EXPECT_FALSE(r.ok);
+            // The first wrong byte is one of the result's eight (which one depends on the seed).
+            const std::string head = "self-check failed: reply byte ";
+            ASSERT_EQ(r.check.rfind(head, 0), 0u) << r.check;
+            EXPECT_LT(std::stoi(r.check.substr(head.size())), 8) << r.check;
+        }
+    }
+}
+
+// Churn: every request on a connection of its own, every echoed byte checked.
+TEST(Loadgen, ChurnMakesAConnectionPerRequest) {
+    coopbench::test::Watchdog dog("churn", 30);
+    TestServer srv(64, Misbehaving::none);
+    Spec s = quick(srv.port());
+    s.churn = true;
+    s.max_requests = 300;  // the test server keeps a thread per connection until its end
+    const Result r = run(s);
+    ASSERT_TRUE(r.ok) << r.check;
+    EXPECT_GT(r.requests, 0u);
+    EXPECT_GE(r.bytes_checked, r.requests * 64);
+    EXPECT_GE(srv.accepted(), r.requests);  // warm-up's connections too
 }
 
 TEST(Loadgen, NoServerIsAFailureThatSaysSo) {

@@ -4,9 +4,12 @@
 
 #include "harness/typelist.hpp"
 #include "workloads/io/echo.hpp"
+#include "workloads/io/http.hpp"
+#include "workloads/io/churn.hpp"
+#include "workloads/io/rpc.hpp"
 
 namespace coopbench {
 
-using IoWorkloads = TypeList<Echo, EchoOpen>;
+using IoWorkloads = TypeList<Echo, EchoOpen, HttpHello, HttpHelloOpen, Rpc, RpcOpen, Churn>;
 
 }  // namespace coopbench

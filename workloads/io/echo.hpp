@@ -1,6 +1,8 @@
 // echo.hpp — the I/O workloads `echo` (closed loop) and `echo-open` (open loop, wrk2's
 // method): a TCP echo server on the backend, loaded by the harness's load generator
-// (harness/loadgen/, its own process: coopbench-loadgen), on 127.0.0.1 only.
+// (harness/loadgen/, its own process: coopbench-loadgen), on 127.0.0.1 only. Also the
+// server every C++ backend runs for all the I/O workloads (Server, run_server: http.hpp and
+// rpc.hpp use it with their protocols).
 //
 // The protocol (the same on every backend, io-anchors review §5.2): fixed-size messages of
 // `size` bytes; the server reads one whole message and writes it back, until the client
@@ -37,12 +39,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <list>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/io_point.hpp"
 #include "harness/loadgen/cpus.hpp"
+#include "harness/loadgen/protocol.hpp"
 #include "harness/workload.hpp"
 #include "workloads/common.hpp"
 
@@ -118,12 +123,90 @@ struct Sockets {
     }
 };
 
-// EchoServer — the listener, an acceptor thread, and a thread per connection.
+using loadgen::Protocol;
+
+// ConnThreads — the threads of the connections, each joined soon after it ends (a churn of
+// connections, one request each, would otherwise keep every ended thread's stack until the
+// point ends): the acceptor reaps the ended ones after each accept. B::Thread's join as
+// Group's (workloads/common.hpp): a coop join that says the thread never ran sets error().
 template <Backend B>
-class EchoServer {
+class ConnThreads {
   public:
-    EchoServer(std::size_t size, bool inject_fault) : size_(size), fault_(inject_fault) {}
-    ~EchoServer() {
+    ConnThreads() = default;
+    ConnThreads(const ConnThreads&) = delete;
+    ConnThreads& operator=(const ConnThreads&) = delete;
+    ~ConnThreads() { join_all(); }
+
+    template <class F>
+    bool spawn(F fn) {
+        auto done = std::make_unique<std::atomic<bool>>(false);
+        std::atomic<bool>* d = done.get();
+        try {
+            live_.push_back(Live{B::spawn([fn, d, this]() mutable {
+                                 fn();
+                                 // release: pairs with reap()'s acquire, so that a reaped
+                                 // thread's work (its fd closed) is visible to the acceptor;
+                                 // the join itself then waits at most for the thread's exit.
+                                 d->store(true, std::memory_order_release);
+                                 // relaxed: a hint that a scan may find something, no more
+                                 // (the flag above is what reap() trusts).
+                                 ended_.fetch_add(1, std::memory_order_relaxed);
+                             }),
+                             std::move(done)});
+            return true;
+        } catch (const SpawnError& e) {
+            error_ = std::string(e.what()) + " at " + std::to_string(live_.size()) + " threads";
+            return false;
+        }
+    }
+    // reap — join the threads that have ended, when any has since the last scan.
+    void reap() {
+        const std::uint64_t ended = ended_.load(std::memory_order_relaxed);
+        if (ended == seen_) return;
+        seen_ = ended;
+        for (auto it = live_.begin(); it != live_.end();) {
+            if (it->done->load(std::memory_order_acquire)) {
+                join(it->thread);
+                it = live_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    void join_all() {
+        for (auto& l : live_) join(l.thread);
+        live_.clear();
+    }
+    const std::string& error() const { return error_; }
+
+  private:
+    void join(typename B::Thread& t) {
+        if constexpr (std::same_as<decltype(t.join()), bool>) {
+            if (!t.join() && error_.empty()) {
+                if constexpr (requires { B::start_failure(); }) error_ = B::start_failure();
+                else error_ = "a thread never ran";
+            }
+        } else {
+            t.join();
+        }
+    }
+    struct Live {
+        typename B::Thread thread;
+        std::unique_ptr<std::atomic<bool>> done;
+    };
+    std::list<Live> live_;  // a list: a thread handle need not be move-assignable
+    std::atomic<std::uint64_t> ended_{0};
+    std::uint64_t seen_ = 0;  // the acceptor's own
+    std::string error_;       // the acceptor's own
+};
+
+// Server — the listener, an acceptor thread, and a thread per connection, which runs the
+// protocol's loop: echo and rpc (echo, below) or http (http_loop).
+template <Backend B>
+class Server {
+  public:
+    Server(Protocol proto, std::size_t size, bool inject_fault) : proto_(proto), size_(size), fault_(inject_fault) {}
+    ~Server() {
         if (lfd_ >= 0) Sockets<B>::close(lfd_);  // a runtime's I/O may have registered it
     }
 
@@ -145,7 +228,7 @@ class EchoServer {
 
     // accept_loop — the acceptor thread's body: a thread per connection until stop().
     void accept_loop() {
-        Group<B> conns;
+        ConnThreads<B> conns;
         for (;;) {
             const int fd = Sockets<B>::accept(lfd_);
             if (fd < 0) {
@@ -158,8 +241,12 @@ class EchoServer {
             }
             const int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            conns.reap();
             const bool first = accepted_++ == 0;
-            if (!conns.spawn([this, fd, first] { echo(fd, first && fault_); })) {
+            if (!conns.spawn([this, fd, first] {
+                    if (proto_ == Protocol::http) http_loop(fd, first && fault_);
+                    else echo(fd, first && fault_);
+                })) {
                 set_error(conns.error());
                 Sockets<B>::close(fd);  // the client sees the server close: the point fails
             }
@@ -180,7 +267,8 @@ class EchoServer {
     }
 
   private:
-    // echo — read one whole message, write it back, until the client closes.
+    // echo — read one whole message (rpc: compute its answer into bytes 0-7, protocol.hpp),
+    // write it back, until the client closes.
     void echo(int fd, bool corrupt) {
         std::vector<unsigned char> buf(size_);
         for (;;) {
@@ -192,6 +280,7 @@ class EchoServer {
                 else break;
             }
             if (got < size_) break;  // the client closed (or reset)
+            if (proto_ == Protocol::rpc) loadgen::rpc_answer(buf.data());  // the work, then the reply
             if (corrupt) {
                 buf[0] ^= 0xFF;  // --inject-fault: the client's byte check must catch this
                 corrupt = false;
@@ -207,6 +296,42 @@ class EchoServer {
         }
         Sockets<B>::close(fd);
     }
+    // http_loop — read what comes into a buffer of kHttpMaxHead bytes; answer every complete
+    // request head in it with one write of as many responses (loadgen/protocol.hpp); keep the
+    // rest; until the client closes (or sends a head longer than the buffer).
+    void http_loop(int fd, bool corrupt) {
+        std::vector<char> buf(loadgen::kHttpMaxHead);
+        std::size_t have = 0;
+        loadgen::HttpHeads heads;
+        std::string out;
+        for (;;) {
+            if (have == buf.size()) break;
+            const ssize_t r = Sockets<B>::read(fd, buf.data() + have, buf.size() - have);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            have += static_cast<std::size_t>(r);
+            std::size_t used = 0;
+            const std::size_t n = heads.complete(buf.data(), have, used);
+            if (n == 0) continue;
+            std::memmove(buf.data(), buf.data() + used, have - used);
+            have -= used;
+            out.clear();
+            for (std::size_t k = 0; k < n; ++k) out.append(loadgen::kHttpResponse);
+            if (corrupt) {
+                out[0] = static_cast<char>(out[0] ^ 0xFF);  // --inject-fault: the client's byte check must catch this
+                corrupt = false;
+            }
+            std::size_t put = 0;
+            while (put < out.size()) {
+                const ssize_t w = Sockets<B>::write(fd, out.data() + put, out.size() - put);
+                if (w > 0) put += static_cast<std::size_t>(w);
+                else if (w < 0 && errno == EINTR) continue;
+                else break;
+            }
+            if (put < out.size()) break;
+        }
+        Sockets<B>::close(fd);
+    }
     int fail(std::string why) {
         set_error(std::move(why));
         return 0;
@@ -217,6 +342,7 @@ class EchoServer {
         m_.unlock();
     }
 
+    Protocol proto_;
     std::size_t size_;
     bool fault_;
     int lfd_ = -1;
@@ -294,8 +420,10 @@ inline Outcome outcome_of(const nlohmann::json& r, const std::string& server_err
     return o;
 }
 
+// run_server — one point of an I/O workload on a C++ backend: the protocol's server in this
+// process, the load generator as its child.
 template <Backend B>
-Outcome run_echo(const std::string& workload, const Context& ctx) {
+Outcome run_server(const std::string& workload, Protocol proto, const Context& ctx) {
     const std::size_t conns = ctx.size("connections");
     Group<B> group(1);
     // The acceptor and one thread per connection may be alive at once.
@@ -303,7 +431,7 @@ Outcome run_echo(const std::string& workload, const Context& ctx) {
     std::map<std::string, std::string> params(ctx.params.begin(), ctx.params.end());
     const auto split = loadgen::split_cpus(ctx.options.processors, loadgen::client_threads(params));
     loadgen::pin_tasks_of_self(split.server);
-    EchoServer<B> server(ctx.size("size"), ctx.inject_fault);
+    Server<B> server(proto, proto == Protocol::http ? 0 : ctx.size("size"), ctx.inject_fault);
     const int port = server.listen();
     if (port == 0) return Outcome::failed(server.error());
     if (!group.spawn([&] { server.accept_loop(); })) return Outcome::failed(group.error());
@@ -313,13 +441,18 @@ Outcome run_echo(const std::string& workload, const Context& ctx) {
     return outcome_of(reply, server.error());
 }
 
-inline std::vector<ParamSpec> common_params(const char* size, const char* connections) {
-    return {{"size", size, "bytes per message (request = response)"},
-            {"connections", connections, "TCP connections from the load generator"},
+inline std::vector<ParamSpec> load_params(const char* connections) {
+    return {{"connections", connections, "TCP connections from the load generator"},
             {"duration_ms", "1000", "the measured window (ms)"},
             {"warmup_ms", "200", "load before the window, not measured (ms)", 0},
             {"max_requests", "0", "end the window after this many measured requests (0: only the duration bounds it)", 0},
             {"client_threads", "1", "load generator threads (each its own epoll and share of the connections)"}};
+}
+
+inline std::vector<ParamSpec> common_params(const char* size, const char* connections) {
+    std::vector<ParamSpec> p{{"size", size, "bytes per message (request = response)"}};
+    for (auto& q : load_params(connections)) p.push_back(q);
+    return p;
 }
 
 }  // namespace io
@@ -354,7 +487,7 @@ struct Echo {
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
-        return io::run_echo<B>("echo", ctx);
+        return io::run_server<B>("echo", io::Protocol::echo, ctx);
     }
 };
 
@@ -391,7 +524,7 @@ struct EchoOpen {
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
-        return io::run_echo<B>("echo-open", ctx);
+        return io::run_server<B>("echo-open", io::Protocol::echo, ctx);
     }
 };
 

@@ -7,16 +7,89 @@
 // asks. The runtime is the program's (main.rs: new_multi_thread with worker_threads = P, or
 // new_current_thread, with enable_io() for these workloads only). The serving protocol: docs/adding-a-backend.md, "Serving an I/O
 // workload" — print {"listening": PORT}, serve until stdin ends, exit.
+//
+// http-hello, http-hello-open (harness/loadgen/protocol.hpp; docs/io-workloads.md): the same
+// task per connection on raw TCP, not hyper — every backend runs the same minimal responder,
+// so that the runtimes are compared, not HTTP stacks. AsyncReadExt::read into a buffer of
+// HTTP_MAX_HEAD bytes, then the complete frames parsed out of it (tokio's tutorial,
+// "Framing", https://tokio.rs/tokio/tutorial/framing: read into a buffer, parse every frame it
+// holds, read again for the rest), every complete request head answered, in order, by one
+// write_all of as many responses.
+//
+// churn: echo's server, unchanged (a task per connection, one request on each).
+//
+// rpc, rpc-open: echo's task, the work (rpc_work, protocol.hpp's) done in the task before the
+// write_all, as a tokio user does work this short (no spawn_blocking: A. Ryhl, "Async: What
+// is blocking?", 2020, the tokio maintainers' rule of thumb: "no more than 10 to 100
+// microseconds between each .await"; the workload's sizes sit on that line).
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// The bytes of harness/loadgen/protocol.hpp.
+const HTTP_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!";
+const HTTP_MAX_HEAD: usize = 8192;
+
 pub fn is_io(workload: &str) -> bool {
-    workload == "echo" || workload == "echo-open"
+    workload == "echo" || workload == "echo-open" || workload == "churn" || is_http(workload) || is_rpc(workload)
 }
 
-pub fn serve(rt: &tokio::runtime::Runtime, size: usize, inject_fault: bool) {
+pub fn is_rpc(workload: &str) -> bool {
+    workload == "rpc" || workload == "rpc-open"
+}
+
+/// rpc_work — harness/loadgen/protocol.hpp's: `rounds` dependent LCG steps (Knuth's MMIX
+/// constants), each followed by an xorshift.
+fn rpc_work(seed: u64, rounds: u64) -> u64 {
+    let mut x = seed;
+    for _ in 0..rounds {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x ^= x >> 29;
+    }
+    x
+}
+
+pub fn is_http(workload: &str) -> bool {
+    workload == "http-hello" || workload == "http-hello-open"
+}
+
+/// http_conn — answer every complete request head with HTTP_RESPONSE until the client closes
+/// (or sends a head longer than HTTP_MAX_HEAD).
+async fn http_conn(mut s: tokio::net::TcpStream, corrupt: Arc<AtomicBool>) {
+    let mut buf = vec![0u8; HTTP_MAX_HEAD];
+    let mut out: Vec<u8> = Vec::with_capacity(4 * HTTP_RESPONSE.len());
+    let (mut have, mut scan) = (0usize, 0usize);
+    while have < buf.len() {
+        let n = match s.read(&mut buf[have..]).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        have += n;
+        let mut used = 0;
+        out.clear();
+        while let Some(i) = buf[scan..have].windows(4).position(|w| w == b"\r\n\r\n") {
+            used = scan + i + 4;
+            scan = used;
+            out.extend_from_slice(HTTP_RESPONSE);
+        }
+        // Resume the search where a terminator split over reads may begin.
+        scan = (have.saturating_sub(3)).max(used) - used;
+        buf.copy_within(used..have, 0);
+        have -= used;
+        if out.is_empty() {
+            continue;
+        }
+        if corrupt.swap(false, Ordering::Relaxed) {
+            out[0] ^= 0xFF; // --inject-fault: the load generator's byte check must catch it
+        }
+        if s.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+}
+
+pub fn serve(rt: &tokio::runtime::Runtime, size: usize, http: bool, rpc: bool, inject_fault: bool) {
     rt.block_on(async move {
         let ln = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
             Ok(l) => l,
@@ -32,11 +105,21 @@ pub fn serve(rt: &tokio::runtime::Runtime, size: usize, inject_fault: bool) {
             while let Ok((mut s, _)) = ln.accept().await {
                 let _ = s.set_nodelay(true);
                 let corrupt = corrupt.clone();
+                if http {
+                    tokio::spawn(http_conn(s, corrupt));
+                    continue;
+                }
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; size];
                     loop {
                         if s.read_exact(&mut buf).await.is_err() {
                             return;
+                        }
+                        if rpc {
+                            // The work, then the reply (bytes 0-7: the result).
+                            let r = u64::from_le_bytes(buf[0..8].try_into().unwrap());
+                            let seed = u64::from_le_bytes(buf[8..16].try_into().unwrap());
+                            buf[0..8].copy_from_slice(&rpc_work(seed, r).to_le_bytes());
                         }
                         if corrupt.swap(false, Ordering::Relaxed) {
                             buf[0] ^= 0xFF; // --inject-fault: the load generator's byte check must catch it

@@ -133,6 +133,11 @@ const WORKLOADS: &[(&str, bool)] = &[
     ("tokenring", false),
     ("echo", false),      // io.rs
     ("echo-open", false), // io.rs
+    ("http-hello", false),      // io.rs
+    ("http-hello-open", false), // io.rs
+    ("rpc", false),             // io.rs
+    ("rpc-open", false),        // io.rs
+    ("churn", false),           // io.rs
 ];
 
 async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
@@ -347,8 +352,13 @@ fn main() {
         }
     };
     if io::is_io(&req.workload) {
-        let size = req.params.get("size").and_then(|v| v.parse::<usize>().ok()).unwrap_or(512).max(1);
-        io::serve(&rt, size, req.inject_fault);
+        let rpc = io::is_rpc(&req.workload);
+        let size = req.params.get("size").and_then(|v| v.parse::<usize>().ok()).unwrap_or(if rpc { 128 } else if req.workload == "churn" { 64 } else { 512 });
+        if size < if rpc { 16 } else { 1 } {
+            emit(&failed(format!("size {size} is too small for {}", req.workload)));
+            return;
+        }
+        io::serve(&rt, size, io::is_http(&req.workload), rpc, req.inject_fault);
         return;
     }
     // The parameter `via` (monitor | channel) of the apps that pass values; absent: monitor.

@@ -1,0 +1,103 @@
+// protocol.hpp — the wire protocols of the I/O workloads (docs/io-workloads.md says them
+// byte for byte), shared by the load generator and the project's C++ servers
+// (workloads/io/, runtimes/epoll, runtimes/asio). Go's io.go and tokio's io.rs hold the same
+// bytes.
+//
+//   echo — fixed-size messages of `size` bytes; the server reads one whole message and
+//          writes it back.
+//   http — HTTP/1.1 "hello world" with keep-alive (TechEmpower's plaintext shape, without its
+//          pipelining by default and without a Date header, so that every response is the
+//          same bytes): the client sends kHttpRequest; the server answers every complete
+//          request head (the bytes up to and including the first "\r\n\r\n") with
+//          kHttpResponse, in order, on the same connection, until the client closes. The
+//          server does not look into the head (a minimal responder: the same work on every
+//          backend), so any GET without a body, wrk's included, is answered.
+//   rpc  — echo's fixed-size messages (`size` >= 16 bytes) carrying work: bytes 0-7 hold a
+//          round count R and bytes 8-15 a seed S (both unsigned 64-bit little-endian); the
+//          server reads the whole message, computes rpc_work(S, R), writes the result over
+//          bytes 0-7 (little-endian) and sends the message back. The client knows each
+//          request's answer (its seeds come from a small table computed before the clock),
+//          so a server that skips the work, or gets it wrong, fails the byte check.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace coopbench::loadgen {
+
+enum class Protocol { echo, http, rpc };
+
+// rpc_work — the rpc protocol's CPU work: R rounds of a 64-bit LCG step (Knuth's MMIX
+// constants, TAOCP vol. 2 §3.3.4) followed by an xorshift (x ^= x >> 29), each round
+// dependent on the last, so that neither a compiler nor a CPU can shorten the chain (no
+// closed form, no parallelism): the same cost in every language's compiled loop. Go's io.go
+// and tokio's io.rs hold the same function.
+inline std::uint64_t rpc_work(std::uint64_t seed, std::uint64_t rounds) {
+    std::uint64_t x = seed;
+    for (std::uint64_t i = 0; i < rounds; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        x ^= x >> 29;
+    }
+    return x;
+}
+inline constexpr std::size_t kRpcHeader = 16;  // round count, seed
+
+inline std::uint64_t load_le64(const unsigned char* p) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+inline void store_le64(unsigned char* p, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+// rpc_answer — what a server does to a whole request of the rpc protocol, in place.
+inline void rpc_answer(unsigned char* msg) {
+    store_le64(msg, rpc_work(load_le64(msg + 8), load_le64(msg)));
+}
+
+inline constexpr std::string_view kHttpRequest = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+inline constexpr std::string_view kHttpResponse =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!";
+// A request head longer than this is refused (the server closes the connection): a
+// responder's buffer is bounded, as every HTTP server's is.
+inline constexpr std::size_t kHttpMaxHead = 8192;
+
+// HttpHeads — the request framing every C++ server uses: feed it the bytes read, and it
+// counts the complete heads in them. `scan` remembers where the search for "\r\n\r\n" stops,
+// so that a head split over reads is found once and no byte is scanned twice for long.
+struct HttpHeads {
+    std::size_t scan = 0;  // bytes of buf already known to hold no complete terminator
+    // complete — how many heads end within buf[0, len); `used` = the bytes up to the end of
+    // the last of them (the caller drops them and calls reset_after(used)).
+    std::size_t complete(const char* buf, std::size_t len, std::size_t& used) {
+        std::size_t n = 0;
+        used = 0;
+        std::size_t i = scan;
+        while (len >= 4 && i + 4 <= len) {
+            const void* hit = std::memchr(buf + i, '\r', len - i);
+            if (hit == nullptr) {
+                i = len;
+                break;
+            }
+            const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(hit) - buf);
+            if (at + 4 > len) {
+                i = at;
+                break;
+            }
+            if (std::memcmp(buf + at, "\r\n\r\n", 4) == 0) {
+                ++n;
+                used = at + 4;
+                i = used;
+            } else {
+                i = at + 1;
+            }
+        }
+        // Resume from i, less what a terminator split at the end may have begun.
+        scan = (i > used + 3 ? i - 3 : used) - used;
+        return n;
+    }
+};
+
+}  // namespace coopbench::loadgen

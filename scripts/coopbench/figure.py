@@ -42,6 +42,29 @@ def save_figure(fig, outdir, name: str) -> list:
 
 
 
+def tight_layout(fig) -> None:
+    """tight_layout — fig.tight_layout(), then the panels lowered until the suptitle clears every panel's title.
+
+    matplotlib's tight_layout leaves room for the suptitle from one row's titles, and a panel title wrapped to
+    two lines (line_figure wraps a long one to its panel's width) rose into the suptitle: micro_channel's
+    "capacity C=0 (unbuffered: a rendezvous) · P=1 · coop (native*)" printed over "channel — one hand-off ...".
+    Measured after drawing, so the fix holds for whatever the titles hold.
+    """
+    fig.tight_layout()
+    sup = getattr(fig, "_suptitle", None)
+    if sup is None or not sup.get_text():
+        return
+    height = fig.get_figheight() * fig.dpi
+    for _ in range(4):  # each pass lowers the top; the titles' heights do not change, so two passes settle it
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        floor = sup.get_window_extent(r).y0
+        tops = [ax.get_tightbbox(r).y1 for ax in fig.get_axes() if ax.get_visible()]
+        if not tops or max(tops) <= floor - 2:
+            return
+        fig.subplots_adjust(top=fig.subplotpars.top - (max(tops) - floor + 4) / height)
+
+
 def discrete_x(ax, max_values: int = 12) -> None:
     """discrete_x — on an x axis (linear or log) left to matplotlib's default ticks, whose lines take a few
     whole-number x values (P, T, C: counts), put the ticks at those values and nowhere else: one value gets one tick ("2", not
@@ -443,7 +466,7 @@ def line_figure(panels, x: str, *, xlabel: str, suptitle: str = "", cold: bool =
             ax.tick_params(labelsize=8)
     if suptitle:
         fig.suptitle(suptitle, fontsize=11)
-    fig.tight_layout()
+    tight_layout(fig)
     handles, labels = legend_entries(flat[:len(cells)], failed=failed > 0)
     if handles:
         fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),

@@ -4,8 +4,9 @@ draw_all(folder)            every figure the modules of scripts/figures/ draw fr
                             (coopbench.save_figure kept from writing and closing them)
 alike_lines(fig)            groups of labelled lines drawn alike (same colour, marker, line style): in one axes, or
                             among the entries of one legend
-overlapping_text(fig)       pairs of texts whose boxes intersect: panel titles, the suptitle, the figure's texts,
-                            each axes' own texts (annotations, a table's daggers), axis labels, and legends
+overlapping_text(fig)       pairs of texts whose boxes intersect, or meet with less than TEXT_GAP pixels between
+                            them: panel titles, the suptitle, the figure's texts, each axes' own texts
+                            (annotations, a table's daggers), axis labels, and legends
 reserved_markers(fig)       labelled series drawn with the failed point's marker (×)
 refused_at_a_value(fig)     refused points (never run) drawn at a value's height instead of on the x axis
 log_ticks_short(fig)        log axes whose labelled ticks leave data more than half a decade unlabelled
@@ -35,6 +36,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 import coopbench  # noqa: E402
 import coopbench.figure as cfigure  # noqa: E402
 
+TEXT_GAP = 2.0  # pixels (at the figure's dpi) that two texts side by side keep between them at least
 FAILED_MARKERS = ("x",)  # coopbench.figure: a failed point is an x in its series' colour
 
 
@@ -145,11 +147,17 @@ def overlapping_text(fig) -> list:
         for b, bb in boxes[i + 1:]:
             if a == "legend" and b == "legend":
                 continue
-            # Strictly inside each other's box by more than a pixel: touching edges do not overprint.
+            # w, h: how far the boxes overlap across and up (negative: the gap between them). Inside each other's
+            # box by more than a pixel overprints; side by side (or one above the other) with less than TEXT_GAP
+            # pixels between them, two texts read as one run-on line (c6ab733's micro_channel titles met edge to
+            # edge: "... · other backendscapacity C=1 ...").
             w = min(ba.x1, bb.x1) - max(ba.x0, bb.x0)
             h = min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
             if w > 1 and h > 1:
                 problems.append(f"{a} overlaps {b}")
+            elif (h > 1 and w > -TEXT_GAP) or (w > 1 and h > -TEXT_GAP):
+                gap = -w if h > 1 else -h
+                problems.append(f"{a} touches {b} ({gap:.1f} px apart)")
     return problems
 
 

@@ -156,7 +156,7 @@ def overlapping_text(fig) -> list:
             if w > 1 and h > 1:
                 problems.append(f"{a} overlaps {b}")
             elif (h > 1 and w > -TEXT_GAP) or (w > 1 and h > -TEXT_GAP):
-                gap = -w if h > 1 else -h
+                gap = max(0.0, -w if h > 1 else -h)
                 problems.append(f"{a} touches {b} ({gap:.1f} px apart)")
     return problems
 

@@ -10,6 +10,7 @@ figure_note and add_caption put the method and the machine under a figure.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -318,6 +319,12 @@ def label_log_bottom(ax, medians) -> None:
             return
     step = [m * 10 ** k for k in range(-12, 13) for m in (1, 2, 5)]
     ax.set_ylim(max(t for t in step if t <= low), hi)
+    # A locator of decades alone (more than ~3.5 decades) has no tick at 2 or 5: then the power of ten under the
+    # lowest median (quick's micro_share: data from 3.15 on an axis from 2, labelled from 10 only).
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in ax.yaxis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi]
+    if not ticks or min(ticks) > low * 10 ** 0.5:
+        ax.set_ylim(10 ** math.floor(math.log10(low)), hi)
 
 
 def _legend_columns(labels) -> int:

@@ -10,6 +10,7 @@ overlapping_text(fig)       pairs of texts whose boxes intersect, or meet with l
 reserved_markers(fig)       labelled series drawn with the failed point's marker (×)
 refused_at_a_value(fig)     refused points (never run) drawn at a value's height instead of on the x axis
 log_ticks_short(fig)        log axes whose labelled ticks leave data more than half a decade unlabelled
+close_colours(colours)      pairs of series colours closer than MIN_DELTA_E (CIE76): coop's builds told apart
 Each returns a list of readable strings, empty when the figure passes.
 """
 
@@ -205,6 +206,34 @@ def log_ticks_short(fig) -> list:
             problems.append(f"panel '{ax.get_title()}': log y ticks {min(labelled):g}..{max(labelled):g} leave the "
                             f"data {min(ys):.3g}..{max(ys):.3g} unlabelled")
     return problems
+
+
+MIN_DELTA_E = 25.0  # CIE76 distance two series' colours keep at least (2.3 is a just-noticeable difference on
+# patches; thin lines and small markers need far more: the rose and reddish purple once given to two coop builds,
+# 21 apart, read as one line in the first-user review's Fig. 7)
+
+
+def _lab(colour) -> tuple:
+    """CIE L*a*b* (D65) of a matplotlib colour, from sRGB (IEC 61966-2-1)."""
+    from matplotlib.colors import to_rgb
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def delta_e(a, b) -> float:
+    return math.dist(_lab(a), _lab(b))
+
+
+def close_colours(colours: dict, least: float = MIN_DELTA_E) -> list:
+    """close_colours — pairs of {name: colour} closer than `least` (CIE76 ΔE): series a reader cannot tell apart
+    by colour."""
+    names = sorted(colours)
+    return [f"{a} {colours[a]} and {b} {colours[b]}: ΔE {delta_e(colours[a], colours[b]):.1f} < {least:g}"
+            for i, a in enumerate(names) for b in names[i + 1:] if delta_e(colours[a], colours[b]) < least]
 
 
 CHECKS = {"alike lines": alike_lines, "overlapping text": overlapping_text, "failed marker reused": reserved_markers,

@@ -2,6 +2,10 @@
 (figure_checks): no two labelled lines drawn alike (colour, marker, line style), no text over other text (panel
 titles, suptitle, annotations, legends: matplotlib's bounding boxes), no series with the failed point's ×, and
 every log axis labelled across its data. The checks themselves are shown failing on figures made to fail.
+Seen failing on c2949b3's scripts/figures (figure_checks.py FOLDER with that commit's scripts/): over tiny,
+alike lines in fig10_matrix, text over text in micro_share and table1 (its daggers), micro_channel's titles edge
+to edge, the failed × for tas-backoff in cal_fig3_scalability and owner_access; over units-quirk, alike lines in
+quirk_fig4_6_fib.
 Run: /usr/bin/python3 -m unittest -v test_figure_lint (in tests/scripts).
 """
 
@@ -84,6 +88,25 @@ class ChecksCanFail(unittest.TestCase):
         self.assertTrue(fc.log_ticks_short(fig))
         ax.yaxis.set_major_locator(FixedLocator([1.5, 10, 50]))
         self.assertEqual(fc.log_ticks_short(fig), [])
+
+
+class CoopBuildsApart(unittest.TestCase):
+    """coop's five builds (native, -ws, -parasail, -clang, -implicit) overlap at 40-100 ns in Fig. 7: their colours
+    must differ more than a hue step (the review: "near-identical red/pink hues")."""
+
+    BUILDS = ("native", "native-ws", "native-parasail", "native-clang", "native-implicit")
+
+    def test_palette_keeps_them_apart(self):
+        from coopbench import style
+        colours = style.backend_colors(list(self.BUILDS) + ["go", "tokio", "pthreads", "boostfiber"])
+        self.assertEqual(fc.close_colours({b: colours[b] for b in self.BUILDS}), [])
+
+    def test_the_old_rose_is_found(self):
+        # c2949b3's colours: native-implicit was a rose (#CC6677) beside native-parasail's reddish purple.
+        old = {"native": "#D55E00", "native-ws": "#E69F00", "native-parasail": "#CC79A7", "native-clang": "#882255",
+               "native-implicit": "#CC6677"}
+        probs = fc.close_colours(old)
+        self.assertTrue(any("native-implicit" in p and "native-parasail" in p for p in probs), probs)
 
 
 class ReferenceFigures(unittest.TestCase):

@@ -104,7 +104,9 @@ def markdown_block(md: str) -> str:
     return "\n".join(out)
 
 
-def _fmt_ratio_cell(c: dict, fastest_here: bool) -> str:
+def _fmt_ratio_cell(c: dict, fastest_here: bool, marked: bool = False) -> str:
+    """A summary cell; marked: its bracket says what it is on its forks (a row whose cells rest on different fork
+    counts; else the row's forks column says it once)."""
     parts = []
     if c["ran"]:
         names = ", ".join(c["variants"][:2]) + (", …" if len(c["variants"]) > 2 else "")
@@ -113,7 +115,9 @@ def _fmt_ratio_cell(c: dict, fastest_here: bool) -> str:
         else:
             r, lo, hi = c["ratio"], c["lo"], c["hi"]
             f = (lambda v: f"{v:.2f}" if abs(v) >= 0.1 else f"{v:.2g}")
-            ci = "" if lo != lo or hi != hi or lo == hi else f" <span class='ci'>({f(lo)}–{f(hi)})</span>"
+            mark = summary.fork_mark(c["forks"]) if marked else ""
+            ci = ("" if lo != lo or hi != hi or lo == hi else
+                  f" <span class='ci'>({f(lo)}–{f(hi)}{'; ' + esc(mark) if mark else ''})</span>")
             parts.append(f"<span class='ratio'>{f(r)}×</span>{ci}<br><span class='variant'>{esc(names)}</span>")
     for k in ("failed", "refused"):
         if c[k]:
@@ -134,7 +138,8 @@ def summary_html(df: pd.DataFrame) -> str:
         "<b>winner</b>), and each family's best variant with its ratio to the winner — <b>1.00× is the winner, "
         "2× twice as slow</b> (a time: its value over the winner's; a rate: the winner's over its). Over several "
         "points a cell is the geometric mean of the per-point ratios, in brackets the geometric means of the "
-        f"per-point interval ends ({esc(cr.METHOD)}). <i>forks</i>: the fewest forks behind a cell of the row; "
+        f"per-point interval ends ({esc(cr.METHOD)}). <i>forks</i>: the forks behind the row's cells, once for "
+        "the row with what its brackets are then (a range when the cells differ, each cell then saying its own); "
         f"with 1 fork a bracket is the {esc(cr.ONE_FORK.split(': ')[1])}, not an interval across processes.</p>")
     ok = df[df["status"] == "ok"]
     ran_backends = ok.groupby(["workload", "processors"])["backend"].nunique().to_dict()
@@ -142,8 +147,8 @@ def summary_html(df: pd.DataFrame) -> str:
     head = ["workload", "P", "points", "forks", "winner (points won)"] + [family_label(f) for f in families]
     t = ["<table id='summary-table'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
-        forks = [c["forks"] for c in r["cells"].values() if c.get("forks")]
-        fk = (str(min(forks)) if forks else "–")
+        fk = summary.forks_text(r)  # as report.md's: "6", "3 forks: not 95 %", or "1–3" when the cells differ
+        mixed = len(set(summary.row_forks(r))) > 1
         alone = ran_backends.get((r["workload"], r["P"]), 0) == 1  # nothing to be faster than: not a winner
         # A backend alone in its row is named, never crowned (the summary rows leave `fastest`
         # empty there: nothing to be faster than).
@@ -158,7 +163,7 @@ def summary_html(df: pd.DataFrame) -> str:
             c = r["cells"][f]
             here = bool(only) and only in c["variants"][:1] and c["ran"] and (alone or abs(c["ratio"] - 1) < 1e-9)
             text = (f"<span class='muted'>alone</span> <span class='variant'>{esc(c['variants'][0])}</span>"
-                    if here and alone else _fmt_ratio_cell(c, here))
+                    if here and alone else _fmt_ratio_cell(c, here, marked=mixed))
             cells.append(f"<td class='{'win' if here and not alone else ''}'>{text}</td>")
         t.append("<tr>" + "".join(cells) + "</tr>")
     out.append("".join(t) + "</tbody></table>")

@@ -20,7 +20,7 @@ below is the package's. NUMERIC_COLUMNS: the results.csv columns of schema type 
 
 from . import schema
 from .figure import (FIG_WIDTH, add_caption, backend_group, figure_note, fixed_parameters, legend_entries, line_figure, plot_lines,
-                     save_figure, series_labels, split_series)
+                     save_figure, series_labels, split_series, tight_layout)
 from .load import Results, ResultsError, load
 from .standalone import main as standalone_main, sibling_module, write_table
 from .stats import (FORKS_RULE, METHOD, MIN_FORKS_ONE, MIN_FORKS_TWO, MIN_PAIRS, ONE_FORK, cold_sample, diff_ci,
@@ -40,7 +40,7 @@ __all__ = [
     "fmt_value", "fmt_ci", "fmt_ratio",
     "caption", "backend_style", "backend_colors", "use_backends", "PALETTE", "compact_number",
     "save_figure", "plot_lines", "line_figure", "split_series", "backend_group", "series_labels", "legend_entries",
-    "figure_note", "fixed_parameters", "add_caption", "FIG_WIDTH",
+    "figure_note", "fixed_parameters", "add_caption", "FIG_WIDTH", "tight_layout",
     "standalone_main", "write_table", "sibling_module",
     "NUMERIC_COLUMNS",
 ]

@@ -26,7 +26,7 @@ import math
 import pandas as pd
 
 from .families import family_label, family_of, family_rank
-from .stats import METHOD, fmt_ratio, n_forks, ratio_ci, sample
+from .stats import METHOD, _ratio_mark, fmt_ratio, n_forks, ratio_ci, sample  # _ratio_mark: fmt_ratio's own words
 from .style import compact_number
 
 REFUSED = "refused"
@@ -166,11 +166,35 @@ def summary_rows(df: pd.DataFrame) -> tuple:
     return rows, families
 
 
-def _cell_text(c: dict) -> str:
+def row_forks(r: dict) -> tuple:
+    """row_forks — (fewest, most) forks behind the cells of a summary row, (None, None) when no cell ran."""
+    forks = [c["forks"] for c in r["cells"].values() if c.get("forks")]
+    return (min(forks), max(forks)) if forks else (None, None)
+
+
+def fork_mark(forks) -> str:
+    """fork_mark — what a ratio's bracket is on `forks` forks a side (fmt_ratio's mark, without its "; "):
+    "1 fork: within one process", "3 forks: not 95 %", "" from 4 forks (a 95 % interval)."""
+    return _ratio_mark(forks)[2:]
+
+
+def forks_text(r: dict) -> str:
+    """forks_text — a summary row's forks column, said once for all its cells: "6", "3 forks: not 95 %",
+    "1 fork: within one process" (the cells' brackets are no 95 % interval there); "1–3" when the cells differ
+    (each cell then marks its own); "–" when none ran."""
+    lo, hi = row_forks(r)
+    if lo is None:
+        return "–"
+    return (fork_mark(lo) or str(lo)) if lo == hi else f"{lo}–{hi}"
+
+
+def _cell_text(c: dict, marked: bool = True) -> str:
+    """A cell's ratio, interval and variants; marked=False leaves out the 1-fork mark (the row's forks column says
+    it once for every cell)."""
     parts = []
     if c["ran"]:
         names = ", ".join(c["variants"][:2]) + (", …" if len(c["variants"]) > 2 else "")
-        parts.append(f"{fmt_ratio(c['ratio'], c['lo'], c['hi'], forks=c['forks'])} {names}")
+        parts.append(f"{fmt_ratio(c['ratio'], c['lo'], c['hi'], forks=c['forks'] if marked else None)} {names}")
     for k in ("failed", "refused"):
         if c[k]:
             parts.append(k if c[k] == c["points"] else f"{k} at {c[k]}")
@@ -191,15 +215,19 @@ def summary_section(df: pd.DataFrame, escape=str) -> str:
             "over its for a rate (a unit per second): **1.00× is the fastest, 2× twice as slow**. Over several "
             "points (parameter values) a cell is the geometric mean of the per-point ratios, with the geometric "
             f"means of the per-point interval ends ({METHOD}; the ratio's interval resamples both sides). "
+            "*forks*: the forks behind the row's cells (the fewer of a ratio's two sides), said once for the row "
+            "with what the brackets are then (1 fork: the variation within one process only, not an interval "
+            "across processes; 2-3 forks: not 95 %); a range when the cells differ, each cell then saying its own. "
             "`failed`/`refused`: the family has no ok run there (*at k*: at k of the points); –: not measured.", ""]
-    header = ["workload", "P", "points", "fastest (points won)"] + [family_label(f) for f in families]
-    out += ["| " + " | ".join(header) + " |", "|---|---:|---:|---|" + "---|" * len(families)]
+    header = ["workload", "P", "points", "forks", "fastest (points won)"] + [family_label(f) for f in families]
+    out += ["| " + " | ".join(header) + " |", "|---|---:|---:|---:|---|" + "---|" * len(families)]
     for r in rows:
         fastest = (f"**{r['fastest']}** ({r['wins']}/{r['points']})" if r["fastest"] else
                    f"only {', '.join(r['alone'])} ran (nothing to compare)" if r.get("alone") else "none ran")
         w = f"{r['workload']}" + (" (rate: higher is better)" if r["higher"] else "")
-        cells = [escape(w), compact_number(r["P"]), str(r["points"]), escape(fastest)]
-        cells += [escape(_cell_text(r["cells"][f])) for f in families]
+        lo, hi = row_forks(r)
+        cells = [escape(w), compact_number(r["P"]), str(r["points"]), forks_text(r), escape(fastest)]
+        cells += [escape(_cell_text(r["cells"][f], marked=lo != hi)) for f in families]
         out.append("| " + " | ".join(cells) + " |")
     out += ["",
             f"**Failed points: {len(failed)}** (a fork failed; reasons in *Failed points*). "
@@ -210,4 +238,4 @@ def summary_section(df: pd.DataFrame, escape=str) -> str:
 
 
 __all__ = ["REFUSED", "higher_is_better", "point_status", "failed_points", "refused_points", "summary_rows",
-           "summary_section"]
+           "row_forks", "fork_mark", "forks_text", "summary_section"]

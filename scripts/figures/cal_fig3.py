@@ -88,7 +88,7 @@ def lock_panels(res, outdir, df, *, name, x, y, xlabel, ylabel, title, panel_by=
             ax.set_ylim(*ylim)
         ax.grid(True, alpha=0.3)
     fig.suptitle(textwrap.fill(title, 90), fontsize=10)
-    fig.tight_layout()
+    cr.tight_layout(fig)
     handles, labels = cr.legend_entries(flat[:len(groups)])
     fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(len(labels), 4) or 1)

@@ -112,7 +112,7 @@ def make(res, outdir):
     n_vals = sorted(pd.to_numeric(df.get("param.N"), errors="coerce").dropna().unique())
     fig.suptitle("Fig. 10 — matrix multiplication" + (f" (N={', '.join(str(int(n)) for n in n_vals)})"
                                                        if n_vals else ""), fontsize=11)
-    fig.tight_layout()
+    cr.tight_layout(fig)
     # The legend below both panels (beside them, the figure was 1,900 px wide).
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, frameon=False,
                ncol=min(len(labels), 4))

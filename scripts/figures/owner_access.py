@@ -77,7 +77,7 @@ def make(res, outdir):
                          fontsize=9)
             ax.grid(True, alpha=0.3)
     fig.suptitle("Owner/non-owner access (ParaSail):\ncost per access against the owner's share", fontsize=10)
-    fig.tight_layout()
+    cr.tight_layout(fig)
     handles, labels = cr.legend_entries([a for row in axes for a in row])
     fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(len(labels), 4) or 1)

@@ -133,7 +133,7 @@ def make(res, outdir):
             ax.text(0.5, 0.5, "no ddb (units) rows" if ax is not ax10 else "no rows", transform=ax.transAxes,
                     ha="center", va="center", fontsize=8, color="#666666")
     fig.suptitle("ddb (Quirk 2008, Figs. 7-10):\n4 server units, 28 client units, one hot key", fontsize=10)
-    fig.tight_layout()
+    cr.tight_layout(fig)
     # One legend for the backends (colour and marker, the same in the four panels), below them all: in a panel,
     # a line per backend and quantity covered half of it.
     handles, labels = cr.legend_entries([ax8, ax10])

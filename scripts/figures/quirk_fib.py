@@ -83,7 +83,7 @@ def make(res, outdir):
         handles, labels = cr.legend_entries([a for r in axes for a in r])
         fig.suptitle("fib (Quirk 2008, Figs. 4-6): solid = units (lock-free OwnerQueue on coop), "
                      "dashed = mutex baseline;\na row per work value", fontsize=10)
-        fig.tight_layout()
+        cr.tight_layout(fig)
         fig.legend(handles, labels, fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                    ncol=2)
         cr.add_caption(fig, res.context, df, band=False)  # medians only, no interval bands

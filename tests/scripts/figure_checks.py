@@ -4,11 +4,13 @@ draw_all(folder)            every figure the modules of scripts/figures/ draw fr
                             (coopbench.save_figure kept from writing and closing them)
 alike_lines(fig)            groups of labelled lines drawn alike (same colour, marker, line style): in one axes, or
                             among the entries of one legend
-overlapping_text(fig)       pairs of texts whose boxes intersect: panel titles, the suptitle, the figure's texts,
-                            each axes' own texts (annotations, a table's daggers), axis labels, and legends
+overlapping_text(fig)       pairs of texts whose boxes intersect, or meet with less than TEXT_GAP pixels between
+                            them: panel titles, the suptitle, the figure's texts, each axes' own texts
+                            (annotations, a table's daggers), axis labels, and legends
 reserved_markers(fig)       labelled series drawn with the failed point's marker (×)
 refused_at_a_value(fig)     refused points (never run) drawn at a value's height instead of on the x axis
 log_ticks_short(fig)        log axes whose labelled ticks leave data more than half a decade unlabelled
+close_colours(colours)      pairs of series colours closer than MIN_DELTA_E (CIE76): coop's builds told apart
 Each returns a list of readable strings, empty when the figure passes.
 """
 
@@ -35,6 +37,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 import coopbench  # noqa: E402
 import coopbench.figure as cfigure  # noqa: E402
 
+TEXT_GAP = 2.0  # pixels (at the figure's dpi) that two texts side by side keep between them at least
 FAILED_MARKERS = ("x",)  # coopbench.figure: a failed point is an x in its series' colour
 
 
@@ -145,11 +148,17 @@ def overlapping_text(fig) -> list:
         for b, bb in boxes[i + 1:]:
             if a == "legend" and b == "legend":
                 continue
-            # Strictly inside each other's box by more than a pixel: touching edges do not overprint.
+            # w, h: how far the boxes overlap across and up (negative: the gap between them). Inside each other's
+            # box by more than a pixel overprints; side by side (or one above the other) with less than TEXT_GAP
+            # pixels between them, two texts read as one run-on line (c6ab733's micro_channel titles met edge to
+            # edge: "... · other backendscapacity C=1 ...").
             w = min(ba.x1, bb.x1) - max(ba.x0, bb.x0)
             h = min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
             if w > 1 and h > 1:
                 problems.append(f"{a} overlaps {b}")
+            elif (h > 1 and w > -TEXT_GAP) or (w > 1 and h > -TEXT_GAP):
+                gap = max(0.0, -w if h > 1 else -h)
+                problems.append(f"{a} touches {b} ({gap:.1f} px apart)")
     return problems
 
 
@@ -197,6 +206,34 @@ def log_ticks_short(fig) -> list:
             problems.append(f"panel '{ax.get_title()}': log y ticks {min(labelled):g}..{max(labelled):g} leave the "
                             f"data {min(ys):.3g}..{max(ys):.3g} unlabelled")
     return problems
+
+
+MIN_DELTA_E = 25.0  # CIE76 distance two series' colours keep at least (2.3 is a just-noticeable difference on
+# patches; thin lines and small markers need far more: the rose and reddish purple once given to two coop builds,
+# 21 apart, read as one line in the first-user review's Fig. 7)
+
+
+def _lab(colour) -> tuple:
+    """CIE L*a*b* (D65) of a matplotlib colour, from sRGB (IEC 61966-2-1)."""
+    from matplotlib.colors import to_rgb
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def delta_e(a, b) -> float:
+    return math.dist(_lab(a), _lab(b))
+
+
+def close_colours(colours: dict, least: float = MIN_DELTA_E) -> list:
+    """close_colours — pairs of {name: colour} closer than `least` (CIE76 ΔE): series a reader cannot tell apart
+    by colour."""
+    names = sorted(colours)
+    return [f"{a} {colours[a]} and {b} {colours[b]}: ΔE {delta_e(colours[a], colours[b]):.1f} < {least:g}"
+            for i, a in enumerate(names) for b in names[i + 1:] if delta_e(colours[a], colours[b]) < least]
 
 
 CHECKS = {"alike lines": alike_lines, "overlapping text": overlapping_text, "failed marker reused": reserved_markers,

@@ -86,8 +86,8 @@ class SummaryTest(synthetic.TempDirCase):
         self.assertLess(md.index("## Summary"), md.index("## Context"))
         rows = md_rows(section(md, "Summary"))
         header, body = rows[0], {(r[0], r[1]): dict(zip(rows[0], r)) for r in rows[1:]}
-        self.assertEqual(header[:4], ["workload", "P", "points", "fastest (points won)"])
-        self.assertEqual(header[4:], ["coop", "Go", "tokio", "Boost.Fiber", "OS threads"])
+        self.assertEqual(header[:5], ["workload", "P", "points", "forks", "fastest (points won)"])
+        self.assertEqual(header[5:], ["coop", "Go", "tokio", "Boost.Fiber", "OS threads"])
         p1, p2 = body[("work", "1")], body[("work", "2")]
         self.assertIn("go", p1["fastest (points won)"])
         self.assertIn("(2/2)", p1["fastest (points won)"])
@@ -101,6 +101,29 @@ class SummaryTest(synthetic.TempDirCase):
         self.assertRegex(p2["OS threads"], r"^10\.00× \(.*\) pthreads$")
         self.assertIn("Failed points: 0", section(md, "Summary"))
         self.assertIn("Refused points: 0", section(md, "Summary"))
+
+    def test_forks_said_once_per_row(self):
+        """The first-user review: nearly every cell repeated "(...; 1 fork: within one process)". The row's forks
+        column says it once; a cell says it itself only in a row whose cells rest on different fork counts."""
+        d = synthetic.write_cells(self.tmp / "r", ("N",), cells())
+        rewrite(d, lambda row: row if row["repetition"] == "0" else None)  # one fork a point
+        rows = md_rows(summary.summary_section(cr.load(d).df))
+        header, body = rows[0], rows[1:]
+        self.assertTrue(body)
+        self.assertEqual({r[header.index("forks")] for r in body}, {"1 fork: within one process"})
+        self.assertNotIn("fork", " ".join(c for r in body for c in r[header.index("fastest (points won)"):]))
+        # three forks everywhere: the row says once that its brackets are not 95 % intervals
+        rows = md_rows(summary.summary_section(cr.load(synthetic.write_cells(self.tmp / "t", ("N",), cells())).df))
+        self.assertEqual({r[3] for r in rows[1:]}, {"3 forks: not 95 %"})
+        self.assertNotIn("fork", " ".join(c for r in rows[1:] for c in r[4:]))
+        # pthreads on 1 fork beside 3 for the others: the row's range, and the 1-fork cell marked itself.
+        d3 = synthetic.write_cells(self.tmp / "m", ("N",), cells())
+        rewrite(d3, lambda row: row if row["backend"] != "pthreads" or row["repetition"] == "0" else None)
+        rows = md_rows(summary.summary_section(cr.load(d3).df))
+        header, body = rows[0], {r[1]: dict(zip(rows[0], r)) for r in rows[1:]}
+        self.assertEqual(body["2"]["forks"], "1–3")
+        self.assertIn("1 fork: within one process", body["2"]["OS threads"])
+        self.assertIn("3 forks: not 95 %", body["2"]["coop"])
 
     def test_a_rate_is_better_higher(self):
         d = synthetic.write_cells(self.tmp / "r", ("N",), cells("lock"))

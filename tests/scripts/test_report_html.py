@@ -100,7 +100,7 @@ class ReportHtmlTest(synthetic.TempDirCase):
         self.assertIn("coop", header)
         self.assertIn("OS threads", header)
         create = next(r for r in rows if r[0] == "create" and r[1] == "2")
-        self.assertEqual(create[3], "3")  # 3 forks, said once in its column
+        self.assertEqual(create[3], "3 forks: not 95 %")  # 3 forks and what the brackets are, once in its column
         self.assertTrue(create[4].startswith("native"), create)
         coop = create[header.index("coop")]
         self.assertTrue(coop.startswith("fastest"), coop)  # the winner's own family: no self-ratio interval

@@ -239,7 +239,7 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
     };
     std::vector<unsigned char> scratch(want_len);
     ns_t window_end = sh.t1;
-    bool in_window = false, after_window = false;
+    bool in_window = false, after_window = false, extended = false;
     std::uint64_t started_measured = 0;
     std::size_t busy = 0;
     // Open mode: connections waiting for their next intended time, earliest first.
@@ -314,6 +314,7 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         waiting.push({intended, static_cast<std::size_t>(&c - conns.data())});
         return true;
     };
+    const ns_t grace = static_cast<ns_t>(spec.grace_s * 1e9);
     auto edge = [&](ns_t now) {
         if (!in_window && now >= sh.t0) {
             in_window = true;
@@ -322,10 +323,18 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
                 out.cpu0 = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
             }
         }
+        // A closed-loop window that ends before any request of it started stays open until one
+        // starts, for at most `grace` more: every connection was still busy with a request sent
+        // before the window (a server not scheduled for the whole window, as on a loaded
+        // machine with a window of 100 ms), and a rate needs one measured request; a server
+        // that answers nothing in that time is still a failed run ("measured requests = 0").
+        // The window's end is then the moment it closed, so the rate's time includes the wait.
+        const bool waits_for_one = !open && started_measured == 0 && now < sh.t1 + grace;
+        if (waits_for_one && now >= window_end) extended = true;
         if (in_window && !after_window &&
-            (now >= window_end || (max_share > 0 && started_measured >= max_share))) {
+            ((now >= window_end && !waits_for_one) || (max_share > 0 && started_measured >= max_share))) {
             after_window = true;
-            window_end = std::min(window_end, now);
+            window_end = extended ? now : std::min(window_end, now);
             if (sampler) {
                 out.server_cpu1 = server_clock != clockid_t{} ? cpu_of(server_clock) : -1;
                 out.cpu1 = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
@@ -344,7 +353,6 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
             break;
         }
     }
-    const ns_t grace = static_cast<ns_t>(spec.grace_s * 1e9);
     epoll_event evs[512];
     while (!sh.stop.load(std::memory_order_relaxed)) {
         ns_t now = now_ns();
@@ -383,7 +391,8 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         ns_t wake = now + 50'000'000;
         if (!waiting.empty()) wake = std::min(wake, waiting.top().first);
         if (!in_window) wake = std::min(wake, sh.t0);
-        else if (!after_window) wake = std::min(wake, window_end);
+        else if (!after_window && now < window_end) wake = std::min(wake, window_end);
+        else if (!after_window) wake = std::min(wake, sh.t1 + grace);  // extended: the next reply or the bound
         const ns_t wait = std::max<ns_t>(0, wake - now);
         timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
         const int n = epoll_pwait2(ep, evs, 512, &ts, nullptr);

@@ -36,7 +36,9 @@
 // ones still in flight (open: also the ones intended in the window but not sent yet) finish
 // within `grace` seconds; one that does not is a failed run (closed) or, in open mode, is
 // recorded with its latency so far, a lower bound, and counted as `unfinished`. The window
-// also ends early after `max_requests` measured requests (per thread: its share).
+// also ends early after `max_requests` measured requests (per thread: its share). A
+// closed-loop window in which no request started (each connection still waiting for a reply
+// to a request sent before it) stays open until one starts, at most `grace` seconds more.
 #pragma once
 
 #include <sys/types.h>

@@ -53,7 +53,7 @@ TEST(Histogram, SmallValuesAreExact) {
 }
 
 // Misbehaving — what a test server does wrong.
-enum class Misbehaving { none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent, rpc };
+enum class Misbehaving { none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent, rpc, stall_first };
 
 // TestServer — a thread per connection echoing messages of `size` bytes, misbehaving once.
 class TestServer {
@@ -106,6 +106,7 @@ class TestServer {
             if (now && how_ == Misbehaving::reorder) std::swap(buf[1], buf[2]);
             if (now && how_ == Misbehaving::close_early) len = size_ - 1;
             if (now && how_ == Misbehaving::stall_once) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            if (n == 0 && how_ == Misbehaving::stall_first) std::this_thread::sleep_for(std::chrono::milliseconds(300));
             if (now && how_ == Misbehaving::go_silent) {
                 while (recv(fd, buf.data(), size_, 0) > 0) {  // read on, never answer
                 }
@@ -185,6 +186,38 @@ TEST(Loadgen, OpenLoopLatencyIsTakenFromTheIntendedSendTime) {
     ASSERT_TRUE(r.ok) << r.check;
     EXPECT_GE(r.latency.percentile(0.99), 150'000'000u) << "p99 " << r.latency.percentile(0.99) << " ns";
     EXPECT_GE(r.latency.max(), 190'000'000u);
+}
+
+// A closed-loop window in which no request starts (the one connection waits 300 ms for its
+// first answer, sent before a 100 ms window) stays open until one starts: the run measures it
+// and is not failed for "measured requests = 0". Before, a server not scheduled for a whole
+// tiny-plan window on a loaded machine failed the point (epoll and pthreads echo in the e2e
+// sweep at a load average of 15). Its time includes the wait.
+TEST(Loadgen, AClosedWindowWithNoRequestStartedWaitsForOne) {
+    coopbench::test::Watchdog dog("a server whose first answer comes after the window", 30);
+    TestServer srv(64, Misbehaving::stall_first);
+    Spec s = quick(srv.port());
+    s.connections = 1;
+    s.warmup_s = 0;
+    s.duration_s = 0.1;
+    s.grace_s = 2;
+    const Result r = run(s);
+    ASSERT_TRUE(r.ok) << r.check;
+    EXPECT_GE(r.requests, 1u);
+    EXPECT_GE(r.seconds, 0.29) << "the window's time leaves out the wait for its first request";
+}
+
+// A server that answers nothing at all still fails, after the bound (grace) has passed.
+TEST(Loadgen, AClosedWindowWithNoAnswerWithinTheBoundFails) {
+    coopbench::test::Watchdog dog("a server that never answers", 30);
+    TestServer srv(64, Misbehaving::stall_first);
+    Spec s = quick(srv.port());
+    s.connections = 1;
+    s.warmup_s = 0;
+    s.duration_s = 0.05;
+    s.grace_s = 0.1;  // shorter than the first answer's 300 ms
+    const Result r = run(s);
+    EXPECT_FALSE(r.ok);
 }
 
 // HttpHeads — the framing of every C++ HTTP server: a head is found once, wherever the reads

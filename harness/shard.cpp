@@ -95,9 +95,11 @@ std::vector<std::uint64_t> costs_us(const std::vector<Point>& points, int repeti
     std::vector<std::uint64_t> cost(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) {
         double seconds = kPointOverheadSeconds;
-        // On the point's own backend (run_cost, harness/plan.hpp): pthreads' switch points
-        // cost ~20x native's.
-        if (auto& info = infos[points[i].workload]) seconds += run_cost(*info, points[i].params, cost_of(points[i]));
+        // One run's estimate on the point's own backend (run_cost, WorkloadInfo::
+        // cost_on, harness/plan.hpp): pthreads' switch points cost ~20x native's; times the
+        // fork's runs (warm-up and timed).
+        if (auto& info = infos[points[i].workload])
+            seconds += run_cost(*info, points[i].params, cost_of(points[i])) * std::max(1, points[i].runs());
         // Whole microseconds: every host then partitions with the same integer arithmetic.
         cost[i] = static_cast<std::uint64_t>(std::llround(std::min(seconds * 1e6 * std::max(1, repetitions), 1e18)));
     }

@@ -272,3 +272,45 @@ TEST(CostEstimate, NeverAColdRunAmongTimedOnes) {
     EXPECT_EQ(two.warmup, 1);
     EXPECT_EQ(two.measure, 1);
 }
+
+// The go and tokio programs (when this build has them) reply each run's CPU time, every run
+// of a fork its own (before: none, and benchmark.json's cpu_time was 0).
+TEST(GbenchJson, GoAndTokioReplyEachRunsCpuTime) {
+    coopbench::load_external_backends();
+    int tried = 0;
+    for (const char* name : {"go", "tokio"}) {
+        const coopbench::ExternalBackend* b = coopbench::external_backend(name);
+        if (!b) continue;
+        ++tried;
+        coopbench::Point p;
+        p.backend = name;
+        p.workload = "switch";
+        p.params = {{"T", "2"}, {"K", "1000"}};
+        p.options.processors = 1;
+        p.warmup = 1;
+        p.iterations = 2;
+        const auto dir = fresh_dir(std::string("reply-") + name);
+        fs::create_directories(dir);
+        { std::ofstream(dir / "request") << coopbench::external_request(p, false) << "\n"; }
+        std::string cmd;
+        for (auto& a : b->command) cmd += "'" + a + "' ";
+        cmd += "< '" + (dir / "request").string() + "' 2>/dev/null";
+        std::string out;
+        FILE* f = ::popen(cmd.c_str(), "r");
+        ASSERT_NE(f, nullptr);
+        std::array<char, 4096> buf{};
+        while (std::fgets(buf.data(), buf.size(), f)) out += buf.data();
+        ::pclose(f);
+        const auto last = out.substr(out.find_last_of('\n', out.size() - 2) == std::string::npos
+                                         ? 0
+                                         : out.find_last_of('\n', out.size() - 2) + 1);
+        const auto j = nlohmann::json::parse(last);
+        ASSERT_EQ(j.at("runs").size(), 3u) << name << ": " << out;
+        for (auto& r : j.at("runs")) {
+            ASSERT_TRUE(r.contains("cpu_seconds")) << name << ": " << r.dump();
+            EXPECT_GE(r.at("cpu_seconds").get<double>(), 0.0) << name;
+        }
+        fs::remove_all(dir);
+    }
+    if (tried == 0) GTEST_SKIP() << "this build has neither the go nor the tokio program";
+}

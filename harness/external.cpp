@@ -531,6 +531,13 @@ Outcome external_outcome(const std::string& out, int exit_code) {
         if (status != "ok") return Outcome::failed("the program reported an unknown status '" + shorten(status) + "'");
         o.seconds = j.at("seconds").get<double>();
         o.value = j.at("value").get<double>();
+        // The program's own CPU time of the run (all its threads: getrusage or
+        // CLOCK_PROCESS_CPUTIME_ID around it), optional: the child's rusage spans every run.
+        if (j.contains("cpu_seconds")) {
+            const double c = j.at("cpu_seconds").get<double>();
+            if (!std::isfinite(c) || c < 0) return Outcome::failed("the program reported a negative CPU time");
+            o.cpu_seconds = c;
+        }
         if (j.contains("counters"))
             for (auto& [k, v] : j.at("counters").items()) {
                 // The driver's own values in benchmark.json's counters: a program's counter of

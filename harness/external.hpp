@@ -26,8 +26,11 @@
 //
 // and reads the last line of its stdout as the reply:
 //
-//   {"status": "ok", "seconds": 0.01, "value": 12.3, "check": "passed", "counters": {...}}
+//   {"status": "ok", "seconds": 0.01, "value": 12.3, "check": "passed", "counters": {...},
+//    "cpu_seconds": 0.02}
 //
+// ("cpu_seconds", optional: the program's CPU time during the run, all its threads; the
+// cpu_time of benchmark.json, harness/gbench_reporter.hpp)
 // status "ok" with check "passed" is a measured point; any other check text fails it with
 // that text as the reason; status "failed" (with "reason") or "unsupported" fails it too.
 // The reply is read with a bound (kMaxReplyBytes per line, harness/child_process.hpp): a longer

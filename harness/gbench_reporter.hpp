@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/reporter.hpp"
 
@@ -20,17 +21,26 @@ namespace coopbench {
 
 // GbenchReporter — Google Benchmark's own reporters fed by our loop: JSONReporter writes
 // benchmark.json, ConsoleReporter the table on stdout (--benchmark_format=console only).
-// Each measured iteration is one run (manual time: its interval; cpu_time: the child
-// process's CPU time during that iteration, all threads), named by the point id, with
-// repetition_index counting the point's measured iterations over its forks; a failed fork is
-// one run with error_occurred. Warm-up iterations are not reported here (results.csv has
-// them).
+// A fork is what Google Benchmark calls a repetition (the unit of replication: Georges et al.,
+// "Statistically Rigorous Java Performance Evaluation", OOPSLA 2007, section 4), so that
+// Google's compare.py, which groups the entries of one name and runs its U test over them,
+// counts forks, not iterations. Each fork writes:
+//   - one run named by the point id, run_type "iteration", repetition_index the fork,
+//     repetitions the sweep's forks, iterations the fork's timed iterations; real_time (manual
+//     time) and cpu_time the medians of its timed iterations' intervals and CPU times (the
+//     child process's, all threads), counter `value` their values' median;
+//   - one run per run of the workload in the fork (warm-up included), named
+//     "<id>/iteration:<i>" (i as results.csv's iteration: 0 the cold one, the first W the
+//     warm-up), repetition_index the fork: a name of its own, so compare.py never pools them
+//     with the forks (and compares iteration i over forks);
+//   - at the point's last fork (repetition r-1): the aggregates over the forks of this file,
+//     "<id>_mean", "_median", "_stddev", "_cv" (run_type "aggregate"), as Google Benchmark
+//     writes after its repetitions.
+// A failed fork is one run with error_occurred (named by the point).
 //
-// The file is valid JSON after every fork, so an interrupted sweep (SIGINT, SIGTERM, kill -9)
-// leaves one that compare.py reads: JSONReporter writes into a buffer; the file holds what it
-// wrote so far followed by the closing text JSONReporter::Finalize would write ("\n  ]\n}\n").
-// Each fork's runs are written over that closing text together with a new one, in one
-// pwrite: the file is only invalid while that call runs.
+// CPU time: a run's own (Outcome::cpu_seconds: getrusage around the run in the child, or an
+// external program's reply "cpu_seconds"); when a run has none, the fork's whole-process CPU
+// time (wait4's rusage, start-up included) over its number of runs.
 class GbenchReporter : public Reporter {
   public:
     // The file is created (or emptied) and checked writable; throws UsageError. `context`
@@ -45,8 +55,8 @@ class GbenchReporter : public Reporter {
     void report(const ForkResult& fork) override;
     void retract_last() override;
     void finish() override;
-    // set_repetitions — the sweep's forks per point (each run's `repetitions` counts the
-    // point's measured iterations over all its forks).
+    // set_repetitions — the sweep's forks per point (each run's `repetitions`; the point's
+    // aggregates are written with its fork r-1).
     void set_repetitions(int r) { repetitions_ = r; }
     const std::filesystem::path& file() const { return file_; }
 
@@ -73,6 +83,14 @@ class GbenchReporter : public Reporter {
     benchmark::JSONReporter json_;
     benchmark::ConsoleReporter console_{benchmark::ConsoleReporter::OO_Tabular};
     std::map<std::string, std::int64_t> families_;
+    // The forks' (real, cpu, value) of each point so far in this file, for its aggregates;
+    // last_point_: the point of the last fork (retract_last takes its entry back).
+    struct ForkValues {
+        double real, cpu, value;
+    };
+    std::map<std::string, std::vector<ForkValues>> forks_;
+    std::string last_point_;
+    bool last_added_ = false;
 };
 
 }  // namespace coopbench

@@ -1,5 +1,7 @@
 #include "harness/plan.hpp"
 
+#include <cmath>
+
 #include "harness/external.hpp"
 
 #include "harness/numbers.hpp"
@@ -102,19 +104,32 @@ std::vector<std::string> plan_names(const Machine& machine) {
     return {names.begin(), names.end()};
 }
 
+double run_cost(const WorkloadInfo& info, const Params& params, const CostOf& on) {
+    const double c = info.cost_on ? info.cost_on(params, on) : info.cost ? info.cost(params) : 0;
+    return std::isfinite(c) && c > 0 ? c : 0;
+}
+
+CostOf cost_of(const Point& point) {
+    CostOf on;
+    on.backend = point.backend;
+    on.family = point.backend.substr(0, point.backend.find('/'));
+    on.processors = point.options.processors;
+    return on;
+}
+
 // default_iterations — W and I of a point: the workload's own, else W=1, I=5, cut down
 // when cost x 6 runs would exceed the per-point budget.
-WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds) {
+WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds,
+                                            const CostOf& on) {
     if (info.iterations) return info.iterations(params);
     WorkloadInfo::Iterations it;  // W=1, I=5
-    if (!info.cost) return it;
-    const double per_run = info.cost(params);
+    const double per_run = run_cost(info, params, on);
     if (!(per_run > 0)) return it;
     if (per_run * 6 <= budget_seconds) return it;
-    // Fewer measured runs, no warm-up, then a single cold run.
+    // Fewer timed runs after the warm-up while a warm-up and one timed run fit; else one cold
+    // run. Never {W=0, I>1}: its first timed run would be the cold one among warm ones.
     const int fit = static_cast<int>(budget_seconds / per_run);
-    if (fit >= 3) return {1, fit - 1};
-    if (fit >= 2) return {0, 2};
+    if (fit >= 2) return {1, fit - 1};
     return {0, 1};
 }
 
@@ -276,7 +291,7 @@ Point make_point(const BackendEntry& b, const WorkloadInfo& info, const std::str
     pt.options.pin = req.pin;
     pt.options.stack_size = req.stack_size;
     pt.options.extra = b.fixed;
-    const auto its = default_iterations(info, params, req.budget_seconds);
+    const auto its = default_iterations(info, params, req.budget_seconds, CostOf{b.name, b.family, procs_here});
     pt.warmup = req.warmup >= 0 ? req.warmup : its.warmup;
     pt.iterations = req.iterations >= 1 ? req.iterations : its.measure;
     // A program that runs once per process (no "iterations" in its --list)

@@ -52,11 +52,21 @@ struct Point {
 // expand — the points of a request, in measuring order (workload, grid, backend).
 std::vector<Point> expand(const SweepRequest& req, const Machine& machine);
 
+// run_cost — one run's expected seconds on `on`'s backend: WorkloadInfo::cost_on when the
+// workload has one, else WorkloadInfo::cost; 0 when it has neither (or it is not positive).
+double run_cost(const WorkloadInfo& info, const Params& params, const CostOf& on);
+
+// cost_of — the CostOf of a point (its backend, the backend's family, its P).
+CostOf cost_of(const Point& point);
+
 // default_iterations — W and I of a point when --warmup/--iterations do not say: the
 // workload's own (WorkloadInfo::iterations), else W=1, I=5, reduced so that the fork's
-// expected time (WorkloadInfo::cost per run) stays within `budget_seconds`: a point whose one
-// run is expected to take longer than the budget runs once (W=0, I=1), cold.
-WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds);
+// expected time (run_cost per run, on the point's backend `on`) stays within
+// `budget_seconds`: W=1 and fewer timed runs while a warm-up and one timed run fit, else a
+// point whose two runs are expected to take longer than the budget runs once (W=0, I=1),
+// cold. A fork's timed runs are all warm or it is one cold run, never both.
+WorkloadInfo::Iterations default_iterations(const WorkloadInfo& info, const Params& params, double budget_seconds,
+                                            const CostOf& on = {});
 
 // plan_names — every plan any workload defines, sorted.
 std::vector<std::string> plan_names(const Machine& machine);

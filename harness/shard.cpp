@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <numeric>
 
 namespace coopbench {
@@ -84,20 +85,21 @@ std::optional<Shard> shard_from_environment(const ShardEnvironment& env, unsigne
 namespace {
 // costs_us — each point's cost in microseconds; one WorkloadInfo per workload (info() builds every plan).
 std::vector<std::uint64_t> costs_us(const std::vector<Point>& points, int repetitions, const Machine& machine) {
-    std::map<std::string, std::function<double(const Params&)>> estimate;
+    std::map<std::string, std::optional<WorkloadInfo>> infos;
     const auto& workloads = Registry::instance().workloads();
     for (auto& p : points)
-        if (!estimate.count(p.workload)) {
+        if (!infos.count(p.workload)) {
             auto it = workloads.find(p.workload);
-            estimate[p.workload] = it == workloads.end() ? nullptr : it->second.info(machine).cost;
+            infos[p.workload] = it == workloads.end() ? std::nullopt : std::optional(it->second.info(machine));
         }
     std::vector<std::uint64_t> cost(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) {
         double seconds = kPointOverheadSeconds;
-        if (auto& f = estimate[points[i].workload]) {
-            double c = f(points[i].params);
-            if (std::isfinite(c) && c > 0) seconds += c;
-        }
+        // One run's estimate on the point's own backend (run_cost, WorkloadInfo::
+        // cost_on, harness/plan.hpp): pthreads' switch points cost ~20x native's; times the
+        // fork's runs (warm-up and timed).
+        if (auto& info = infos[points[i].workload])
+            seconds += run_cost(*info, points[i].params, cost_of(points[i])) * std::max(1, points[i].runs());
         // Whole microseconds: every host then partitions with the same integer arithmetic.
         cost[i] = static_cast<std::uint64_t>(std::llround(std::min(seconds * 1e6 * std::max(1, repetitions), 1e18)));
     }

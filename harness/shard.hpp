@@ -7,7 +7,8 @@
 // goes, in that order, to the shard with the least cost so far (greedy longest processing
 // time first; ties go to the lowest shard index). Costs are rounded to whole microseconds, so
 // every host computes the same partition with integer arithmetic. A point's cost is its
-// workload's estimate (WorkloadInfo::cost, seconds) plus a fixed per-point overhead (the child
+// workload's estimate of one run on the point's backend (run_cost: WorkloadInfo::cost_on or
+// cost, seconds) times the fork's runs (W + I), plus a fixed per-fork overhead (the child
 // process, the runtime's start), times the repetitions, which all stay on the point's shard.
 //
 // Each shard records, in sweep.json's "shard" object, its index and count, a fingerprint of

@@ -53,6 +53,13 @@ struct Machine {
     unsigned cores = 1;  // processing units the harness may use
 };
 
+// CostOf — the backend a cost estimate is for (WorkloadInfo::cost_on).
+struct CostOf {
+    std::string backend;     // e.g. "pthreads", "boostfiber/work_stealing"; empty: unknown
+    std::string family;      // the part before '/'
+    unsigned processors = 0; // the point's P; 0: unknown
+};
+
 // WorkloadInfo — a workload's description for `coopbench list`, validation and plans.
 struct WorkloadInfo {
     std::string name;         // e.g. "create"
@@ -66,10 +73,16 @@ struct WorkloadInfo {
     // `coopbench run --shard` balances the shards of a sweep by it (harness/shard.hpp).
     // Empty: every point of the workload counts alike.
     std::function<double(const Params&)> cost = {};
+    // cost_on — when set, the expected run time on one backend (seconds, roughly), used
+    // instead of `cost` wherever the point's backend is known (default_iterations, --shard,
+    // the dry run's estimate; run_cost): for a workload whose cost differs between backends
+    // by more than the budget's margin (switch: an OS thread's yield is a kernel context
+    // switch, ~20x a user-level one). `cost` stays the estimate without a backend.
+    std::function<double(const Params&, const CostOf&)> cost_on = {};
     // iterations — warm-up and measured iterations per fork for a point (JMH's -wi/-i): each
     // iteration is a complete run of `run` inside the fork's one runtime.
     // Empty: the harness's default (harness/plan.cpp, default_iterations: W=1, I=5 within a
-    // per-point time budget estimated from `cost`). --warmup/--iterations override both.
+    // per-point time budget estimated from `cost_on` or `cost`). --warmup/--iterations override both.
     struct Iterations {
         int warmup = 1;
         int measure = 5;

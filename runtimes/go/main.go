@@ -33,6 +33,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"syscall"
 )
 
 // Request — one point, as the harness sends it.
@@ -58,6 +59,9 @@ type Reply struct {
 	Value    float64            `json:"value"`
 	Check    string             `json:"check,omitempty"`
 	Counters map[string]float64 `json:"counters"`
+	// CPUSeconds — the process's CPU time during the run (user + system, every thread:
+	// getrusage(RUSAGE_SELF) around it); benchmark.json's cpu_time (harness/gbench_reporter.hpp).
+	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
 }
 
 // Ctx — what a workload gets: its parameters and whether to perturb its answer.
@@ -231,7 +235,9 @@ func main() {
 func runOnce(fn workloadFn, req *Request) Reply {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu0, cpuOK := processCPUSeconds()
 	res, err := fn(&Ctx{params: req.Params, injectFault: req.InjectFault})
+	cpu1, cpuOK1 := processCPUSeconds()
 	var refused refusal
 	if errors.As(err, &refused) {
 		return Reply{Status: "refused", Reason: refused.why}
@@ -250,7 +256,23 @@ func runOnce(fn workloadFn, req *Request) Reply {
 	if res.Check != "" {
 		check = res.Check
 	}
-	return Reply{Status: "ok", Seconds: res.Seconds, Value: res.Value, Check: check, Counters: res.Counters}
+	reply := Reply{Status: "ok", Seconds: res.Seconds, Value: res.Value, Check: check, Counters: res.Counters}
+	if cpuOK && cpuOK1 && cpu1 >= cpu0 {
+		c := cpu1 - cpu0
+		reply.CPUSeconds = &c
+	}
+	return reply
+}
+
+// processCPUSeconds — user + system CPU time of this process so far (all its threads), as
+// the C++ backends' harness/run_point.hpp measures it; false when getrusage fails.
+func processCPUSeconds() (float64, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)*1e-6 }
+	return tv(ru.Utime) + tv(ru.Stime), true
 }
 
 // expect — a self-check: "" when got == want, else the reason (the C++ workloads' wording).

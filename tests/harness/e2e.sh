@@ -50,6 +50,8 @@ if [ -f "$compare" ]; then
   /usr/bin/python3 "$compare" benchmarks "$out/a/benchmark.json" "$out/b/benchmark.json" > "$out/compare.txt"
   grep -q "native/create/N=100/P=1" "$out/compare.txt" || { echo "compare.py did not report the point:"; cat "$out/compare.txt"; exit 1; }
   grep -q "_pvalue" "$out/compare.txt" || { echo "compare.py ran no U test:"; cat "$out/compare.txt"; exit 1; }
+  # A fork is one repetition of Google's (harness/gbench_reporter.hpp): its U test counts forks.
+  grep -q "Repetitions: 3 vs 3" "$out/compare.txt" || { echo "compare.py did not count 3 forks:"; cat "$out/compare.txt"; exit 1; }
   echo "e2e ok: Google's compare.py read both benchmark.json and ran its U test"
 else
   echo "e2e: $compare missing (scripts/install-deps.sh installs libbenchmark-tools); compare.py check skipped"

@@ -295,20 +295,31 @@ TEST(DriverRun, WritesCsvJsonlAndBenchmarkJson) {
     EXPECT_TRUE(ctx["cores_available"].is_number_integer());
     EXPECT_TRUE(ctx["sweep"].is_object());
     EXPECT_TRUE(ctx["oversubscribed"].is_boolean());
-    // Google Benchmark's JSON: one run per measured iteration (4 points x 2 forks x 2), named
-    // by the point, manual time, the child's CPU time of that iteration.
-    ASSERT_EQ(j["benchmarks"].size(), 16u);
+    // Google Benchmark's JSON (harness/gbench_reporter.hpp): a fork is a repetition, one run
+    // named by the point (4 points x 2 forks, 2 timed iterations each), each run of the fork
+    // under "/iteration:i" (4 x 2 x 3), the 4 aggregates of each point; manual time, the
+    // child's CPU time.
+    ASSERT_EQ(j["benchmarks"].size(), 8u + 24u + 16u);
     std::map<std::string, std::set<long>> indexes;
+    int runs = 0, aggregates = 0;
     for (auto& b : j["benchmarks"]) {
-        EXPECT_EQ(b.value("run_type", ""), "iteration");
         EXPECT_EQ(b.value("time_unit", ""), "us");
         EXPECT_GT(b.value("real_time", 0.0), 0.0);
         EXPECT_TRUE(b.contains("cpu_time"));
-        EXPECT_EQ(b.value("repetitions", 0), 4);
-        indexes[b.value("run_name", "")].insert(b.value("repetition_index", -1L));
+        EXPECT_EQ(b.value("repetitions", 0), 2);
+        if (b.value("run_type", "") == "aggregate") {
+            ++aggregates;
+        } else if (b.value("run_name", "").find("/iteration:") != std::string::npos) {
+            ++runs;
+        } else {
+            EXPECT_EQ(b.value("iterations", 0), 2);
+            indexes[b.value("run_name", "")].insert(b.value("repetition_index", -1L));
+        }
     }
+    EXPECT_EQ(runs, 24);
+    EXPECT_EQ(aggregates, 16);
     EXPECT_EQ(indexes.size(), 4u);
-    for (auto& [name, idx] : indexes) EXPECT_EQ(idx, (std::set<long>{0, 1, 2, 3})) << name;
+    for (auto& [name, idx] : indexes) EXPECT_EQ(idx, (std::set<long>{0, 1})) << name;
     // The whole command line, so a result folder says how to make it again.
     const std::string command = j["context"].value("coopbench_command", "");
     EXPECT_NE(command.find("run -b pthreads --plan tiny -w create,switch -r 2"), std::string::npos) << command;
@@ -606,10 +617,14 @@ TEST(DriverRun, TwoSweepsInOneProcess) {
     ASSERT_EQ(cli_here({"run", "-b", "counting", "-w", "count-runs", "-r", "2", "-W", "1", "-I", "1", "-o", b, "-q"}), 0);
     EXPECT_EQ(read_csv(a / "results.csv").size(), 2u);  // 1 fork x 2
     EXPECT_EQ(read_csv(b / "results.csv").size(), 4u);  // 2 forks x (1 + 1)
-    for (const auto& [dir, runs] : {std::pair{a, 2u}, std::pair{b, 2u}}) {
+    // benchmark.json: one entry per fork (harness/gbench_reporter.hpp), none of the other sweep.
+    for (const auto& [dir, forks] : {std::pair{a, 1u}, std::pair{b, 2u}}) {
         std::ifstream in(dir / "benchmark.json");
         const auto j = nlohmann::json::parse(in);
-        EXPECT_EQ(j["benchmarks"].size(), runs) << dir << ": one entry per measured iteration, none of the other sweep";
+        std::size_t n = 0;
+        for (auto& e : j["benchmarks"])
+            n += e.value("run_type", "") == "iteration" && e.value("run_name", "").find("/iteration:") == std::string::npos;
+        EXPECT_EQ(n, forks) << dir << ": one entry per fork, none of the other sweep";
         EXPECT_NE(j["context"]["coopbench_command"].get<std::string>().find(dir.string()), std::string::npos)
             << "the context is this sweep's";
     }

@@ -14,6 +14,8 @@
 namespace coopbench {
 
 struct Switch {
+    static constexpr double kOsSwitchSeconds = 5e-6;     // a yield of an OS thread (see info)
+    static constexpr double kUserSwitchSeconds = 2.5e-7; // a yield of a user-level thread
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;
         w.name = "switch";
@@ -24,8 +26,17 @@ struct Switch {
         w.plans["tiny"] = {{{"T", values({1, 4})}, {"K", values({100})}}};
         w.plans["quick"] = {{{"T", values({1, 2, 10, 100, 1000})}, {"K", values({2000})}}};
         w.plans["paper"] = {{{"T", values({1, 2, 10, 100, 1000, 10000})}, {"K", values({10000})}}};
-        // Expected seconds, roughly (from results/reference/): balances --shard.
-        w.cost = [](const Params& p) { return 2e-6 * param_number(p, "T") * param_number(p, "K"); };
+        // Expected seconds per run, roughly, from results/reference/ (every switch point of
+        // every folder, T=100..10000): user-level threads yield in 20-505 ns (native at P=2
+        // and boostfiber/shared_work the slowest: one shared queue), about 250 ns taken;
+        // OS threads (pthreads, stdthread: a yield is sched_yield, a kernel context switch)
+        // in 0.8-5.2 us, 5 us taken (their P=1 values). Without a backend, the OS threads'
+        // (--shard balances by it, default_iterations sizes the forks by it).
+        w.cost = [](const Params& p) { return kOsSwitchSeconds * param_number(p, "T") * param_number(p, "K"); };
+        w.cost_on = [](const Params& p, const CostOf& on) {
+            const bool os_threads = on.family.empty() || on.family == "pthreads" || on.family == "stdthread";
+            return (os_threads ? kOsSwitchSeconds : kUserSwitchSeconds) * param_number(p, "T") * param_number(p, "K");
+        };
         return w;
     }
 

@@ -68,6 +68,33 @@ struct Reply {
     #[serde(skip_serializing_if = "String::is_empty")]
     check: String,
     counters: BTreeMap<String, f64>,
+    /// The process's CPU time during the run (every thread; benchmark.json's cpu_time,
+    /// harness/gbench_reporter.hpp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_seconds: Option<f64>,
+}
+
+/// timespec — struct timespec of Linux on a 64-bit target (time_t and long both 64 bits).
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    // clock_gettime(2) from the C library std links already (no libc crate: the build uses
+    // Debian's packaged crates only).
+    fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+}
+
+/// process_cpu_seconds — the CPU time of this process so far, all its threads
+/// (CLOCK_PROCESS_CPUTIME_ID, 2 on Linux); None when the call fails.
+fn process_cpu_seconds() -> Option<f64> {
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut t = Timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    (rc == 0).then(|| t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9)
 }
 
 /// Ctx — what a workload gets: its parameters, whether to perturb its answer, the mutex.
@@ -387,7 +414,12 @@ fn main() {
             }
             run_workload(&name, c).await
         };
+        let cpu0 = process_cpu_seconds();
         let res = rt.block_on(async move { tokio::spawn(task).await });
+        let cpu_seconds = match (cpu0, process_cpu_seconds()) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
         let out = match res {
             Ok(Ok(o)) => o,
             Ok(Err(reason)) => return ended(reason),
@@ -399,7 +431,7 @@ fn main() {
             counters.insert("process_run".into(), i as f64); // which run of this process (0 = cold)
         }
         let check = if out.check.is_empty() { "passed".to_string() } else { out.check };
-        Reply { status: "ok".into(), reason: String::new(), seconds: out.seconds, value: out.value, check, counters }
+        Reply { status: "ok".into(), reason: String::new(), seconds: out.seconds, value: out.value, check, counters, cpu_seconds }
     };
     on_panic();
     let iterations = match req.iterations {

@@ -547,13 +547,16 @@ def figure_note(df: pd.DataFrame, cold: bool = False, band: bool = True) -> str:
     f_lo = int(okf.min()) if len(okf) else 0
     timed = df[df["phase"] == "measure"].groupby(["point", "repetition"]).size()
     i = int(timed.max()) if len(timed) else 0
+    # Points may time different counts (the cost estimate gives a costly point fewer): the range.
+    i_lo = int(timed[timed > 0].min()) if len(timed) else 0
+    ni = f"{i} timed iteration{'' if i == 1 else 's'}" if i_lo in (0, i) else f"{i_lo}–{i} timed iterations"
     procs = sorted(df["processors"].dropna().unique())
     on = f"P={compact_number(procs[0])} processor{'' if procs[0] == 1 else 's'}; " if len(procs) == 1 else ""
     fixed = fixed_parameters(df)
     on += f"fixed: {fixed}; " if fixed else ""
     nf = f"{f} fork{'' if f == 1 else 's'}" if f_lo in (0, f) else f"{f_lo}–{f} forks"
     if bool((df["iteration"] > 0).any()):
-        what = (f"{nf} per point × {i} timed iteration{'' if i == 1 else 's'}; "
+        what = (f"{nf} per point × {ni}; "
                 "line: median of the timed iterations (warm)"
                 + ("; cold: iteration 0 of each fork (a fresh process)" if cold else ""))
     else:

@@ -328,6 +328,16 @@ class GenericFigureTest(TempDirCase):
         self.assertIn("P=1 processor; ", note)
         self.assertIn("1 fork per point, one cold run", note)
 
+    def test_timed_counts_that_differ_are_a_range(self):
+        # The cost estimate gives a costly point fewer timed iterations (switch T=1000: 3, the
+        # others 5): the note says the range, not the largest count as if every point had it.
+        d = synthetic.make_results(self.tmp / "run", workloads=("switch",), repetitions=1, warmup=1, iterations=3)
+        df = coopbench.load(d).df
+        one = df["point"].iloc[0]
+        drop = df[(df["point"] == one) & (df["phase"] == "measure")].index[-1:]
+        note = coopbench.figure_note(df.drop(drop))
+        self.assertIn("1 fork per point × 2–3 timed iterations", note)
+
 
 class CompareOptionsTest(TempDirCase):
     def test_compare_says_when_backend_options_differ(self):

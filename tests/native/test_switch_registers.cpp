@@ -21,9 +21,14 @@
 //   frames around the asm; a callee-saved register of the activity's loop must come back
 //   from coop::yield() as it was.
 // Both pass with Boost.Context's jump_fcontext too (COOP_CACS=OFF, or not x86-64).
+// - StackColouring.FreshActivitiesStartAtSixteenOffsetsOrOneWhenTurnedOff: the first frames
+//   of 16 activities alive at once (P=1: consecutive colours) sit at 16 different offsets
+//   within a page by default (stack.hpp kStackColours), at one with COOP_STACK_COLOURS=1 (the
+//   switch the colouring's measurement turns off with, docs/scheduler-roadmap.md).
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +36,7 @@
 #include <vector>
 
 #include "coop/coop.hpp"
+#include "coop/src/stack.hpp"
 #include "coop/src/switch.hpp"
 #include "tests/native/support.hpp"
 
@@ -246,5 +252,42 @@ std::string name(const ::testing::TestParamInfo<Param>& info) {
     return s + "_P" + std::to_string(p.processors);
 }
 INSTANTIATE_TEST_SUITE_P(Policies, SwitchRegisters, ::testing::ValuesIn(params()), name);
+
+// ---- StackColouring ------------------------------------------------------------------------
+
+// page_offset_of_a_local — where this activity's frame lies within its page (every activity
+// calls it at the same depth from its trampoline).
+[[gnu::noinline]] std::uintptr_t page_offset_of_a_local() {
+    volatile char here = 0;
+    return reinterpret_cast<std::uintptr_t>(&here) % 4096;
+}
+
+// offsets — the distinct page offsets of 16 activities' frames, all alive at once (each
+// yields until every one has recorded its own, so none reuses another's stack).
+std::size_t distinct_offsets() {
+    constexpr int kN = 16;
+    std::vector<std::uintptr_t> at(kN);
+    coop::Runtime rt(coop::Options{.processors = 1});
+    rt.run([&] {
+        int recorded = 0;
+        std::vector<coop::Thread> ts;
+        for (int a = 0; a < kN; ++a)
+            ts.push_back(coop::spawn([&, a] {
+                at[a] = page_offset_of_a_local();
+                ++recorded;  // P=1: one activity at a time
+                while (recorded < kN) coop::yield();
+            }));
+        for (auto& t : ts) t.join();
+    });
+    std::sort(at.begin(), at.end());
+    return static_cast<std::size_t>(std::unique(at.begin(), at.end()) - at.begin());
+}
+
+TEST(StackColouring, FreshActivitiesStartAtSixteenOffsetsOrOneWhenTurnedOff) {
+    coop_test::Watchdog dog("StackColouring", kWatchdogSeconds);
+    EXPECT_EQ(distinct_offsets(), ci::kStackColours);
+    coop_test::ScopedEnv off("COOP_STACK_COLOURS", "1");
+    EXPECT_EQ(distinct_offsets(), 1u);
+}
 
 }  // namespace

@@ -105,6 +105,13 @@ StackPool::StackPool(std::size_t size, bool guard)
         guard_budget_ = limit > used ? (limit - used) / 2 / 2 : 0;
     }
     limit_ = env_bytes("COOP_STACK_MEMORY_LIMIT");
+    // Colouring (stack.hpp kStackColours): another number of offsets only when it is a power of
+    // two up to kMaxStackColours whose spread takes at most half the stack; anything else keeps
+    // the default, silently (a measuring knob).
+    if (const std::size_t colours = env_bytes("COOP_STACK_COLOURS");
+        colours >= 1 && colours <= kMaxStackColours && (colours & (colours - 1)) == 0 &&
+        colours * kStackColourStep <= size_ / 2)
+        colour_mask_ = colours - 1;
 }
 
 StackPool::~StackPool() {

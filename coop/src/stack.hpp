@@ -62,7 +62,11 @@ inline constexpr std::uint64_t kStackCanary = 0xC00DC0DEDEADBEEFull;
 // offset modulo 4 KiB). 16 x 128 B: 2 KiB of spread (32 of a 32 KiB 8-way L1's 64 sets),
 // which leaves ~2 KiB of the top page for the frames of a small activity, so that it
 // touches one page of stack, not two (16 x 256 B put one in two over the page boundary).
+// The number of offsets is the pool's (StackPool::colour_mask): kStackColours unless the
+// environment variable COOP_STACK_COLOURS names another power of two up to kMaxStackColours
+// (1: no colouring; for measuring it, docs/scheduler-roadmap.md).
 inline constexpr std::size_t kStackColours = 16;
+inline constexpr std::size_t kMaxStackColours = 32;
 inline constexpr std::size_t kStackColourStep = 128;
 
 // Stack — a stack's header: at the top of its own mapping (guarded and reserve stacks), or
@@ -147,6 +151,10 @@ class StackPool {
     std::uint64_t failed_maps() const;
 
     std::size_t stack_size() const noexcept { return size_; }
+    // colour_mask — the number of colouring offsets minus one (a power of two minus one;
+    // first_run, switch.cpp): kStackColours, or COOP_STACK_COLOURS when it is a power of two
+    // from 1 to kMaxStackColours (read once, by the constructor).
+    std::size_t colour_mask() const noexcept { return colour_mask_; }
     std::size_t guard_budget() const noexcept { return guard_budget_; }
 
     static constexpr std::size_t kBatch = 16;         // stacks moved per pool visit
@@ -167,6 +175,7 @@ class StackPool {
     std::size_t slot_;    // bytes per carved slot: size_ + a page (the free room at its top)
     bool guard_;
     std::size_t guard_budget_ = 0;  // guarded stacks allowed alive at once
+    std::size_t colour_mask_ = kStackColours - 1;  // see colour_mask()
     std::size_t limit_ = 0;         // bytes of stack mappings allowed (0: no limit)
     mutable std::mutex mutex_;
     Stack* head_ = nullptr;  // free list

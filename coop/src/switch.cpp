@@ -16,7 +16,7 @@ namespace {
 }
 
 // trampoline — the first frame of every activity.
-void trampoline(ctx::transfer_t t) noexcept {
+void trampoline(Transfer t) noexcept {
 #if COOP_ASAN
     __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
@@ -43,9 +43,10 @@ void first_run(Processor& p, Activity* a) noexcept {
     a->stack = s;
     a->stack_guarded = s->guarded;
     // Colouring: the hot top frames of activities would otherwise all sit at the same
-    // offset modulo 4 KiB and compete for the same L1 sets (8 ways); stack.hpp kStackColours.
-    const std::size_t color = (p.color++ % kStackColours) * kStackColourStep;
-    a->context = ctx::make_fcontext(static_cast<char*>(s->top()) - color, s->size - color, &trampoline);
+    // offset modulo 4 KiB and compete for the same L1 sets (8 ways); stack.hpp kStackColours
+    // (COOP_STACK_COLOURS=1 turns it off, to measure it).
+    const std::size_t color = (p.color++ & p.runtime->stack_pool.colour_mask()) * kStackColourStep;
+    a->context = make_context(static_cast<char*>(s->top()) - color, s->size - color, &trampoline);
 #if COOP_TSAN
     a->tsan_fiber = __tsan_create_fiber(0);
 #endif

@@ -6,10 +6,10 @@
 //
 // Design summary
 // - An Activity is a QueueItem (it travels through the lock-free ready and wait queues of
-//   queue.hpp) with a Boost.Context continuation (fcontext_t, the primitive beneath
-//   boost::context::fiber: one jump_fcontext per switch, no fiber record, no exception
-//   machinery), a stack assigned at its first run (not at spawn) and a priority (the quantum is a
-//   thread-local counter: quantum.hpp).
+//   queue.hpp) with a continuation (one jump per switch, no fiber record, no exception
+//   machinery: coop's context-aware switch on x86-64, Boost.Context's fcontext_t elsewhere or
+//   with COOP_CACS=OFF; coop/src/switch.hpp), a stack assigned at its first run (not at spawn)
+//   and a priority (the quantum is a thread-local counter: quantum.hpp).
 // - A switch passes a SwitchArgs {finalizer, previous, value} to the resumed side, which
 //   first stores the suspended activity's continuation into `previous` and then calls
 //   finalizer(previous, value) before it continues (Fig. 3). Only then may `previous` be
@@ -72,7 +72,7 @@ inline constexpr std::uintptr_t kJoinFinished = 1;
 // descriptor keeps its queue node (QueueItem::node), so that a spawn in steady state
 // allocates neither a descriptor nor a node.
 struct Activity : QueueItem {
-    void* context = nullptr;                   // the suspended continuation (fcontext_t);
+    void* context = nullptr;                   // the suspended continuation (switch.hpp jump);
                                                // nullptr until the first run
     Stack* stack = nullptr;                    // assigned at the first run
     void (*body)(Activity*) = nullptr;         // runs and destroys the closure

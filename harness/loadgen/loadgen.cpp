@@ -615,14 +615,17 @@ Result run(const Spec& spec) {
     for (auto& p : parts)
         for (auto& c : p)
             if (c.fd >= 0) close(c.fd);
-    ns_t window_end = sh.t1;
+    // The window's end: the earliest of the threads' own (max_requests ends a thread's early;
+    // a closed-loop window with no request started in it ends late, when one has: see edge()).
+    ns_t window_end = 0;
     for (auto& o : outs) {
         res.latency.merge(o.latency);
         res.requests += o.requests;
         res.unfinished += o.unfinished;
         res.bytes_checked += o.bytes;
-        window_end = std::min(window_end, o.window_end > 0 ? o.window_end : window_end);
+        if (o.window_end > 0) window_end = window_end == 0 ? o.window_end : std::min(window_end, o.window_end);
     }
+    if (window_end == 0) window_end = sh.t1;
     res.seconds = static_cast<double>(window_end - sh.t0) * 1e-9;
     if (outs[0].server_cpu0 >= 0 && outs[0].server_cpu1 >= 0) res.server_cpu_s = outs[0].server_cpu1 - outs[0].server_cpu0;
     res.client_cpu_s = outs[0].cpu1 - outs[0].cpu0;

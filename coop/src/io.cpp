@@ -104,6 +104,9 @@ Poller& poller() {
         // wait then finds its own processor idle (it takes the token) or busy (it polls).
         if (Processor* self = this_processor()) self->runtime->scheduler->notify();
     }
+    // relaxed: call_once's completion synchronizes with every later return from it
+    // ([thread.once.callonce]: the active call's end happens before the passive calls
+    // return), so the store inside it is visible here without an order of this load's own.
     return *g_poller.load(std::memory_order_relaxed);
 }
 

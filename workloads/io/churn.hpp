@@ -20,7 +20,7 @@
 
 namespace coopbench {
 
-struct Churn {
+struct Churn : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "churn";
@@ -34,15 +34,8 @@ struct Churn {
         w.plans["quick"] = {{{"connections", values({1, 64})}, {"duration_ms", values({500})}, {"warmup_ms", values({100})}}};
         w.plans["anchors"] = {{{"connections", values({64})}, {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
-        w.cost = [](const Params& p) {
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms")) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::closed_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {

@@ -455,9 +455,41 @@ inline std::vector<ParamSpec> common_params(const char* size, const char* connec
     return p;
 }
 
+// What every I/O workload's info() shares. add_open_loop_params: an open-loop variant's
+// offered rate (a share of the closed-loop maximum it measures first, or a fixed rate).
+inline void add_open_loop_params(WorkloadInfo& w) {
+    w.params.push_back({"load", "50", "offered rate, % of this server's closed-loop maximum measured first (rate = 0)"});
+    w.params.push_back({"rate", "0", "offered rate in requests/s (0: from load)", 0});
+    w.params.push_back({"calibrate_ms", "500", "the closed-loop run that measures the maximum (ms)"});
+}
+// closed_loop_cost / open_loop_cost — a run's cost: the warm-up and the window (and, in the
+// open loop without a fixed rate, the calibration run before them), plus the connections'
+// set-up; one warm-up and three measured runs per fork (each run is a whole load test).
+inline void closed_loop_cost(WorkloadInfo& w) {
+    w.cost = [](const Params& p) {
+        return (param_number(p, "duration_ms") + param_number(p, "warmup_ms")) * 1e-3 + 0.05;
+    };
+    w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+}
+inline void open_loop_cost(WorkloadInfo& w) {
+    w.cost = [](const Params& p) {
+        const double cal = param_number(p, "rate", 0) > 0 ? 0 : param_number(p, "calibrate_ms") + 100;
+        return (param_number(p, "duration_ms") + param_number(p, "warmup_ms") + cal) * 1e-3 + 0.05;
+    };
+    w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+}
+// ServedOverSockets — the backends an I/O workload runs on: those whose threads may block in
+// a socket call (pthreads, std::thread) and those with socket I/O of their own (HasSocketIo).
+struct ServedOverSockets {
+    template <Backend B>
+    static constexpr bool supports() {
+        return is_preemptive<B>() || HasSocketIo<B>;
+    }
+};
+
 }  // namespace io
 
-struct Echo {
+struct Echo : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "echo";
@@ -475,15 +507,8 @@ struct Echo {
         w.plans["anchors"] = {{{"size", values({64, 512, 4096})}, {"connections", values({1, 10, 100, 1000, 10000})},
                                {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
-        w.cost = [](const Params& p) {
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms")) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::closed_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
@@ -491,7 +516,7 @@ struct Echo {
     }
 };
 
-struct EchoOpen {
+struct EchoOpen : io::ServedOverSockets {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;
         w.name = "echo-open";
@@ -501,9 +526,7 @@ struct EchoOpen {
         w.unit = "us (p99)";
         w.io = true;
         w.params = io::common_params("512", "100");
-        w.params.push_back({"load", "50", "offered rate, % of this server's closed-loop maximum measured first (rate = 0)"});
-        w.params.push_back({"rate", "0", "offered rate in requests/s (0: from load)", 0});
-        w.params.push_back({"calibrate_ms", "500", "the closed-loop run that measures the maximum (ms)"});
+        io::add_open_loop_params(w);
         w.plans["tiny"] = {{{"connections", values({10})}, {"load", values({50})}, {"duration_ms", values({100})},
                             {"warmup_ms", values({20})}, {"calibrate_ms", values({100})}}};
         w.plans["quick"] = {{{"connections", values({100})}, {"load", values({25, 50, 90})},
@@ -511,16 +534,8 @@ struct EchoOpen {
         w.plans["anchors"] = {{{"connections", values({100, 1000})}, {"load", values({25, 50, 75, 90, 100})},
                                {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"calibrate_ms", values({2000})}}};
-        w.cost = [](const Params& p) {
-            const double cal = param_number(p, "rate", 0) > 0 ? 0 : param_number(p, "calibrate_ms") + 100;
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms") + cal) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::open_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {

@@ -20,7 +20,7 @@
 
 namespace coopbench {
 
-struct HttpHello {
+struct HttpHello : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "http-hello";
@@ -37,15 +37,8 @@ struct HttpHello {
         w.plans["anchors"] = {{{"connections", values({64, 256, 1024})}, {"duration_ms", values({10000})},
                                {"warmup_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
-        w.cost = [](const Params& p) {
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms")) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::closed_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
@@ -53,7 +46,7 @@ struct HttpHello {
     }
 };
 
-struct HttpHelloOpen {
+struct HttpHelloOpen : io::ServedOverSockets {
     static WorkloadInfo info(const Machine&) {
         WorkloadInfo w;
         w.name = "http-hello-open";
@@ -63,9 +56,7 @@ struct HttpHelloOpen {
         w.unit = "us (p99)";
         w.io = true;
         w.params = io::load_params("100");
-        w.params.push_back({"load", "50", "offered rate, % of this server's closed-loop maximum measured first (rate = 0)"});
-        w.params.push_back({"rate", "0", "offered rate in requests/s (0: from load)", 0});
-        w.params.push_back({"calibrate_ms", "500", "the closed-loop run that measures the maximum (ms)"});
+        io::add_open_loop_params(w);
         w.plans["tiny"] = {{{"connections", values({10})}, {"load", values({50})}, {"duration_ms", values({100})},
                             {"warmup_ms", values({20})}, {"calibrate_ms", values({100})}}};
         w.plans["quick"] = {{{"connections", values({100})}, {"load", values({25, 50, 90})},
@@ -73,16 +64,8 @@ struct HttpHelloOpen {
         w.plans["anchors"] = {{{"connections", values({256})}, {"load", values({25, 50, 75, 90, 100})},
                                {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"calibrate_ms", values({2000})}}};
-        w.cost = [](const Params& p) {
-            const double cal = param_number(p, "rate", 0) > 0 ? 0 : param_number(p, "calibrate_ms") + 100;
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms") + cal) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::open_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {

@@ -31,7 +31,7 @@ inline std::vector<ParamSpec> rpc_params() {
 }
 }  // namespace io
 
-struct Rpc {
+struct Rpc : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "rpc";
@@ -47,15 +47,8 @@ struct Rpc {
         w.plans["anchors"] = {{{"connections", values({100})}, {"work", values({600, 6000, 60000})},
                                {"duration_ms", values({10000})}, {"warmup_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
-        w.cost = [](const Params& p) {
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms")) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::closed_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
@@ -64,7 +57,7 @@ struct Rpc {
     }
 };
 
-struct RpcOpen {
+struct RpcOpen : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "rpc-open";
@@ -74,9 +67,7 @@ struct RpcOpen {
         w.unit = "us (p99)";
         w.io = true;
         w.params = io::rpc_params();
-        w.params.push_back({"load", "50", "offered rate, % of this server's closed-loop maximum measured first (rate = 0)"});
-        w.params.push_back({"rate", "0", "offered rate in requests/s (0: from load)", 0});
-        w.params.push_back({"calibrate_ms", "500", "the closed-loop run that measures the maximum (ms)"});
+        io::add_open_loop_params(w);
         w.plans["tiny"] = {{{"connections", values({10})}, {"work", values({600})}, {"load", values({50})},
                             {"duration_ms", values({100})}, {"warmup_ms", values({20})}, {"calibrate_ms", values({100})}}};
         w.plans["quick"] = {{{"connections", values({100})}, {"work", values({600, 6000, 60000})}, {"load", values({50, 90})},
@@ -85,16 +76,8 @@ struct RpcOpen {
                                {"load", values({25, 50, 75, 90})}, {"duration_ms", values({10000})},
                                {"warmup_ms", values({2000})}, {"calibrate_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
-        w.cost = [](const Params& p) {
-            const double cal = param_number(p, "rate", 0) > 0 ? 0 : param_number(p, "calibrate_ms") + 100;
-            return (param_number(p, "duration_ms") + param_number(p, "warmup_ms") + cal) * 1e-3 + 0.05;
-        };
-        w.iterations = [](const Params&) { return WorkloadInfo::Iterations{1, 3}; };
+        io::open_loop_cost(w);
         return w;
-    }
-    template <Backend B>
-    static constexpr bool supports() {
-        return is_preemptive<B>() || HasSocketIo<B>;
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {

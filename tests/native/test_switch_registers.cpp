@@ -21,6 +21,15 @@
 //   frames around the asm; a callee-saved register of the activity's loop must come back
 //   from coop::yield() as it was.
 // Both pass with Boost.Context's jump_fcontext too (COOP_CACS=OFF, or not x86-64).
+// - SwitchImplementation.TheRoundingModeIsCarriedOnlyByJumpFcontext: which jump the library
+//   linked in really makes, seen from an activity: the one thing the two differ in that an
+//   activity can see (switch.hpp, jump). Activity A sets FE_UPWARD and yields to B, which had
+//   yielded with the default mode: jump_fcontext restores B's own mode (its MXCSR and x87
+//   control word, saved at B's yield), the context-aware switch leaves the worker's (A's).
+//   So the `_jump` twin of this test (tests/native/CMakeLists.txt: linked against coop_jump)
+//   fails if coop_jump switches with the context-aware jump, and this binary fails if coop
+//   does not; the twin also checks at compile time that this file sees COOP_CACS_ACTIVE 0.
+//   x86-64 only (Boost.Context's jump_fcontext elsewhere need not carry the rounding mode).
 // - StackColouring.FreshActivitiesStartAtSixteenOffsetsOrOneWhenTurnedOff: the first frames
 //   of 16 activities alive at once (P=1: consecutive colours) sit at 16 different offsets
 //   within a page by default (stack.hpp kStackColours), at one with COOP_STACK_COLOURS=1 (the
@@ -29,6 +38,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cfenv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +49,11 @@
 #include "coop/src/stack.hpp"
 #include "coop/src/switch.hpp"
 #include "tests/native/support.hpp"
+
+// COOPBENCH_EXPECT_JUMP_FCONTEXT: set on the `_jump` twin (tests/native/CMakeLists.txt).
+#if defined(COOPBENCH_EXPECT_JUMP_FCONTEXT)
+static_assert(!COOP_CACS_ACTIVE, "the _jump twin must see Boost.Context's jump_fcontext (coop_jump: COOP_CACS=0)");
+#endif
 
 namespace {
 
@@ -252,6 +267,44 @@ std::string name(const ::testing::TestParamInfo<Param>& info) {
     return s + "_P" + std::to_string(p.processors);
 }
 INSTANTIATE_TEST_SUITE_P(Policies, SwitchRegisters, ::testing::ValuesIn(params()), name);
+
+// ---- SwitchImplementation: which jump the library makes ------------------------------------
+
+TEST(SwitchImplementation, TheRoundingModeIsCarriedOnlyByJumpFcontext) {
+#if !defined(__x86_64__)
+    GTEST_SKIP() << "x86-64 only: where coop has both jumps";
+#else
+    coop_test::Watchdog dog("SwitchImplementation", kWatchdogSeconds);
+    ASSERT_EQ(std::fegetround(), FE_TONEAREST);
+    int seen_by_a = -1, seen_by_b = -1;
+    {
+        coop::Runtime rt(coop::Options{.processors = 1});  // one worker: A and B share its registers
+        rt.run([&] {
+            bool b_started = false, a_set = false, b_seen = false;  // P=1: one activity at a time
+            coop::Thread b = coop::spawn([&] {
+                b_started = true;
+                while (!a_set) coop::yield();  // suspended with the default mode
+                seen_by_b = std::fegetround();
+                b_seen = true;
+            });
+            coop::Thread a = coop::spawn([&] {
+                while (!b_started) coop::yield();  // B's context exists: not made from A's mode
+                std::fesetround(FE_UPWARD);
+                a_set = true;
+                while (!b_seen) coop::yield();
+                seen_by_a = std::fegetround();
+                std::fesetround(FE_TONEAREST);  // the worker's mode under CACS: put back
+            });
+            a.join();
+            b.join();
+        });
+    }
+    EXPECT_EQ(seen_by_a, FE_UPWARD) << "A's own mode after its yields, with either jump";
+    EXPECT_EQ(seen_by_b, COOP_CACS_ACTIVE ? FE_UPWARD : FE_TONEAREST)
+        << (COOP_CACS_ACTIVE ? "expected the context-aware switch (the worker's mode, A's), got B's own: jump_fcontext?"
+                             : "expected jump_fcontext (B's own mode), got A's: the context-aware switch?");
+#endif
+}
 
 // ---- StackColouring ------------------------------------------------------------------------
 

@@ -207,9 +207,10 @@ def skipped(title: str, missing, workload: str) -> dict:
                         "before that counter existed, or no ok row holds it); their values are in *Median values*."}
 
 
-def figure_item(res, outdir, df, fig, name: str, title: str, text: str, workloads) -> dict:
-    """figure_item — caption the figure (machine, forks and iterations), save it, and return its item."""
-    cr.add_caption(fig, res.context, df)
+def figure_item(res, outdir, df, fig, name: str, title: str, text: str, workloads, band: bool = True) -> dict:
+    """figure_item — caption the figure (machine, forks and iterations; band: it draws interval bands), save it,
+    and return its item."""
+    cr.add_caption(fig, res.context, df, band=band)
     return {"title": title, "files": cr.save_figure(fig, outdir, name), "text": text, "workloads": list(workloads)}
 
 
@@ -224,8 +225,10 @@ def closed_loop(res, outdir, df, w: str, *, x: str, xlabel: str, columns, rate_l
     client-bound points marked) and the server's CPU per request (counter.server_cpu_us_per_request, µs per
     `per`). A figure whose column is absent is a skipped item instead."""
     items = []
-    if df.empty or x not in df.columns or not has(df, "value") and not (df["status"] != "ok").any():
+    if df.empty:
         return []
+    if not values_of(df, x):
+        return [skipped(f"{w} — {what}", [x], w)]
     cols = swept(df, columns)
     # A row of panels per P, a column per value of the first swept parameter; with none, the P side by side.
     ncols = len(values_of(df, cols[0])) if cols else min(3, len(values_of(df, "processors")))

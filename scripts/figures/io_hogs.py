@@ -25,7 +25,7 @@ def make(res, outdir):
     if missing:
         return [io.skipped(title, missing, WORKLOAD)]
     cells = io.percentile_cells(df, io.swept(df, ["param.hogs", "param.connections", "param.rate", "param.size"]))
-    fig, _ = io.grid_figure(cells, x, xlabel="hog's slice between yields [µs]", suptitle=title, ncols=3,
+    fig, _ = io.grid_figure(cells, x, xlabel="slice between yields [µs]", suptitle=title, ncols=3,
                             panel_height=2.6)
     return [io.figure_item(
         res, outdir, df, fig, "io_echo_hogs_latency", title,

@@ -97,5 +97,5 @@ def make(res, outdir):
         "stack, a goroutine's, a task's or an activity's, its buffers and poller registration; lower is "
         "better. Right: the active connections' p99 latency (µs) with the idle ones held. A bar is the median "
         "over forks, its error bar the interval (one run per fork: a fresh server, as memory a server freed is "
-        "reused by its next connections).", [WORKLOAD]))
+        "reused by its next connections).", [WORKLOAD], band=False))
     return items

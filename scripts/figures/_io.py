@@ -26,7 +26,7 @@ from coopbench.figure import _legend_columns, label_log_bottom, plot_lines, tigh
 
 # The gid of a client-bound mark (a hollow square around the point): the tests find them by it.
 CLIENT_BOUND_GID = "coopbench-client-bound"
-CLIENT_BOUND_LABEL = "client-bound: the load generator's core ≥ 90 % busy (the rate is the client's)"
+CLIENT_BOUND_LABEL = "client-bound (the load generator's core ≥ 90 % busy)"
 BOUND_COUNTER = "counter.client_bound"
 CPU_COUNTER = "counter.server_cpu_us_per_request"
 PERCENTILES = (("counter.p50_us", "p50"), ("counter.p99_us", "p99"), ("counter.p999_us", "p99.9"))
@@ -72,8 +72,8 @@ def _mark_bound(ax, df: pd.DataFrame, x: str, bound: set) -> int:
         m = float(cr.warm_sample(g).median()) if len(g) else float("nan")
         xv = g[x].iloc[0]
         if m == m and xv == xv and (ax.get_yscale() != "log" or m > 0) and (ax.get_xscale() != "log" or xv > 0):
-            ax.plot([xv], [m], linestyle="none", marker="s", markersize=12, markerfacecolor="none",
-                    markeredgecolor="#444444", markeredgewidth=1.0, label="_client-bound", gid=CLIENT_BOUND_GID,
+            ax.plot([xv], [m], linestyle="none", marker="s", markersize=10, markerfacecolor="none",
+                    markeredgecolor="#555555", markeredgewidth=0.8, label="_client-bound", gid=CLIENT_BOUND_GID,
                     zorder=1)
             n += 1
     return n
@@ -139,11 +139,13 @@ def grid_figure(cells, x: str, *, xlabel: str, suptitle: str, ncols: int, xscale
     handles, labels = cr.legend_entries(flat[:len(cells)], failed=failed > 0)
     if marked:
         handles.append(Line2D([], [], linestyle="none", marker="s", markersize=10, markerfacecolor="none",
-                              markeredgecolor="#444444", markeredgewidth=1.0))
+                              markeredgecolor="#555555", markeredgewidth=0.8))
         labels.append(CLIENT_BOUND_LABEL)
     if handles:
+        # More than six entries in one column made the legend taller than a row of panels: two at least.
+        ncol = max(_legend_columns(labels), 2 if len(labels) > 6 and ncols > 1 else 1)
         fig.legend(handles, labels, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                   ncol=_legend_columns(labels))
+                   ncol=ncol)
     return fig, failed
 
 
@@ -164,21 +166,27 @@ def swept(df: pd.DataFrame, columns) -> list:
 
 
 def parts(df: pd.DataFrame, columns, names: dict) -> list:
-    """parts — [(title, rows)]: one per combination of the values of `columns` that has rows, then of P (P last,
-    so that a row of panels is one P when `columns` give the columns); names[column](value) titles a value."""
-    out = [("", df)]
-    for c in list(columns) + ["processors"]:
+    """parts — [(title, rows)]: one per P (outer) and combination of the values of `columns` (inner) that has
+    rows, so that a row of panels is one P when the first of `columns` gives the columns; names[column](value)
+    titles a value ("64 B"), P last in the title ("64 B · P=1")."""
+    combos = [((), df)]
+    for c in columns:
         nxt = []
-        for t, d in out:
+        for key, d in combos:
             vals = values_of(d, c)
-            if len(vals) <= 1 and c != "processors":
-                nxt.append((t, d))
+            if len(vals) <= 1:
+                nxt.append((key, d))
                 continue
-            for v in vals:
-                name = pname(v) if c == "processors" else names.get(c, lambda v, c=c: f"{c[6:]}={label(v)}")(v)
-                nxt.append((" · ".join(s for s in (t, name) if s), d[_eq(d, c, v)]))
-        out = nxt
-    return [(t, d) for t, d in out if len(d)]
+            nxt += [(key + ((c, v),), d[_eq(d, c, v)]) for v in vals]
+        combos = nxt
+    out = []
+    for p in values_of(df, "processors"):
+        for key, d in combos:
+            rows = d[d["processors"] == p]
+            if len(rows):
+                title = [names.get(c, lambda v, c=c: f"{c[6:]}={label(v)}")(v) for c, v in key] + [pname(p)]
+                out.append((" · ".join(title), rows))
+    return out
 
 
 def label(v) -> str:
@@ -190,7 +198,7 @@ def pname(p) -> str:
     return f"P={label(p)}"
 
 
-NAMES = {"param.size": lambda v: f"{label(v)} B", "param.connections": lambda v: f"{label(v)} connections",
+NAMES = {"param.size": lambda v: f"{int(v)} B", "param.connections": lambda v: f"{label(v)} connections",
          "param.work": lambda v: f"work {label(v)}", "param.client_threads": lambda v: f"{label(v)} client threads",
          "param.idle": lambda v: f"{label(v)} idle", "param.rate": lambda v: f"{label(v)} requests/s",
          "param.hogs": lambda v: "a hog per processor" if v < 0 else "no hog" if v == 0 else f"{label(v)} hogs",

@@ -66,6 +66,15 @@ class Drawn(synthetic.TempDirCase):
         self.assertLessEqual({"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn",
                               synthetic_io.IDLE, synthetic_io.HOGS}, shown)
         self.assertFalse([i for _, i in items if "not drawn" in i["title"]])
+        # Throughput: a row of panels per P, a column per message size (row-major: P=1's sizes first).
+        axes = [ax for ax in dict(figs)["io_echo_rate"].axes if ax.get_visible()]
+        self.assertEqual([ax.get_title() for ax in axes], [f"{s} B · P={p}" for p in (1, 2) for s in (64, 512)])
+        rows = {round(ax.get_position().y0, 3) for ax in axes}
+        self.assertEqual(len(rows), 2)
+        # The hockey stick: p50, p99, p99.9 side by side, log y.
+        axes = [ax for ax in dict(figs)["io_echo_open_latency"].axes if ax.get_visible()]
+        self.assertEqual([ax.get_title().split(" · ")[0] for ax in axes[:3]], ["p50", "p99", "p99.9"])
+        self.assertEqual({ax.get_yscale() for ax in axes}, {"log"})
 
     def test_the_real_tiny_folder(self):
         items, errors, figs = io_items(TINY)

@@ -3,16 +3,20 @@ client-bound mark, and the note a figure gives when a column it needs is absent.
 
 plot.py skips this file (its name starts with "_"); the modules import it with cr.sibling_module(__file__, "_io").
 
-    as_value(df, column)          the rows with `value` replaced by a counter (the line helpers draw `value`)
     has(df, column)               whether some row has a number in that column
-    bound_points(df)              {point: True} for the points the load generator bounded (counter.client_bound)
-    grid_figure(cells, x, ...)    (fig, failed): panels in rows and columns, one legend and the client-bound
-                                  mark under them all
+    as_value(df, column)          the rows with `value` replaced by a counter (the line helpers draw `value`)
+    bound_points(df)              the points the load generator bounded (counter.client_bound)
+    grid_figure(cells, x, ...)    (fig, failed): panels in rows and columns, one legend (and the client-bound
+                                  mark's entry) under them all
+    parts(df, columns, NAMES)     [(title, rows)]: a part per P and per value of the swept columns
+    closed_loop(...)              a closed loop's rate and server-CPU-per-request figures
+    open_loop(...)                an open loop's p50/p99/p99.9 against the offered load
+    percentile_cells(df, cols)    the three percentile panels of each part (open loops, echo-hogs)
     skipped(title, missing, w)    the item that says a figure was left out and why (a column absent), not a crash
-    item(...)                     a figure item with its text
+    figure_item(...)              caption, save and return a figure's item
 
-The counters are docs/results-format.md's ("The I/O workloads' counters"): rate_rps, p50_us, p99_us,
-p999_us, server_cpu_us_per_request, client_bound, and the idle and hogs workloads' own.
+The counters are docs/results-format.md's ("The I/O workloads' counters"): p50_us, p99_us, p999_us,
+server_cpu_us_per_request, client_bound, and echo-idle's rss_per_idle_kib.
 """
 
 from __future__ import annotations

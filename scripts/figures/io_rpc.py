@@ -20,7 +20,7 @@ def make(res, outdir):
     xlabel = "work per request [rounds]" if x == "param.work" else "connections"
     other = "param.connections" if x == "param.work" else "param.work"
     items = io.closed_loop(res, outdir, df, "rpc", x=x, xlabel=xlabel, columns=[other, "param.size"],
-                           rate_label="throughput [requests/s]", per="request", what="throughput with work per request")
+                           rate_label="throughput [requests/s]", per="request", what="throughput")
     items += io.open_loop(res, outdir, res.workload("rpc-open"), "rpc-open",
                           columns=["param.work", "param.connections", "param.size"])
     return items

@@ -9,8 +9,9 @@ with "_" are skipped — and calls its make(res, RESULTS_DIR/"figures"). Each re
 (no data for it) or items {"title", "files"} (figures) / {"title", "markdown"} (tables);
 an item may add "text", a paragraph shown under its title (what is measured, how to read it).
 Then writes RESULTS_DIR/report.md. It opens with the answer (coopbench.summary): per workload and P, the
-fastest backend and each peer family's best variant (coop, Go, tokio, Boost.Fiber, OS threads) with its ratio
-to the fastest and that ratio's interval, and the failed, refused and noisy counts; then the run's context,
+fastest backend and each peer family's best variant (coop, Go, tokio, Boost.Fiber, OS threads, Boost.Asio,
+epoll) with its ratio to the fastest and that ratio's interval (a closed-loop I/O workload: also its server
+CPU per request), and the failed, refused and noisy counts; then the run's context,
 every figure (relative links),
 every table, a generic figure for each workload no module knows (value against its first
 swept parameter, a line per backend), tables of every workload's medians with their intervals over forks (exact coverage by forks)

@@ -16,6 +16,16 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
+# P=all: every CPU this process may use (never a fixed count); "1,1" on one CPU is one P (duplicates dropped).
+all=$(nproc)
+# The I/O backends (docs/io-workloads.md): coop's three algorithms, a thread per connection, Boost.Asio, the
+# epoll ceiling, Go's net, tokio's two runtimes.
+io_backends=native,native-ws,native-parasail,pthreads,stdthread,asio,epoll,go,tokio,tokio/current_thread
+# The I/O workloads of the io run. TO ADD when they are on main: echo-idle (idle connections: RSS per idle
+# connection, the active ones' p99) and echo-hogs (p99 under CPU hogs, by slice_us) — append
+# ",echo-idle,echo-hogs" here and check the cost again with `coopbench run ... --dry-run`.
+io_workloads=echo,echo-open,http-hello,rpc,churn
+
 # name | rough duration on a 2-core machine | coopbench run arguments (without --out)
 refs=(
   "micro-cold-warm|10 min|-w create,switch -b native,native-ws,native-parasail,pthreads,boostfiber,go -p N=1000,10000,1000000 -p T=2,10,100,1000 -p K=10000 -P 1,2 -r 3 --timeout 120"
@@ -34,6 +44,15 @@ refs=(
   "locks-fig5_degradation|3 min|--plan fig5_degradation -r 3"
   "locks-owner_access|10 min|--plan owner_access -r 3"
   "units-quirk|8 min|-w fib,fib-mutex,ddb,ddb-mutex -b native,pthreads -p k=18 -p rounds=300 -p work=0,1000 -P 1,2 -r 3"
+  # The I/O workloads on every I/O backend at P=1 and P=all, 3 forks a point (the forks are the unit): the
+  # anchors plan's points (echo at 1-10,000 connections × 64/512/4096 B, echo-open at 100 and 1000 connections,
+  # http-hello at 64/256/1024, rpc at work 600/6000/60000, churn at 64 connectors) with the open loops at
+  # 25/50/75/90 % load, in windows short enough for 25 minutes: 250 ms of warm-up and calibration and a 500 ms
+  # window in each run, one run per fork (W=0, I=1: the run's own warm-up window warms the server; 200 ms
+  # windows measured 1 request at 10,000 connections, as a round of 10,000 requests did not fit). --dry-run:
+  # 570 points, ~1562 s by the cost model on 2 CPUs; 10,000 connections cost more than it says (their
+  # connects: ~3 s a fork measured on a busy 2-CPU VM).
+  "io|26 min|--plan anchors -w $io_workloads -b $io_backends -P 1,$all -p load=25,50,75,90 -p duration_ms=500 -p warmup_ms=250 -p calibrate_ms=250 -W 0 -I 1 -r 3 --timeout 120"
 )
 
 usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }

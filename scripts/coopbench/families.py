@@ -18,13 +18,15 @@ with the lowest `value` (time: lower is better), and adds the column `family`.
 from __future__ import annotations
 
 # Families whose variants are told apart by name. The order is the one summaries list them in.
-FAMILY_ORDER = ("coop", "go", "tokio", "boostfiber", "os-threads")
+FAMILY_ORDER = ("coop", "go", "tokio", "boostfiber", "os-threads", "asio", "epoll")
 FAMILY_LABEL = {
     "coop": "coop",
     "go": "Go",
     "tokio": "tokio",
     "boostfiber": "Boost.Fiber",
     "os-threads": "OS threads",
+    "asio": "Boost.Asio",
+    "epoll": "epoll (ceiling)",  # the hand-written server of the I/O workloads (docs/io-workloads.md)
 }
 
 # coop's backends: its three scheduling algorithms and the builds of the same runtime

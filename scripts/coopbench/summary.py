@@ -14,6 +14,12 @@ means of the per-point interval ends (every per-point ratio inside its interval 
 geometric mean inside that one). The fastest backend of a row is the one fastest at most of
 its points (ties: the lower geometric mean of its ratios).
 
+A closed-loop I/O workload (a rate whose rows carry the load generator's counter
+server_cpu_us_per_request: echo, http-hello, rpc, churn; docs/io-workloads.md) gets a second row,
+"<workload>: server CPU per request" (µs/request; churn's per connection; lower is better): where the load generator's core
+bounds the rate (client_bound), every server shows the client's rate, and the servers differ only in
+what each request cost them.
+
 A point is refused when every row of it has status `refused` (a system limit known before
 it ran: the harness did not start it); failed when it has a row that is neither ok nor
 refused.
@@ -79,6 +85,33 @@ def _unit(d: pd.DataFrame) -> str:
     return next((u for u in d["unit"] if u), "")
 
 
+IO_CPU = "counter.server_cpu_us_per_request"
+IO_CPU_UNIT = "us/request"
+
+
+def io_cpu_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """io_cpu_rows — the rows of each workload whose value is a rate and whose rows carry IO_CPU, again, with that
+    counter as the value, the unit IO_CPU_UNIT and the workload "<name>: server CPU per request" (per what the
+    rate counts: churn's "per connection", "us/connection") (failed and
+    refused rows kept as they are: a point that did not run has no CPU either). Empty when there is none."""
+    if IO_CPU not in df.columns or df.empty:
+        return df.iloc[0:0]
+    out = []
+    for w, d in df.groupby("workload", sort=True):
+        if not higher_is_better(_unit(d)) or not pd.to_numeric(d[IO_CPU], errors="coerce").notna().any():
+            continue
+        d = d.copy()
+        # What the rate counts, singular: "requests/s" -> request, churn's "connections/s" -> connection.
+        per = _unit(d).split("/")[0].strip().rstrip("s") or "request"
+        d["value"] = pd.to_numeric(d[IO_CPU], errors="coerce").where(d["status"] == "ok")
+        d["unit"] = IO_CPU_UNIT if per == "request" else f"us/{per}"
+        d["workload"] = f"{w}: server CPU per {per}"
+        # A point id names its workload: the copy's ids must not collide with the rate's.
+        d["point"] = d["point"] + "#server_cpu"
+        out.append(d)
+    return pd.concat(out, ignore_index=True) if out else df.iloc[0:0]
+
+
 def summary_rows(df: pd.DataFrame) -> tuple:
     """summary_rows — (rows, families): one row per (workload, P); families in column order.
 
@@ -88,7 +121,7 @@ def summary_rows(df: pd.DataFrame) -> tuple:
     a cell {"ratio", "lo", "hi", "variants" (best variants, most frequent first), "ran", "failed",
     "refused", "points"}.
     """
-    df = df.copy()
+    df = pd.concat([df, io_cpu_rows(df)], ignore_index=True)
     df["_pkey"] = _param_key(df)
     df["_family"] = df["backend"].map(family_of)
     if "host" in df.columns and df["host"][df["host"] != ""].nunique() > 1:
@@ -237,5 +270,5 @@ def summary_section(df: pd.DataFrame, escape=str) -> str:
     return "\n".join(out)
 
 
-__all__ = ["REFUSED", "higher_is_better", "point_status", "failed_points", "refused_points", "summary_rows",
+__all__ = ["REFUSED", "IO_CPU", "IO_CPU_UNIT", "io_cpu_rows", "higher_is_better", "point_status", "failed_points", "refused_points", "summary_rows",
            "row_forks", "fork_mark", "forks_text", "summary_section"]

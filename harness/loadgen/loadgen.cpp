@@ -862,6 +862,12 @@ std::string result_json(const Result& r, const Spec& spec) {
     j["client_cpu_s"] = r.client_cpu_s;
     j["client_threads"] = std::min<unsigned>(spec.threads, spec.connections);
     j["bytes_checked"] = r.bytes_checked;
+    if (spec.idle > 0) {
+        j["idle"] = spec.idle;
+        j["rss_before_kib"] = r.rss_before_kib;
+        j["rss_after_kib"] = r.rss_after_kib;
+        j["rss_per_idle_kib"] = rss_per_idle_kib(r.rss_before_kib, r.rss_after_kib, spec.idle);
+    }
     return j.dump();
 }
 

@@ -1,5 +1,5 @@
 // idle.hpp — the I/O workload `echo-idle`: many idle connections and a few active ones
-// (io-anchors review §5.2, "10,000 idle connections and 100 active: RSS per connection and
+// (io-anchors review §5.2 #7, "10,000 idle connections and 100 active: RSS per connection and
 // the active ones' p99"). What a server pays for a connection that does nothing — a thread's
 // stack, a goroutine's or a task's, an activity's, its buffer, its poller registration — and
 // whether holding ten thousand of them slows the ones that work.
@@ -29,7 +29,7 @@ struct EchoIdle : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "echo-idle";
-        w.origin = "io-anchors review §5.2 (10,000 idle connections and 100 active: RSS per connection, the active ones' p99)";
+        w.origin = "io-anchors review §5.2 #7 (10,000 idle connections, each parked in read, and 100 active: RSS per connection, the active ones' p99)";
         w.description =
             "TCP echo with idle connections: `idle` connections that never send, held open, and echo-open's load on the others";
         w.unit = "us (p99)";

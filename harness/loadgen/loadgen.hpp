@@ -97,6 +97,7 @@ struct Result {
     double work_ns = 0;                 // rpc: one request's work timed on the client's CPU
     std::int64_t rss_before_kib = -1;   // idle: the server's RSS before the idle connections
     std::int64_t rss_after_kib = -1;    // idle: ... once it holds all of them (-1: unknown)
+    double idle_accept_s = 0;           // idle: from the last connect until the server held all
     double idle_settle_s = 0;           // idle: from the last connect to the after sample
 };
 

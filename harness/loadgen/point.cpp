@@ -46,6 +46,7 @@ nlohmann::json counters_of(const Result& r, const Spec& spec, const CpuSplit& sp
         c["rss_before_kib"] = r.rss_before_kib;
         c["rss_after_kib"] = r.rss_after_kib;
         c["rss_per_idle_kib"] = rss_per_idle_kib(r.rss_before_kib, r.rss_after_kib, spec.idle);
+        c["idle_accept_ms"] = r.idle_accept_s * 1e3;
         c["idle_settle_ms"] = r.idle_settle_s * 1e3;
     }
     return c;

@@ -47,9 +47,10 @@ struct EchoIdle : io::ServedOverSockets {
                                {"calibrate_ms", values({2000})},
                                {"processors", values({1, static_cast<std::int64_t>(std::max(1u, m.cores))})}}};
         io::open_loop_cost(w);
-        // The idle connections' set-up besides: connects and accepts (about 50 µs each here)
-        // and the RSS's settling (at least 0.1 s).
-        w.cost = [open = w.cost](const Params& p) { return open(p) + param_number(p, "idle") * 50e-6 + 0.2; };
+        // The idle connections' set-up besides: connects, accepts and the client's reads of
+        // the server's /proc (1.4-2.7 s for 10,000 here, at a load of 7 on 2 CPUs: about
+        // 250 µs each) and the RSS's settling (at least 0.1 s).
+        w.cost = [open = w.cost](const Params& p) { return open(p) + param_number(p, "idle") * 250e-6 + 0.2; };
         w.iterations = [](const Params&) { return WorkloadInfo::Iterations{0, 1}; };
         return w;
     }

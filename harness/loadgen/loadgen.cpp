@@ -3,6 +3,7 @@
 #include "harness/loadgen/loadgen.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -167,6 +168,144 @@ std::string connect_all(std::vector<Conn>& conns, int port, std::uint32_t first_
     }
     close(ep);
     return err;
+}
+
+// ---- idle connections (Spec::idle) ----
+
+// slurp — a /proc file's text (read(2) in 64 KiB chunks: /proc/PID/net/tcp with 10,000
+// connections is megabytes); empty when it cannot be read.
+std::string slurp(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return text;
+}
+
+// server_fd_inodes — the socket inodes of process pid's fds (readlink "socket:[N]"), sorted.
+std::vector<unsigned long> server_fd_inodes(pid_t pid) {
+    std::vector<unsigned long> out;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        char link[64];
+        const ssize_t n = readlink((dir + "/" + e->d_name).c_str(), link, sizeof link - 1);
+        if (n <= 0) continue;
+        link[n] = '\0';
+        unsigned long ino = 0;
+        if (std::sscanf(link, "socket:[%lu]", &ino) == 1) out.push_back(ino);
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// server_limit_nofile — the soft RLIMIT_NOFILE of process pid (/proc/PID/limits: "Max open
+// files  SOFT  HARD  files"); 0 when unknown or unlimited.
+std::uint64_t server_limit_nofile(pid_t pid) {
+    const std::string text = slurp("/proc/" + std::to_string(pid) + "/limits");
+    const auto at = text.find("Max open files");
+    if (at == std::string::npos) return 0;
+    unsigned long long soft = 0;
+    if (std::sscanf(text.c_str() + at + 14, "%llu", &soft) != 1) return 0;  // "unlimited"
+    return soft;
+}
+
+// IdleSet — the idle connections of one run: connected before the load, watched by an epoll
+// set of their own (level-triggered: any readiness at all — a byte, the server's FIN, a
+// reset — is a failure, since the client never sends on them), closed at the end.
+struct IdleSet {
+    std::vector<Conn> conns;
+    int ep = -1;
+    ~IdleSet() {
+        for (auto& c : conns)
+            if (c.fd >= 0) close(c.fd);
+        if (ep >= 0) close(ep);
+    }
+    // check — wait up to timeout_ms for a sign of life on an idle connection: "" when none
+    // came, else the failure.
+    std::string check(int timeout_ms) {
+        epoll_event ev[16];
+        const int n = epoll_wait(ep, ev, 16, timeout_ms);
+        if (n <= 0) return {};
+        const Conn& c = conns[ev[0].data.u64];
+        char b[64];
+        const ssize_t r = ::recv(c.fd, b, sizeof b, MSG_DONTWAIT);
+        const std::string which = "idle connection " + std::to_string(c.id) + " (one that never sends)";
+        if (r > 0) return "self-check failed: the server sent " + std::to_string(r) + " bytes on " + which;
+        if (r == 0) return "self-check failed: " + which + " closed by the server";
+        return "self-check failed: " + which + ": " + std::strerror(errno);
+    }
+};
+
+// open_idle — connect spec.idle connections that send nothing; sample the server's RSS
+// before, and after the server holds them all and its RSS has settled. "" or the failure.
+//
+// "Holds them all" is read from the kernel, not from anything the server says: an idle
+// connection counts when its server-side socket (the /proc/PID/net/tcp entry from the
+// server's port to the connection's client port) is one of the server process's fds. A
+// connection still in the listen backlog has no socket file, so nothing short of accept(2)
+// counts; neither does an answer on another connection (a server with a listener per thread,
+// as the epoll ceiling's SO_REUSEPORT ones, may answer one before another's backlog is
+// drained). What a server allocates for a connection after its accept — Go's buffer at the
+// goroutine's first Read, a thread's stack as it first runs — is then waited for: the RSS is
+// read every 100 ms until it grows by at most max(64 KiB, 1 % of its growth so far) in one
+// interval (bounded by 5 s; idle_settle_ms says how long it took).
+std::string open_idle(const Spec& spec, IdleSet& set, Result& res) {
+    const pid_t pid = spec.server_pid;
+    if (pid <= 0) return "bad load: idle connections need the server's pid (--server-pid): its RSS is measured";
+    res.rss_before_kib = rss_kib(pid);
+    if (res.rss_before_kib < 0) return "cannot read the server's RSS (/proc/" + std::to_string(pid) + "/smaps_rollup)";
+    set.conns.resize(spec.idle);
+    if (auto err = connect_all(set.conns, spec.port, spec.connections); !err.empty()) return err;
+    set.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (set.ep < 0) return std::string("epoll_create1: ") + std::strerror(errno);
+    std::vector<int> ports;
+    for (std::size_t i = 0; i < set.conns.size(); ++i) {
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLRDHUP;  // level-triggered: seen at every check
+        ev.data.u64 = i;
+        epoll_ctl(set.ep, EPOLL_CTL_ADD, set.conns[i].fd, &ev);
+        sockaddr_in a{};
+        socklen_t len = sizeof a;
+        getsockname(set.conns[i].fd, reinterpret_cast<sockaddr*>(&a), &len);
+        ports.push_back(ntohs(a.sin_port));
+    }
+    std::sort(ports.begin(), ports.end());
+    const ns_t connected = now_ns();
+    const std::string tcp = "/proc/" + std::to_string(pid) + "/net/tcp";
+    std::size_t held = 0;
+    for (const ns_t until = connected + 30 * ns_t{1000000000};;) {
+        held = server_sockets_of(slurp(tcp), spec.port, ports, server_fd_inodes(pid));
+        if (held == spec.idle) break;
+        if (now_ns() > until)
+            return "the server accepted " + std::to_string(held) + " of " + std::to_string(spec.idle) +
+                   " idle connections in 30 s";
+        if (auto err = set.check(20); !err.empty()) return err;
+    }
+    res.idle_accept_s = static_cast<double>(now_ns() - connected) * 1e-9;
+    std::int64_t prev = rss_kib(pid);
+    for (const ns_t until = now_ns() + 5 * ns_t{1000000000}; now_ns() < until;) {
+        if (auto err = set.check(100); !err.empty()) return err;
+        const std::int64_t cur = rss_kib(pid);
+        const std::int64_t slack = std::max<std::int64_t>(64, (cur - res.rss_before_kib) / 100);
+        const bool settled = cur - prev <= slack;
+        prev = cur;
+        if (settled) break;
+    }
+    res.rss_after_kib = prev;
+    res.idle_settle_s = static_cast<double>(now_ns() - connected) * 1e-9;
+    if (res.rss_after_kib < 0) return "cannot read the server's RSS (/proc/" + std::to_string(pid) + "/smaps_rollup)";
+    return {};
 }
 
 void pin_to(const std::vector<int>& cpus) {
@@ -538,6 +677,49 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
 
 }  // namespace
 
+std::int64_t rss_kib_of(const std::string& text) {
+    for (const char* key : {"Rss:", "VmRSS:"}) {
+        std::size_t at = 0;
+        for (; (at = text.find(key, at)) != std::string::npos; ++at)
+            if (at == 0 || text[at - 1] == '\n') break;  // a line's own key, not "SwapPss:" etc.
+        if (at == std::string::npos) continue;
+        long long kib = -1;
+        if (std::sscanf(text.c_str() + at + std::strlen(key), "%lld", &kib) == 1 && kib >= 0) return kib;
+    }
+    return -1;
+}
+
+std::int64_t rss_kib(pid_t pid) {
+    const std::string base = "/proc/" + std::to_string(pid);
+    std::int64_t kib = rss_kib_of(slurp(base + "/smaps_rollup"));
+    if (kib < 0) kib = rss_kib_of(slurp(base + "/status"));
+    return kib;
+}
+
+double rss_per_idle_kib(std::int64_t before, std::int64_t after, unsigned idle) {
+    if (before < 0 || after < 0 || idle == 0) return -1;
+    return static_cast<double>(after - before) / idle;
+}
+
+std::size_t server_sockets_of(const std::string& tcp_text, int server_port, const std::vector<int>& ports,
+                              const std::vector<unsigned long>& server_inodes) {
+    std::size_t n = 0;
+    std::size_t at = tcp_text.find('\n');  // the header line
+    while (at != std::string::npos && at + 1 < tcp_text.size()) {
+        const char* line = tcp_text.c_str() + at + 1;
+        at = tcp_text.find('\n', at + 1);
+        // "  sl  local_address rem_address   st tx_queue:rx_queue tr:tm->when retrnsmt   uid  timeout inode"
+        unsigned lport = 0, rport = 0;
+        unsigned long inode = 0;
+        if (std::sscanf(line, " %*u: %*x:%x %*x:%x %*x %*x:%*x %*x:%*x %*x %*u %*u %lu", &lport, &rport, &inode) != 3)
+            continue;
+        if (static_cast<int>(lport) != server_port || inode == 0) continue;
+        if (!std::binary_search(ports.begin(), ports.end(), static_cast<int>(rport))) continue;
+        if (std::binary_search(server_inodes.begin(), server_inodes.end(), inode)) ++n;
+    }
+    return n;
+}
+
 Result run(const Spec& spec) {
     Result res;
     res.offered_rate = spec.mode == Mode::open ? spec.rate : 0;
@@ -559,14 +741,32 @@ Result run(const Spec& spec) {
         nofile.rlim_cur = nofile.rlim_max;
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
-    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY &&
-        spec.connections + 64 > nofile.rlim_cur) {
-        res.check = "system limit: " + std::to_string(spec.connections) +
+    const std::uint64_t fds = std::uint64_t{spec.connections} + spec.idle;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY && fds + 64 > nofile.rlim_cur) {
+        res.check = "system limit: " + std::to_string(fds) +
                     " connections need more file descriptors than RLIMIT_NOFILE allows the client (" +
                     std::to_string(nofile.rlim_cur) + ")";
         return res;
     }
+    // The server holds one fd per connection, and a few of its own (listeners, its poller,
+    // pipes): refused before a connect when its soft limit cannot hold them.
+    if (spec.idle > 0 && spec.server_pid > 0) {
+        const std::uint64_t limit = server_limit_nofile(spec.server_pid);
+        if (limit > 0 && fds + 32 > limit) {
+            res.check = "system limit: " + std::to_string(spec.idle) + " idle + " + std::to_string(spec.connections) +
+                        " connections need more file descriptors than RLIMIT_NOFILE allows the server (" +
+                        std::to_string(limit) + ")";
+            return res;
+        }
+    }
     pin_to(spec.cpus);
+    IdleSet idle;
+    if (spec.idle > 0) {
+        if (auto err = open_idle(spec, idle, res); !err.empty()) {
+            res.check = err;
+            return res;
+        }
+    }
     const Pattern pattern(spec.protocol == Protocol::http ? 0 : spec.size);
     std::vector<Conn> conns(spec.connections);
     for (std::size_t i = 0; i < conns.size(); ++i) conns[i].id = static_cast<std::uint32_t>(i);
@@ -633,6 +833,13 @@ Result run(const Spec& spec) {
         res.check = sh.failure;
         return res;
     }
+    // The idle connections, held open through the window: still open, still silent.
+    if (spec.idle > 0) {
+        if (auto err = idle.check(0); !err.empty()) {
+            res.check = err;
+            return res;
+        }
+    }
     if (res.requests == 0) {
         res.check = "self-check failed: measured requests = 0 (nothing answered in the window)";
         return res;
@@ -666,6 +873,12 @@ std::string result_json(const Result& r, const Spec& spec) {
     j["client_cpu_s"] = r.client_cpu_s;
     j["client_threads"] = std::min<unsigned>(spec.threads, spec.connections);
     j["bytes_checked"] = r.bytes_checked;
+    if (spec.idle > 0) {
+        j["idle"] = spec.idle;
+        j["rss_before_kib"] = r.rss_before_kib;
+        j["rss_after_kib"] = r.rss_after_kib;
+        j["rss_per_idle_kib"] = rss_per_idle_kib(r.rss_before_kib, r.rss_after_kib, spec.idle);
+    }
     return j.dump();
 }
 

@@ -39,6 +39,13 @@
 // also ends early after `max_requests` measured requests (per thread: its share). A
 // closed-loop window in which no request started (each connection still waiting for a reply
 // to a request sent before it) stays open until one starts, at most `grace` seconds more.
+//
+// Idle connections (spec.idle > 0, the workload echo-idle): before the loaded connections are
+// made, `idle` more connect and send nothing. The server's RSS is read (rss_kib) before they
+// connect and again once the server holds every one of them (idle_accepted: each idle
+// connection's server-side socket, found in the server's /proc/PID/net/tcp by the client's
+// port, is an fd of the server process) and its RSS has settled; they stay open through the
+// window, and a byte from the server on one, or its close, fails the run.
 #pragma once
 
 #include <sys/types.h>
@@ -72,6 +79,8 @@ struct Spec {
     double grace_s = 2;
     pid_t server_pid = 0;              // > 0: its CPU time is sampled at the window's edges
     std::vector<int> cpus;             // the CPUs the client may run on (empty: as it is)
+    unsigned idle = 0;                 // connections that never send, open through the run
+                                       // (needs server_pid: its RSS is read)
 };
 
 struct Result {
@@ -86,7 +95,28 @@ struct Result {
     double offered_rate = 0;            // open: R
     std::uint64_t bytes_checked = 0;    // every echoed byte, warm-up and drain included
     double work_ns = 0;                 // rpc: one request's work timed on the client's CPU
+    std::int64_t rss_before_kib = -1;   // idle: the server's RSS before the idle connections
+    std::int64_t rss_after_kib = -1;    // idle: ... once it holds all of them (-1: unknown)
+    double idle_accept_s = 0;           // idle: from the last connect until the server held all
+    double idle_settle_s = 0;           // idle: from the last connect to the after sample
 };
+
+// rss_kib_of — the resident set size in KiB from the text of /proc/PID/smaps_rollup (its
+// "Rss:" line, an exact walk of the page tables) or of /proc/PID/status ("VmRSS:", the
+// kernel's counters); -1 when neither line is there.
+std::int64_t rss_kib_of(const std::string& proc_text);
+// rss_kib — process pid's RSS (smaps_rollup, else status); -1 when it cannot be read.
+std::int64_t rss_kib(pid_t pid);
+// rss_per_idle_kib — (after - before) / idle, the server's resident memory per idle
+// connection; -1 when a sample is missing or idle is 0.
+double rss_per_idle_kib(std::int64_t before, std::int64_t after, unsigned idle);
+// server_sockets_of — how many of the connections from the client ports `ports` to
+// 127.0.0.1:server_port the server holds: their server-side sockets' inodes, from the text of
+// /proc/PID/net/tcp (`tcp_text`), that are among `server_inodes` (the server's fds' socket
+// inodes). A connection still in the listen backlog has no socket file (inode 0 in
+// net/tcp), so it is not counted until the server has accepted it.
+std::size_t server_sockets_of(const std::string& tcp_text, int server_port, const std::vector<int>& ports,
+                              const std::vector<unsigned long>& server_inodes);
 
 // run — connect, load, check, close. Never throws for what the server does (a refused
 // connect, a reset, a wrong byte): those are a Result with ok = false and the reason.

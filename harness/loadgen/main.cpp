@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +123,16 @@ int host_main(int argc, char** argv) {
     const int runs_wanted = std::max(1, req.value("warmup", 0) + req.value("iterations", 1));
     const CpuSplit split = coopbench::loadgen::split_cpus(processors, coopbench::loadgen::client_threads(params));
 
+    // A server holds an fd per connection (echo-idle: 10,000 idle ones and the loaded ones):
+    // the soft RLIMIT_NOFILE raised to the hard one here is the program's, inherited across
+    // fork and exec (getrlimit(2)); Go raises its own too (os package, since Go 1.19), tokio
+    // and the C++ programs do not. The load generator checks the server's limit before it
+    // connects (loadgen.cpp), so a point beyond it is refused, not failed half-way.
+    rlimit nofile{};
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     const pid_t pid = fork();

@@ -41,6 +41,14 @@ nlohmann::json counters_of(const Result& r, const Spec& spec, const CpuSplit& sp
     c["bytes_checked"] = r.bytes_checked;
     if (spec.protocol == Protocol::rpc) c["work_us"] = r.work_ns / 1000.0;
     if (spec.mode == Mode::open) c["offered_rps"] = spec.rate;
+    if (spec.idle > 0) {
+        c["idle"] = spec.idle;
+        c["rss_before_kib"] = r.rss_before_kib;
+        c["rss_after_kib"] = r.rss_after_kib;
+        c["rss_per_idle_kib"] = rss_per_idle_kib(r.rss_before_kib, r.rss_after_kib, spec.idle);
+        c["idle_accept_ms"] = r.idle_accept_s * 1e3;
+        c["idle_settle_ms"] = r.idle_settle_s * 1e3;
+    }
     return c;
 }
 
@@ -63,7 +71,11 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
     // The workloads (workloads/io/): a protocol and a loop.
     const bool http = workload == "http-hello" || workload == "http-hello-open";
     const bool rpc = workload == "rpc" || workload == "rpc-open";
-    const bool open = workload == "echo-open" || workload == "http-hello-open" || workload == "rpc-open";
+    const bool open =
+        workload == "echo-open" || workload == "http-hello-open" || workload == "rpc-open" || workload == "echo-idle";
+    // echo-idle: echo-open's load on `connections`, with `idle` more connections that never
+    // send, opened (and the server's RSS read around them) before the load.
+    if (workload == "echo-idle") spec.idle = static_cast<unsigned>(param(params, "idle", 10000));
     if (http) spec.protocol = Protocol::http;
     if (rpc) {
         spec.protocol = Protocol::rpc;
@@ -87,6 +99,7 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
             cal.warmup_s = 0.1;
             cal.duration_s = static_cast<double>(param(params, "calibrate_ms", 500)) * 1e-3;
             cal.max_requests = 0;
+            cal.idle = 0;  // on the loaded connections alone, before the idle ones are opened
             const Result c = run(cal);
             if (!c.ok) {
                 reply["status"] = c.check.rfind("system limit: ", 0) == 0 ? "refused" : "ok";

@@ -23,10 +23,11 @@ namespace coopbench::serve {
 
 using loadgen::Protocol;
 
-// The workloads a C++ server program serves (workloads/io/): echo's, HTTP's and rpc's two loops.
+// The workloads a C++ server program serves (workloads/io/): echo's, HTTP's and rpc's two loops
+// (churn and echo-idle are echo's: an idle connection is one that never sends).
 inline bool serves(const std::string& workload) {
     return workload == "echo" || workload == "echo-open" || workload == "http-hello" || workload == "http-hello-open" ||
-           workload == "rpc" || workload == "rpc-open" || workload == "churn";
+           workload == "rpc" || workload == "rpc-open" || workload == "churn" || workload == "echo-idle";
 }
 
 struct Request {
@@ -51,7 +52,7 @@ struct Request {
 inline std::string list_reply(const nlohmann::json& context) {
     return nlohmann::json{{"protocol", 1},
                           {"iterations", true},
-                          {"workloads", {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn"}},
+                          {"workloads", {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}},
                           {"context", context}}
         .dump();
 }
@@ -72,7 +73,7 @@ inline Request read_request() {
     r.processors = static_cast<unsigned>(std::max<std::int64_t>(1, j.value("processors", 1)));
     r.inject_fault = j.value("inject_fault", false);
     if (!serves(r.workload))
-        throw std::runtime_error("this program serves echo, http-hello and rpc (and their -open) and churn, not '" +
+        throw std::runtime_error("this program serves echo, http-hello and rpc (and their -open), churn and echo-idle, not '" +
                                  r.workload + "'");
     return r;
 }

@@ -39,7 +39,7 @@ const (
 var headEnd = []byte("\r\n\r\n")
 
 func isIO(workload string) bool {
-	return workload == "echo" || workload == "echo-open" || workload == "churn" || isHTTP(workload) || isRPC(workload)
+	return workload == "echo" || workload == "echo-open" || workload == "churn" || workload == "echo-idle" || isHTTP(workload) || isRPC(workload)
 }
 
 func isRPC(workload string) bool { return workload == "rpc" || workload == "rpc-open" }

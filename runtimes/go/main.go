@@ -169,7 +169,7 @@ func main() {
 		for n := range workloads {
 			names = append(names, n)
 		}
-		names = append(names, "echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn") // io.go
+		names = append(names, "echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle") // io.go
 		sort.Strings(names)
 		emit(map[string]any{"protocol": 1, "iterations": true, "workloads": names, "context": context()})
 		return

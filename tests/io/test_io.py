@@ -1,4 +1,4 @@
-"""test_io.py COOPBENCH — the I/O workloads (workloads/io/: echo.hpp, http.hpp, rpc.hpp) through
+"""test_io.py COOPBENCH — the I/O workloads (workloads/io/: echo.hpp, http.hpp, rpc.hpp, churn.hpp, idle.hpp) through
 the real binary: the tiny plan of echo, http-hello and rpc, closed and open loop, on every
 backend that serves them in this build (C++ backends
 with their in-process server, external programs through coopbench-loadgen host), every point ok
@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 BIN = None
-IO = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn"}
+IO = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}
 HTTP_RESPONSE = 78  # bytes (harness/loadgen/protocol.hpp; docs/io-workloads.md)
 
 
@@ -60,6 +60,14 @@ class Io(unittest.TestCase):
             self.assertIn(c["cpus_shared"], (0, 1))
             if r["workload"].startswith("rpc"):
                 self.assertGreater(c["work_us"], 0, r["point"])
+            if r["workload"] == "echo-idle":
+                # The tiny plan's 100 idle connections: the server's RSS read around them, each
+                # held by the server (else the point would have failed) and costing it memory.
+                self.assertEqual(c["idle"], float(r["param.idle"]), r["point"])
+                self.assertGreater(c["rss_before_kib"], 0, r["point"])
+                self.assertGreaterEqual(c["rss_after_kib"], c["rss_before_kib"], r["point"])
+                self.assertAlmostEqual(c["rss_per_idle_kib"], (c["rss_after_kib"] - c["rss_before_kib"]) / c["idle"],
+                                       delta=1e-9, msg=r["point"])
             if r["workload"] == "churn":
                 self.assertEqual(r["unit"], "connections/s")
                 self.assertAlmostEqual(float(r["value"]), c["rate_rps"], delta=1e-6 * c["rate_rps"] + 1e-9)

@@ -53,12 +53,22 @@ TEST(Histogram, SmallValuesAreExact) {
 }
 
 // Misbehaving — what a test server does wrong.
-enum class Misbehaving { none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent, rpc, stall_first };
+enum class Misbehaving {
+    none, corrupt, close_early, extra_byte, reorder, stall_once, go_silent, rpc, stall_first,
+    // echo-idle's idle connections (the first `idle` accepted: the load generator connects
+    // them before the loaded ones, and one acceptor takes a backlog in order):
+    close_idle,       // closes the second connection it accepts at once
+    greet_idle,       // sends one byte on the second connection it accepts
+    close_idle_late,  // shuts the first connection it accepted down when a message first comes
+};
 
 // TestServer — a thread per connection echoing messages of `size` bytes, misbehaving once.
 class TestServer {
   public:
-    TestServer(std::size_t size, Misbehaving how) : size_(size), how_(how) {
+    // alloc_kib: memory each connection's thread allocates and touches as it starts (held
+    // until the connection ends), so the server's RSS grows by a known amount per connection.
+    TestServer(std::size_t size, Misbehaving how, std::size_t alloc_kib = 0)
+        : size_(size), how_(how), alloc_kib_(alloc_kib) {
         lfd_ = socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in a{};
         a.sin_family = AF_INET;
@@ -72,7 +82,13 @@ class TestServer {
             for (;;) {
                 const int fd = accept(lfd_, nullptr, nullptr);
                 if (fd < 0) return;
-                accepted_.fetch_add(1, std::memory_order_relaxed);  // a count read after the run
+                const std::size_t k = accepted_.fetch_add(1, std::memory_order_relaxed);  // a count read after the run
+                if (k == 0) first_fd_.store(fd);
+                if (k == 1 && how_ == Misbehaving::close_idle) {
+                    close(fd);
+                    continue;
+                }
+                if (k == 1 && how_ == Misbehaving::greet_idle) send(fd, "!", 1, MSG_NOSIGNAL);
                 conns_.emplace_back([this, fd] { serve(fd); });
             }
         });
@@ -91,6 +107,8 @@ class TestServer {
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         std::vector<unsigned char> buf(size_), prev(size_);
+        std::vector<unsigned char> held(alloc_kib_ * 1024);
+        for (std::size_t i = 0; i < held.size(); i += 512) held[i] = static_cast<unsigned char>(i >> 9 | 1);  // every page touched
         for (int n = 0;; ++n) {
             std::size_t got = 0;
             while (got < size_) {
@@ -99,6 +117,7 @@ class TestServer {
                 got += static_cast<std::size_t>(r);
             }
             if (got < size_) break;
+            if (how_ == Misbehaving::close_idle_late && !late_done_.exchange(true)) shutdown(first_fd_.load(), SHUT_RDWR);
             if (how_ == Misbehaving::rpc) rpc_answer(buf.data());  // the rpc protocol's work, done right
             const bool now = n == 20 && !done_.exchange(true);
             std::size_t len = size_;
@@ -120,8 +139,10 @@ class TestServer {
     }
     std::size_t size_;
     Misbehaving how_;
+    std::size_t alloc_kib_ = 0;
     int lfd_ = -1, port_ = 0;
-    std::atomic<bool> done_{false};
+    std::atomic<bool> done_{false}, late_done_{false};
+    std::atomic<int> first_fd_{-1};
     std::atomic<std::size_t> accepted_{0};
     std::thread acceptor_;
     std::vector<std::thread> conns_;  // the acceptor's own
@@ -394,6 +415,93 @@ TEST(Loadgen, ChurnMakesAConnectionPerRequest) {
     EXPECT_GT(r.requests, 0u);
     EXPECT_GE(r.bytes_checked, r.requests * 64);
     EXPECT_GE(srv.accepted(), r.requests);  // warm-up's connections too
+}
+
+// echo-idle's RSS: the parsing of /proc's texts and the arithmetic, on fixed inputs.
+TEST(IdleRss, ParsesSmapsRollupAndStatusAndComputesThePerConnectionShare) {
+    const std::string rollup =
+        "55d0c0a00000-7ffd5c1f2000 ---p 00000000 00:00 0                          [rollup]\n"
+        "Rss:               12345 kB\nPss:               12000 kB\nSwapPss:               7 kB\n";
+    EXPECT_EQ(rss_kib_of(rollup), 12345);
+    const std::string status = "Name:\tcat\nVmPeak:\t  9000 kB\nVmRSS:\t    4321 kB\nRssAnon:\t 100 kB\n";
+    EXPECT_EQ(rss_kib_of(status), 4321);
+    EXPECT_EQ(rss_kib_of("SwapPss: 9 kB\n"), -1);  // no line of its own
+    EXPECT_EQ(rss_kib_of(""), -1);
+    EXPECT_DOUBLE_EQ(rss_per_idle_kib(1000, 1000 + 10000 * 8, 10000), 8.0);
+    EXPECT_DOUBLE_EQ(rss_per_idle_kib(1000, 1500, 1000), 0.5);
+    EXPECT_EQ(rss_per_idle_kib(-1, 1500, 1000), -1);
+    EXPECT_EQ(rss_per_idle_kib(1000, 1500, 0), -1);
+    EXPECT_GT(rss_kib(getpid()), 0);
+}
+
+// Which connections the server holds: the server side (local port = the server's) of a
+// connection from one of the ports, whose inode is one of the server's fds; a backlogged one
+// (inode 0), the client's own side, another port's and one not among the fds are not.
+TEST(IdleRss, CountsOnlyTheConnectionsTheServerHasAccepted) {
+    // port 0x1F90 = 8080; client ports 0xC000 = 49152, 0xC001, 0xC002, 0xC003
+    const std::string tcp =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 500 1 0 100 0 0 10 0\n"
+        "   1: 0100007F:1F90 0100007F:C000 01 00000000:00000000 00:00000000 00000000  1000        0 501 1 0 20 4 0 10 -1\n"
+        "   2: 0100007F:C000 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000        0 502 1 0 20 4 0 10 -1\n"
+        "   3: 0100007F:1F90 0100007F:C001 01 00000000:00000000 00:00000000 00000000  1000        0 503 1 0 20 4 0 10 -1\n"
+        "   4: 0100007F:1F90 0100007F:C002 01 00000000:00000000 00:00000000 00000000  1000        0 0 1 0 20 4 0 10 -1\n"
+        "   5: 0100007F:1F90 0100007F:C003 01 00000000:00000000 00:00000000 00000000  1000        0 505 1 0 20 4 0 10 -1\n"
+        "   6: 0100007F:1F90 0100007F:D000 01 00000000:00000000 00:00000000 00000000  1000        0 506 1 0 20 4 0 10 -1\n";
+    const std::vector<int> ports{0xC000, 0xC001, 0xC002, 0xC003};
+    EXPECT_EQ(server_sockets_of(tcp, 8080, ports, {500, 501, 502, 503, 506}), 2u);  // 501, 503
+    EXPECT_EQ(server_sockets_of(tcp, 8080, ports, {500, 501, 502, 503, 505, 506}), 3u);
+    EXPECT_EQ(server_sockets_of(tcp, 8081, ports, {501, 503, 505}), 0u);
+}
+
+Spec idle_spec(int port, unsigned idle) {
+    Spec s = quick(port, Mode::open);
+    s.connections = 2;
+    s.idle = idle;
+    s.rate = 400;
+    s.server_pid = getpid();  // the test server is this process
+    return s;
+}
+
+// A server whose connections each hold 1 MiB: its RSS grows by at least that per idle
+// connection, and by little more (a thread's stack pages, its share of malloc's arenas).
+TEST(Loadgen, IdleConnectionsShowWhatTheServerHoldsForEach) {
+    coopbench::test::Watchdog dog("idle connections", 60);
+    TestServer srv(64, Misbehaving::none, 1024);
+    const Result r = run(idle_spec(srv.port(), 16));
+    ASSERT_TRUE(r.ok) << r.check;
+    EXPECT_GT(r.requests, 0u);
+    EXPECT_GE(srv.accepted(), 18u);
+    const double per = rss_per_idle_kib(r.rss_before_kib, r.rss_after_kib, 16);
+    EXPECT_GE(per, 1024.0) << "before " << r.rss_before_kib << " KiB, after " << r.rss_after_kib << " KiB";
+    EXPECT_LE(per, 1024.0 + 512.0) << "before " << r.rss_before_kib << " KiB, after " << r.rss_after_kib << " KiB";
+}
+
+// An idle connection the server closes or writes to fails the point, whenever it happens:
+// before the load (at once, or while the client waits for the server to hold them all) or
+// during it (seen at the end).
+TEST(Loadgen, AServerThatClosesOrWritesOnAnIdleConnectionFails) {
+    coopbench::test::Watchdog dog("idle connections closed", 90);
+    const std::pair<Misbehaving, const char*> cases[] = {
+        {Misbehaving::close_idle, "self-check failed: idle connection 3 (one that never sends) closed by the server"},
+        {Misbehaving::greet_idle, "self-check failed: the server sent 1 bytes on idle connection 3"},
+        {Misbehaving::close_idle_late, "self-check failed: idle connection 2 (one that never sends) closed by the server"},
+    };
+    for (auto& [how, want] : cases) {
+        TestServer srv(64, how);
+        const Result r = run(idle_spec(srv.port(), 4));  // ids 2-5: after the 2 loaded ones
+        EXPECT_FALSE(r.ok) << want;
+        EXPECT_NE(r.check.find(want), std::string::npos) << r.check;
+    }
+}
+
+// Without the server's pid there is no RSS to read: a bad load, said before any connect.
+TEST(Loadgen, IdleConnectionsNeedTheServersPid) {
+    Spec s = idle_spec(1, 4);
+    s.server_pid = 0;
+    const Result r = run(s);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.check.find("need the server's pid"), std::string::npos) << r.check;
 }
 
 TEST(Loadgen, NoServerIsAFailureThatSaysSo) {

@@ -7,9 +7,10 @@
 #include "workloads/io/http.hpp"
 #include "workloads/io/churn.hpp"
 #include "workloads/io/rpc.hpp"
+#include "workloads/io/idle.hpp"
 
 namespace coopbench {
 
-using IoWorkloads = TypeList<Echo, EchoOpen, HttpHello, HttpHelloOpen, Rpc, RpcOpen, Churn>;
+using IoWorkloads = TypeList<Echo, EchoOpen, HttpHello, HttpHelloOpen, Rpc, RpcOpen, Churn, EchoIdle>;
 
 }  // namespace coopbench

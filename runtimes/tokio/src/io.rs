@@ -32,7 +32,7 @@ const HTTP_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nCo
 const HTTP_MAX_HEAD: usize = 8192;
 
 pub fn is_io(workload: &str) -> bool {
-    workload == "echo" || workload == "echo-open" || workload == "churn" || is_http(workload) || is_rpc(workload)
+    workload == "echo" || workload == "echo-open" || workload == "churn" || workload == "echo-idle" || is_http(workload) || is_rpc(workload)
 }
 
 pub fn is_rpc(workload: &str) -> bool {

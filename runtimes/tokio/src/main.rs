@@ -165,6 +165,7 @@ const WORKLOADS: &[(&str, bool)] = &[
     ("rpc", false),             // io.rs
     ("rpc-open", false),        // io.rs
     ("churn", false),           // io.rs
+    ("echo-idle", false),       // io.rs (echo's server: idle connections never send)
 ];
 
 async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {

@@ -381,6 +381,7 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
     bool in_window = false, after_window = false, extended = false;
     std::uint64_t started_measured = 0;
     std::size_t busy = 0;
+    const ns_t grace = static_cast<ns_t>(spec.grace_s * 1e9);
     // Open mode: connections waiting for their next intended time, earliest first.
     using Slot = std::pair<ns_t, std::size_t>;
     std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> waiting;
@@ -404,6 +405,11 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         }
         return true;
     };
+    // open_waits — open mode: no intended send time of this thread has fallen in the window
+    // yet (a rate below one request per window and thread, as a rate calibrated on a loaded
+    // machine can be), so the window stays open for the next one, at most `grace` more, as the
+    // closed loop's does (edge below).
+    auto open_waits = [&](ns_t origin) { return started_measured == 0 && origin < sh.t1 + grace; };
     auto begin = [&](Conn& c, ns_t origin) -> bool {
         if (http) {
             c.req = http_req;
@@ -429,7 +435,11 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         ++busy;
         // Open: the intended time decides (a backlog sent after the window still counts);
         // closed: the send time.
-        c.measured = open ? (origin >= sh.t0 && origin < window_end) : (in_window && !after_window);
+        c.measured = open ? (origin >= sh.t0 && (origin < window_end || open_waits(origin)))
+                          : (in_window && !after_window);
+        // Open, the window extended for its first send time: the window ends just after it,
+        // so that the one request it waited for is the one it measures.
+        if (c.measured && open && origin >= window_end) window_end = origin + 1;
         if (c.measured) ++started_measured;
         c.start = origin;
         if (churn && c.fd < 0) {
@@ -439,7 +449,9 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         return push(c);
     };
     // may_start — whether a request with this origin is still started.
-    auto may_start = [&](ns_t origin) { return open ? origin < window_end : !after_window; };
+    auto may_start = [&](ns_t origin) {
+        return open ? (origin < window_end || open_waits(origin)) : !after_window;
+    };
     auto schedule_next = [&](Conn& c, ns_t now) -> bool {
         if (!open) {
             if (!may_start(now)) return true;
@@ -453,7 +465,6 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         waiting.push({intended, static_cast<std::size_t>(&c - conns.data())});
         return true;
     };
-    const ns_t grace = static_cast<ns_t>(spec.grace_s * 1e9);
     auto edge = [&](ns_t now) {
         if (!in_window && now >= sh.t0) {
             in_window = true;
@@ -468,12 +479,14 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         // machine with a window of 100 ms), and a rate needs one measured request; a server
         // that answers nothing in that time is still a failed run ("measured requests = 0").
         // The window's end is then the moment it closed, so the rate's time includes the wait.
-        const bool waits_for_one = !open && started_measured == 0 && now < sh.t1 + grace;
+        // Open mode likewise, while no intended send time of the window has come (open_waits).
+        const bool waits_for_one = started_measured == 0 && now < sh.t1 + grace;
         if (waits_for_one && now >= window_end) extended = true;
         if (in_window && !after_window &&
             ((now >= window_end && !waits_for_one) || (max_share > 0 && started_measured >= max_share))) {
             after_window = true;
-            window_end = extended ? now : std::min(window_end, now);
+            // Open: begin() has set the end just after the send time it waited for.
+            window_end = extended && !open ? now : std::min(window_end, now);
             if (sampler) {
                 out.server_cpu1 = server_clock != clockid_t{} ? cpu_of(server_clock) : -1;
                 out.cpu1 = cpu_of(CLOCK_PROCESS_CPUTIME_ID);
@@ -500,6 +513,9 @@ void client_thread(Shared& sh, std::vector<Conn>& conns, double rate_share, std:
         while (!waiting.empty() && waiting.top().first <= now) {
             Conn& c = conns[waiting.top().second];
             waiting.pop();
+            // A send time queued while the window waited for its first one, past the end it
+            // then got: not measured and not sent (the window is over).
+            if (after_window && c.start >= window_end) continue;
             if (!begin(c, c.start)) break;
         }
         if (after_window && busy == 0 && waiting.empty()) break;
@@ -841,7 +857,10 @@ Result run(const Spec& spec) {
         }
     }
     if (res.requests == 0) {
-        res.check = "self-check failed: measured requests = 0 (nothing answered in the window)";
+        res.check = spec.mode == Mode::open
+                        ? "self-check failed: measured requests = 0 (no send time of the offered rate, " +
+                              std::to_string(spec.rate) + "/s, fell in the window or the grace after it)"
+                        : std::string("self-check failed: measured requests = 0 (nothing answered in the window)");
         return res;
     }
     res.ok = true;

@@ -39,6 +39,8 @@
 // also ends early after `max_requests` measured requests (per thread: its share). A
 // closed-loop window in which no request started (each connection still waiting for a reply
 // to a request sent before it) stays open until one starts, at most `grace` seconds more.
+// An open-loop window in which no request is intended (a rate below one request per window
+// and thread) waits for the next intended time the same way and measures that one request.
 //
 // Idle connections (spec.idle > 0, the workload echo-idle): before the loaded connections are
 // made, `idle` more connect and send nothing. The server's RSS is read (rss_kib) before they

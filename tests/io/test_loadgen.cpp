@@ -241,6 +241,40 @@ TEST(Loadgen, AClosedWindowWithNoAnswerWithinTheBoundFails) {
     EXPECT_FALSE(r.ok);
 }
 
+// Open loop, a rate below one request per window (a rate calibrated on a loaded machine can
+// be that low): no intended send time falls in the 100 ms window, so the window waits for the
+// next one (500 ms on), within the grace, and measures that one request. Before, the point
+// failed with "measured requests = 0" though the server answered everything.
+TEST(Loadgen, AnOpenWindowWithNoSendTimeInItWaitsForTheNextOne) {
+    coopbench::test::Watchdog dog("an open loop slower than its window", 30);
+    TestServer srv(64, Misbehaving::none);
+    Spec s = quick(srv.port(), Mode::open);
+    s.connections = 1;
+    s.rate = 2;  // one send time every 500 ms, the first at the start, before the window
+    s.warmup_s = 0.1;
+    s.duration_s = 0.1;
+    s.grace_s = 2;
+    const Result r = run(s);
+    ASSERT_TRUE(r.ok) << r.check;
+    EXPECT_EQ(r.requests, 1u) << "the window measures the one send time it waited for";
+    EXPECT_EQ(r.unfinished, 0u);
+}
+
+// A rate slower still: no send time within the window and the grace either fails, and says why.
+TEST(Loadgen, AnOpenWindowWithNoSendTimeWithinTheBoundFailsAndSaysWhy) {
+    coopbench::test::Watchdog dog("an open loop far slower than its window", 30);
+    TestServer srv(64, Misbehaving::none);
+    Spec s = quick(srv.port(), Mode::open);
+    s.connections = 1;
+    s.rate = 0.5;  // every 2 s
+    s.warmup_s = 0.1;
+    s.duration_s = 0.1;
+    s.grace_s = 0.3;
+    const Result r = run(s);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.check.find("offered rate"), std::string::npos) << r.check;
+}
+
 // HttpHeads — the framing of every C++ HTTP server: a head is found once, wherever the reads
 // split it, and pipelined heads are each counted.
 TEST(HttpHeads, CountsEveryCompleteHeadWhereverTheReadsSplitIt) {

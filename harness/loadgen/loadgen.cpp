@@ -1,6 +1,7 @@
 // loadgen.cpp — the load generator (loadgen.hpp): epoll, edge-triggered, non-blocking
 // sockets, one event loop per client thread.
 #include "harness/loadgen/loadgen.hpp"
+#include "harness/loadgen/fd_limit.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -751,12 +752,9 @@ Result run(const Spec& spec) {
         res.check = "bad load: open loop needs a rate above 0";
         return res;
     }
-    // Every connection is an fd: raise the soft limit to the hard one.
+    // Every connection is an fd: the soft limit raised to the hard one (fd_limit.hpp).
+    raise_fd_limit();
     rlimit nofile{};
-    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-        nofile.rlim_cur = nofile.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &nofile);
-    }
     const std::uint64_t fds = std::uint64_t{spec.connections} + spec.idle;
     if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY && fds + 64 > nofile.rlim_cur) {
         res.check = "system limit: " + std::to_string(fds) +

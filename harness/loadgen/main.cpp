@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/loadgen/fd_limit.hpp"
 #include "harness/loadgen/point.hpp"
 
 namespace {
@@ -128,11 +129,7 @@ int host_main(int argc, char** argv) {
     // fork and exec (getrlimit(2)); Go raises its own too (os package, since Go 1.19), tokio
     // and the C++ programs do not. The load generator checks the server's limit before it
     // connects (loadgen.cpp), so a point beyond it is refused, not failed half-way.
-    rlimit nofile{};
-    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-        nofile.rlim_cur = nofile.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &nofile);
-    }
+    coopbench::loadgen::raise_fd_limit();
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     const pid_t pid = fork();

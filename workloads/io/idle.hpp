@@ -19,8 +19,7 @@
 // connections show what one costs: each fork is one run against a fresh server (W=0, I=1).
 #pragma once
 
-#include <sys/resource.h>
-
+#include "harness/loadgen/fd_limit.hpp"
 #include "workloads/io/echo.hpp"
 
 namespace coopbench {
@@ -65,11 +64,7 @@ struct EchoIdle : io::ServedOverSockets {
         // The server (this process) holds an fd per connection: its soft RLIMIT_NOFILE raised
         // to the hard one (the load generator, its child, inherits it and refuses a point
         // past it before connecting).
-        rlimit nofile{};
-        if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-            nofile.rlim_cur = nofile.rlim_max;
-            setrlimit(RLIMIT_NOFILE, &nofile);
-        }
+        loadgen::raise_fd_limit();
         return io::run_server<B>("echo-idle", io::Protocol::echo, ctx);
     }
 };

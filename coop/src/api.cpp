@@ -105,9 +105,9 @@ template <class A>
 [[gnu::always_inline]] inline void suspend_body(Scheduler<A>& s, Processor& p, Finalizer finalizer, void* value) noexcept {
     Activity* cur = p.current;
     // I/O (io.cpp): a busy processor polls without blocking every kIoPollMask+1 blocks, or
-    // at every kIoClockMask+1-th when nobody has polled for 1 ms (io_poller.hpp).
-    if ((++p.ticks & io::kIoClockMask) == 0) [[unlikely]]
-        io::busy_checkpoint(p.index, p.ticks);
+    // at a clock tick when nobody has polled for 1 ms (io_poller.hpp, IoClock).
+    if ((++p.ticks & p.io_clock.mask) == 0) [[unlikely]]
+        io::busy_checkpoint(p.index, p.ticks, p.io_clock);
     Activity* next = pick_next(s, p, Priority::Idle);
     if (next == nullptr) next = &p.idle;
     switch_to(p, cur, next, finalizer, value);
@@ -268,11 +268,12 @@ namespace {
 // yield_on — yield() of activity `cur` on processor `p` (algorithm A; see suspend_on).
 template <class A>
 [[gnu::always_inline]] inline void yield_body(Scheduler<A>& s, Processor& p, Activity* cur) noexcept {
-    // Every kTimerPollMask+1 yields, or at every kIoClockMask+1-th when activities wait on
-    // fds and nobody has polled them for 1 ms (io_poller.hpp: a yield every few ms would
-    // otherwise leave I/O, and the deadlines of its waits, for 64 of them).
+    // Every kTimerPollMask+1 yields, or at a clock tick (every kIoClockMask+1-th yield, or
+    // every one while yields are slow: IoClock) when activities wait on fds and nobody has
+    // polled them for 1 ms (io_poller.hpp: a yield every few ms would otherwise leave I/O,
+    // and the deadlines of its waits, for 64 of them).
     static_assert((kTimerPollMask & io::kIoClockMask) == io::kIoClockMask, "a timer tick is a clock tick");
-    if ((++p.ticks & io::kIoClockMask) == 0 && ((p.ticks & kTimerPollMask) == 0 || io::busy_poll_due())) [[unlikely]] {
+    if ((++p.ticks & p.io_clock.mask) == 0 && ((p.ticks & kTimerPollMask) == 0 || io::busy_poll_due(p.io_clock))) [[unlikely]] {
         poll_timers(*p.runtime);
         // I/O (io.cpp): a busy processor's non-blocking poll (every processor may be busy
         // in yield loops, and then nobody sleeps in epoll_wait; tokio polls every 61 ticks).

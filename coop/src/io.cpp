@@ -457,9 +457,22 @@ void Poller::poke() noexcept {
     [[maybe_unused]] const ssize_t r = ::write(evfd_, &one, sizeof one);
 }
 
-bool busy_poll_due() noexcept {
+bool busy_poll_due(IoClock& c) noexcept {
     const Poller* p = active_poller();
-    return p != nullptr && p->busy_poll_due();
+    if (p == nullptr) return false;
+    const bool wanted = p->busy_wanted();
+    if (!wanted && c.mask != 0) return false;  // quick ticks, no I/O to poll: no clock read
+    const std::int64_t now = now_ns();
+    const std::int64_t took = now - c.last_ns;  // since this processor's previous clock tick
+    c.last_ns = now;
+    if (c.mask != 0) {
+        if (took >= IoClock::kSlowStretchNs) c.mask = 0, c.quick = 0;
+    } else if (took >= IoClock::kSlowStretchNs / (kIoClockMask + 1)) {
+        c.quick = 0;
+    } else if (++c.quick >= IoClock::kQuickRun) {
+        c.mask = kIoClockMask;
+    }
+    return wanted && p->since_poll_ns(now) >= Poller::kBusyPollNs;
 }
 
 void poll_busy(unsigned self) noexcept {

@@ -88,12 +88,14 @@ class Poller {
     // hand-off of the polling duty (Go's netpollWaiters).
     int waiters() const noexcept { return waiters_.load(std::memory_order_relaxed); }
 
-    // busy_poll_due — the time half of the busy processors' poll: activities wait on fds,
-    // nobody sleeps in epoll_wait, and no processor has polled for kBusyPollNs. Reads the
-    // clock only when the first two hold (an I/O program with every processor busy).
-    bool busy_poll_due() const noexcept {
-        return waiters() > 0 && !token_held() &&
-               now_ns() - last_poll_ns_.load(std::memory_order_relaxed) >= kBusyPollNs;
+    // busy_wanted and since_poll_ns — the time half of the busy processors' poll
+    // (busy_poll_due below): activities wait on fds, nobody sleeps in epoll_wait (relaxed
+    // loads: hints), and no processor has polled for kBusyPollNs. The clock is read only when
+    // busy_wanted holds (an I/O program with every processor busy).
+    bool busy_wanted() const noexcept { return waiters() > 0 && !token_held(); }
+    // since_poll_ns — how long before `now` some processor last returned from epoll_wait.
+    std::int64_t since_poll_ns(std::int64_t now) const noexcept {
+        return now - last_poll_ns_.load(std::memory_order_relaxed);  // relaxed: a hint (see last_poll_ns_)
     }
     // kBusyPollNs — a busy runtime's poll interval (Photon's idler polls every >= 1000 us;
     // tokio's event_interval counts ticks only, and Go's sysmon's 10 ms gives 10 ms tails,
@@ -131,25 +133,48 @@ void poll_busy(unsigned self) noexcept;
 // kIoPollMask — a busy processor polls for I/O every (mask+1)-th yield or block (tokio's
 // event_interval is 61 ticks).
 inline constexpr unsigned kIoPollMask = 63;
-// kIoClockMask — and, every (mask+1)-th yield or block, also if no processor has polled for
+// kIoClockMask — and, at a clock tick, also if no processor has polled for
 // Poller::kBusyPollNs (busy_poll_due): an activity that yields every few ms would otherwise
-// leave I/O waiting for 64 of its yields. Why a clock read every 8 switches is cheap
-// enough: none at all unless activities wait on fds and every processor is busy (then a
-// relaxed load of the poller and nothing more); CLOCK_MONOTONIC through the vDSO costs
-// ~20-60 ns, so <= 8 ns per switch on the busiest I/O program against the ~0.5-2 us of the
-// syscalls each of its blocks stands for; a pure CPU program pays one load of g_poller per
-// 8 switches. Bound: a busy processor polls within 8 switches after the interval passed,
-// and the whole runtime within 8 switches of its first processor to get there.
+// leave I/O waiting for 64 of its yields. A clock tick is every (mask+1)-th yield or block
+// while they are quick, every one once they are slow (IoClock). Why a clock read every 8
+// switches is cheap enough: none at all unless activities wait on fds and every processor
+// is busy (then a relaxed load of the poller and nothing more); CLOCK_MONOTONIC through the
+// vDSO costs ~20-60 ns, so <= 8 ns per switch on the busiest I/O program against the
+// ~0.5-2 us of the syscalls each of its blocks stands for; a pure CPU program pays one load
+// of g_poller per 8 switches.
 inline constexpr unsigned kIoClockMask = 7;
 static_assert((kIoPollMask & kIoClockMask) == kIoClockMask, "every poll tick is a clock tick");
 
-// busy_poll_due — whether a busy processor at a clock tick (kIoClockMask) should poll.
-bool busy_poll_due() noexcept;
+// IoClock — a processor's clock ticks. `mask` is kIoClockMask (a clock read every 8th yield
+// or block) while they are quick, 0 (every one a clock tick) once 8 took kSlowStretchNs or
+// more, and kIoClockMask again after kQuickRun ticks in a row each quicker than an eighth of
+// it. Why: with a read every 8th tick only, activities that compute 10 ms between yields (the
+// echo-hogs workload) left a reply in the socket for up to 8 of their slices, 80 ms, against
+// the 1 ms of kBusyPollNs. Why a run of quick ticks and not one: a processor's ticks are all
+// its activities' (a hog's 10 ms yield, then its handler's 2 us block); one quick tick would
+// flip the mask back between two slow ones. Cost: a clock read (~20-60 ns) per tick only on a
+// processor that had a tick of >= 12.5 us among its last kQuickRun, and (as before) only
+// while activities wait on fds and nobody sleeps in epoll_wait, or while the mask is 0: then
+// the read is what brings the mask back (at most kQuickRun reads once I/O ends). Bound: a
+// busy processor polls within one yield or block after the interval passed while its ticks
+// are slow, within 8 quick ones otherwise; at the change from quick to slow ticks, within 8
+// ticks once. `last_ns`: this processor's previous clock read at a tick. Processor-local.
+struct IoClock {
+    static constexpr std::int64_t kSlowStretchNs = 100000;  // 8 ticks in 100 us: 12.5 us each
+    static constexpr unsigned kQuickRun = 64;
+    unsigned mask = kIoClockMask;
+    unsigned quick = 0;  // quick ticks in a row while mask == 0
+    std::int64_t last_ns = 0;
+};
 
-// busy_checkpoint — suspend's part (every kIoClockMask+1 blocks, `ticks`: the processor's
-// count): polls every kIoPollMask+1 blocks, or when busy_poll_due. Processor `self` only.
-inline void busy_checkpoint(unsigned self, unsigned ticks) noexcept {
-    if ((ticks & kIoPollMask) == 0 || busy_poll_due()) poll_busy(self);
+// busy_poll_due — whether a busy processor at a clock tick should poll; adapts `c` (IoClock)
+// to how long its ticks take.
+bool busy_poll_due(IoClock& c) noexcept;
+
+// busy_checkpoint — suspend's part (at a clock tick, `ticks`: the processor's count): polls
+// every kIoPollMask+1 blocks, or when busy_poll_due. Processor `self` only.
+inline void busy_checkpoint(unsigned self, unsigned ticks, IoClock& c) noexcept {
+    if ((ticks & kIoPollMask) == 0 || busy_poll_due(c)) poll_busy(self);
 }
 
 }  // namespace coop::internal::io

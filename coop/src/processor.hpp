@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "coop/activity.hpp"
+#include "coop/src/io_poller.hpp"
 #include "coop/src/scheduler.hpp"
 #include "coop/slab.hpp"
 #include "coop/src/stack.hpp"
@@ -91,7 +92,8 @@ struct Processor {
     // Activities started / finished on this processor (only this processor writes them).
     alignas(kCacheLine) std::atomic<std::uint64_t> started{0};
     std::atomic<std::uint64_t> finished{0};
-    unsigned ticks = 0;  // yields, for timer polls
+    unsigned ticks = 0;  // yields and blocks, for timer and I/O polls
+    io::IoClock io_clock;  // which ticks read the clock (io_poller.hpp)
     bool keep_quantum = false;  // the next switch_to keeps the quantum (runnext, Go's inheritTime)
     unsigned color = 0;  // stack colouring (first_run)
     // Descriptor cache (slab.hpp; flushed when the worker ends).

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -517,7 +518,7 @@ TEST_P(Io, AProcessorParkedBeforeThePollerExistsTakesTheToken) {
 // Every processor busy in activities that yield only every ~2 ms, 24 times each once the reply
 // is in the socket (fewer than the 64 yields of the tick rule, kIoPollMask; before, they wait for
 // it without yielding), while its reader is parked: a busy processor's time rule (busy_poll_due:
-// nobody has polled for 1 ms, looked at every 8 yields) hands it out. Guards busy_poll_due in
+// nobody has polled for 1 ms, looked at every 8 quick yields, every slow one) hands it out. Guards busy_poll_due in
 // yield and suspend: without it nobody polls until the spinners have ended, and they count that
 // they gave up. No time is asserted: the spinners' bound is a count of yields.
 TEST_P(Io, ReplyArrivesWhileEveryProcessorYieldsRarely) {
@@ -571,6 +572,63 @@ TEST_P(Io, ReplyArrivesWhileEveryProcessorYieldsRarely) {
     EXPECT_TRUE(echoed);
     EXPECT_EQ(no_reply.load(), 0) << "the peer never wrote the reply";
     EXPECT_EQ(gave_up.load(), 0) << "the reply came only after the rarely yielding spinners ended";
+}
+
+// One processor, busy in an activity that computes 3 ms between yields (a hog), while the
+// reader waits for a reply the peer writes once it is parked, eight rounds after a first that
+// is not counted (the processor's ticks turn slow there, IoClock): each reply is handed out at
+// the hog's first or second yield after it is in the socket. Guards IoClock (io_poller.hpp):
+// with the clock looked at every 8th tick only, the poll came at the next multiple of 8 ticks,
+// 1 to 8 slices later, and eight rounds all within 2 yields happen by chance about once in
+// 65,000 runs. No time is asserted: the slices' length is a lower bound (a preempted hog's slice is
+// longer, and a long slice only makes the per-tick clock read more certain); the count is of yields.
+TEST_P(Io, AReplyWaitsForAtMostTwoSlicesOfAHogThatYieldsEvery3Ms) {
+    coop_test::Watchdog dog("Io.AReplyWaitsForAtMostTwoSlicesOfAHogThatYieldsEvery3Ms", 120);
+    constexpr int kRounds = 9;
+    coop::Runtime rt(opts(1, GetParam()));
+    std::atomic<bool> done{false}, written{false};
+    std::atomic<int> after{0};
+    std::vector<int> seen;
+    rt.run([&] {
+        Pair pr;
+        coop::Thread hog = coop::spawn([&] {
+            while (!done.load()) {
+                const auto until = Clock::now() + 3ms;
+                while (Clock::now() < until && !done.load()) {
+                }
+                if (written.load()) ++after;  // this yield comes after the reply was written
+                coop::yield();
+            }
+        });
+        std::thread peer([&, fd = pr.b, rd = pr.a] {  // blocking, outside the runtime
+            for (int r = 0; r < kRounds; ++r) {
+                char c;
+                std::error_code e;
+                if (coop::io::read(fd, &c, 1, e) != 1) return;
+                if (!wait_until([&] { return parked_on(rd, cio::kRead); }, 30000ms)) return;
+                coop::io::write(fd, &c, 1, e);
+                written = true;
+            }
+        });
+        for (int r = 0; r < kRounds; ++r) {
+            written = false;
+            after = 0;
+            char c = static_cast<char>('a' + r), back = 0;
+            std::error_code ec;
+            coop::io::write(pr.a, &c, 1, ec);
+            coop::io::read(pr.a, &back, 1, ec);
+            if (back != c) break;
+            if (r > 0) seen.push_back(after.load());
+        }
+        done = true;
+        hog.join();
+        peer.join();
+    });
+    ASSERT_EQ(seen.size(), static_cast<std::size_t>(kRounds - 1)) << "a reply was lost or wrong";
+    std::string all;
+    for (int n : seen) all += std::to_string(n) + " ";
+    EXPECT_LE(*std::max_element(seen.begin(), seen.end()), 2)
+        << "hog yields between a reply's write and its reader's turn, per round: " << all;
 }
 
 // A timer earlier than the poller's timeout (a later I/O deadline) armed while it sleeps in

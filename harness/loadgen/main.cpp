@@ -33,6 +33,7 @@
 
 #include "harness/loadgen/fd_limit.hpp"
 #include "harness/loadgen/point.hpp"
+#include "harness/loadgen/protocol.hpp"
 
 namespace {
 
@@ -175,13 +176,28 @@ int host_main(int argc, char** argv) {
             break;
         }
     }
+    // What the program prints after {"listening": PORT} is read off (so that it never blocks
+    // on a full pipe) and, for echo-hogs, its last line {"hogs": K, "hog_slices": N} kept; the
+    // thread ends at the pipe's end, when the program has exited (it is joined below).
+    json hog_line;
+    std::thread drain;
     if (port > 0) {
-        // Drain whatever else the program prints, so it never blocks on a full pipe.
-        std::thread([fd = out[0]] {
-            char tmp[4096];
-            while (read(fd, tmp, sizeof tmp) > 0) {
+        drain = std::thread([&reader, &hog_line] {
+            std::string l;
+            bool end = false;
+            for (;;) {
+                if (!reader.next(l, -1, end)) {
+                    if (end) return;
+                    reader.buf.clear();  // an over-long line: not a protocol line
+                    continue;
+                }
+                try {
+                    json j = json::parse(l);
+                    if (j.is_object() && j.contains(coopbench::loadgen::kHogSlicesKey)) hog_line = j;
+                } catch (const std::exception&) {
+                }  // a line of the program's own
             }
-        }).detach();
+        });
         for (int k = 0; k < runs_wanted; ++k) {
             json r = coopbench::loadgen::measure_point(workload, params, port, pid, split);
             runs.push_back(r);
@@ -216,6 +232,25 @@ int host_main(int argc, char** argv) {
         runs.push_back(failed_run(std::string("the server died of signal ") + strsignal(WTERMSIG(status))));
     } else if (port > 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         runs.push_back(failed_run("the server exited with status " + std::to_string(WEXITSTATUS(status))));
+    }
+    if (drain.joinable()) drain.join();  // the program has exited (or was killed): its stdout ended
+    // echo-hogs' self-check: the hogs must have run. Their slices are counted over the
+    // program's life (its W + I runs), known once it has exited: the counters go on every run,
+    // and a count of 0 fails the last one.
+    if (workload == "echo-hogs" && port > 0 && !runs.empty() && runs.back().value("status", "") == "ok" &&
+        runs.back().value("check", "") == "passed") {
+        const std::uint64_t slices =
+            hog_line.is_object() ? hog_line.value(coopbench::loadgen::kHogSlicesKey, std::uint64_t{0}) : 0;
+        for (auto& r : runs)
+            if (r.value("status", "") == "ok" && r.contains("counters")) {
+                r["counters"]["hogs"] = hog_line.is_object() ? hog_line.value("hogs", 0) : 0;
+                r["counters"][coopbench::loadgen::kHogSlicesKey] = slices;
+            }
+        if (!hog_line.is_object())
+            runs.back()["check"] = "self-check failed: the server printed no {\"hogs\": K, \"hog_slices\": N} line when its stdin ended";
+        else if (slices == 0)
+            runs.back()["check"] = "self-check failed: hog_slices = 0: the server's " +
+                                   std::to_string(hog_line.value("hogs", 0)) + " hogs completed no slice (they never ran)";
     }
     // Never more runs than were asked (the driver refuses a longer list): a failure noted after
     // the last run replaces it.

@@ -1,6 +1,8 @@
 // point.cpp — an I/O point's load and its reply (point.hpp).
 #include "harness/loadgen/point.hpp"
 
+#include <time.h>
+
 #include <cstdint>
 #include <stdexcept>
 
@@ -71,8 +73,9 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
     // The workloads (workloads/io/): a protocol and a loop.
     const bool http = workload == "http-hello" || workload == "http-hello-open";
     const bool rpc = workload == "rpc" || workload == "rpc-open";
-    const bool open =
-        workload == "echo-open" || workload == "http-hello-open" || workload == "rpc-open" || workload == "echo-idle";
+    const bool hogs = workload == "echo-hogs";
+    const bool open = workload == "echo-open" || workload == "http-hello-open" || workload == "rpc-open" ||
+                      workload == "echo-idle" || hogs;
     // echo-idle: echo-open's load on `connections`, with `idle` more connections that never
     // send, opened (and the server's RSS read around them) before the load.
     if (workload == "echo-idle") spec.idle = static_cast<unsigned>(param(params, "idle", 10000));
@@ -90,7 +93,10 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
         spec.mode = Mode::closed;
     } else if (open) {
         spec.mode = Mode::open;
-        spec.rate = static_cast<double>(param(params, "rate", 0));
+        spec.rate = static_cast<double>(param(params, "rate", hogs ? 1000 : 0));
+        // echo-hogs: a fixed offered rate, never a share of a calibrated maximum (what it
+        // measures is the tail while the hogs run, not a point on the hockey stick).
+        if (hogs && spec.rate <= 0) throw std::invalid_argument("echo-hogs needs a rate > 0 (requests/s)");
         if (spec.rate <= 0) {
             // The offered load as a fraction of this server's closed-loop maximum, measured
             // now on the same connections' count (a closed-loop run of calibrate_ms).
@@ -139,6 +145,19 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
     reply["check"] = r.check;
     reply["counters"] = counters_of(r, spec, split);
     if (calibrated > 0) reply["counters"]["calibrated_rps"] = calibrated;
+    if (hogs) {
+        // The hogs' slice: its nominal length and one slice's rounds timed here, on the
+        // client's CPU (the server's hogs do the same rounds: protocol.hpp).
+        const std::uint64_t slice_us = static_cast<std::uint64_t>(param(params, "slice_us", 1000));
+        timespec a{}, b{};
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        volatile std::uint64_t sink = rpc_work(0x9E3779B97F4A7C15ull, hog_slice_rounds(slice_us));
+        (void)sink;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        reply["counters"]["slice_us"] = slice_us;
+        reply["counters"]["slice_timed_us"] =
+            static_cast<double>(b.tv_sec - a.tv_sec) * 1e6 + static_cast<double>(b.tv_nsec - a.tv_nsec) / 1e3;
+    }
     if (spec.mode == Mode::closed)
         reply["value"] = r.seconds > 0 ? static_cast<double>(r.requests) / r.seconds : 0;
     else

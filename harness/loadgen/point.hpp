@@ -15,7 +15,7 @@
 
 namespace coopbench::loadgen {
 
-// measure_point — run `workload` (echo, http-hello, rpc, their -open; churn; echo-idle) with `params` against 127.0.0.1:port,
+// measure_point — run `workload` (echo, http-hello, rpc, their -open; churn; echo-idle; echo-hogs) with `params` against 127.0.0.1:port,
 // the server being process `server_pid` (its CPU time is sampled), the client on
 // split.client; the reply names what failed, or is {"status": "refused"} for a limit of
 // the system (too few file descriptors).

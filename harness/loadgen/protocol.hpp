@@ -18,6 +18,10 @@
 //          bytes 0-7 (little-endian) and sends the message back. The client knows each
 //          request's answer (its seeds come from a small table computed before the clock),
 //          so a server that skips the work, or gets it wrong, fails the byte check.
+//   echo-hogs — echo's protocol, unchanged, while the server runs `hogs` compute-bound
+//          activities, each a loop of { hog_slice_rounds(slice_us) rounds of rpc_work; yield
+//          to the runtime } until the point ends; the server reports how many slices they
+//          completed (kHogSlicesKey), and a point whose hogs completed none fails.
 #pragma once
 
 #include <cstddef>
@@ -56,6 +60,20 @@ inline void store_le64(unsigned char* p, std::uint64_t v) {
 inline void rpc_answer(unsigned char* msg) {
     store_le64(msg, rpc_work(load_le64(msg + 8), load_le64(msg)));
 }
+
+// hog_slice_rounds — the rounds of rpc_work in one slice of echo-hogs' hogs: a count, not a
+// time (as rpc's `work`), so that every backend's hogs do the same work between two yields,
+// at rpc's 600 rounds a microsecond (about 1.6 ns a round on this project's machines:
+// docs/io-workloads.md; the load generator times one slice, counter slice_timed_us). Go's
+// io.go and tokio's io.rs hold the same function.
+inline constexpr std::uint64_t kHogRoundsPerUs = 600;
+inline std::uint64_t hog_slice_rounds(std::uint64_t slice_us) { return slice_us * kHogRoundsPerUs; }
+// The line an external server prints when its stdin ends (echo-hogs): {"hogs": K,
+// "hog_slices": N}, the hogs it ran and the slices they completed over its life.
+inline constexpr const char* kHogSlicesKey = "hog_slices";
+// The test-only environment variable that makes every server skip starting its hogs (the
+// fixture of tests/io/test_hogs.py: a point whose hogs never ran must fail).
+inline constexpr const char* kLazyHogsEnv = "COOPBENCH_TEST_LAZY_HOGS";
 
 inline constexpr std::string_view kHttpRequest = "GET /hello HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 inline constexpr std::string_view kHttpResponse =

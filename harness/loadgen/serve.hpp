@@ -1,7 +1,7 @@
 // serve.hpp — the server side of the I/O serving protocol (docs/adding-a-backend.md,
 // "Serving an I/O workload") for the project's own C++ server programs (runtimes/epoll,
 // runtimes/asio): --list, the request on stdin, {"listening": PORT} on stdout, the end of
-// stdin as the cue to stop.
+// stdin as the cue to stop (echo-hogs: then the line {"hogs": K, "hog_slices": N}).
 #pragma once
 
 #include <arpa/inet.h>
@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -24,10 +25,12 @@ namespace coopbench::serve {
 using loadgen::Protocol;
 
 // The workloads a C++ server program serves (workloads/io/): echo's, HTTP's and rpc's two loops
-// (churn and echo-idle are echo's: an idle connection is one that never sends).
+// (churn and echo-idle are echo's: an idle connection is one that never sends; echo-hogs is
+// echo's with compute-bound hogs beside it).
 inline bool serves(const std::string& workload) {
     return workload == "echo" || workload == "echo-open" || workload == "http-hello" || workload == "http-hello-open" ||
-           workload == "rpc" || workload == "rpc-open" || workload == "churn" || workload == "echo-idle";
+           workload == "rpc" || workload == "rpc-open" || workload == "churn" || workload == "echo-idle" ||
+           workload == "echo-hogs";
 }
 
 struct Request {
@@ -46,13 +49,27 @@ struct Request {
         if (it != params.end()) return static_cast<std::size_t>(std::stoull(it->second));
         return protocol() == Protocol::rpc ? 128 : workload == "churn" ? 64 : 512;
     }
+    std::uint64_t param_or(const char* name, std::uint64_t fallback) const {
+        auto it = params.find(name);
+        return it == params.end() ? fallback : std::stoull(it->second);
+    }
+    // echo-hogs: the hogs to run (the parameter `hogs`; 0: two per processor) and the rounds
+    // of each slice (protocol.hpp); none when the test-only kLazyHogsEnv is set.
+    unsigned hogs() const {
+        if (workload != "echo-hogs") return 0;
+        const auto k = param_or("hogs", 0);
+        return k > 0 ? static_cast<unsigned>(k) : 2 * processors;
+    }
+    bool lazy_hogs() const { return std::getenv(loadgen::kLazyHogsEnv) != nullptr; }
+    std::uint64_t slice_rounds() const { return loadgen::hog_slice_rounds(param_or("slice_us", 1000)); }
 };
 
 // list_reply — the --list answer of a program serving the I/O workloads.
 inline std::string list_reply(const nlohmann::json& context) {
     return nlohmann::json{{"protocol", 1},
                           {"iterations", true},
-                          {"workloads", {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}},
+                          {"workloads", {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle",
+                                         "echo-hogs"}},
                           {"context", context}}
         .dump();
 }
@@ -73,7 +90,7 @@ inline Request read_request() {
     r.processors = static_cast<unsigned>(std::max<std::int64_t>(1, j.value("processors", 1)));
     r.inject_fault = j.value("inject_fault", false);
     if (!serves(r.workload))
-        throw std::runtime_error("this program serves echo, http-hello and rpc (and their -open), churn and echo-idle, not '" +
+        throw std::runtime_error("this program serves echo, http-hello and rpc (and their -open), churn, echo-idle and echo-hogs, not '" +
                                  r.workload + "'");
     return r;
 }
@@ -114,6 +131,12 @@ inline void say_listening(int port) {
 // reply_failed — a reply instead of listening (the point fails with `why`).
 inline void reply_failed(const std::string& why) {
     std::cout << nlohmann::json{{"status", "failed"}, {"reason", why}}.dump() << std::endl;
+}
+
+// say_hog_slices — echo-hogs' last line, once stdin has ended: the hogs run, the slices they
+// completed over the program's life (the load generator fails the point when it is 0).
+inline void say_hog_slices(unsigned hogs, std::uint64_t slices) {
+    std::cout << nlohmann::json{{"hogs", hogs}, {loadgen::kHogSlicesKey, slices}}.dump() << std::endl;
 }
 
 // wait_for_stdin_end — block until the load generator closes our stdin.

@@ -20,6 +20,14 @@
 // - rpc: echo's session, the work (protocol.hpp's rpc_answer) done in the read's completion
 //   handler, on the io_context's thread, before the write: what an Asio user does with work
 //   this short (no post to a thread_pool).
+// - echo-hogs: echo's sessions, and K hogs beside them, given to the contexts round-robin:
+//   a hog is a handler that computes one slice (protocol.hpp's rpc_work) and then posts
+//   itself again to its io_context (asio::post: "the handler is queued for execution",
+//   behind what is ready), which is how an Asio program yields: a handler cannot be
+//   suspended, so a long computation is cut into handlers (there is no coroutine here).
+//   Between two, the context's thread runs the other ready handlers and its reactor's turn
+//   (the epoll reactor is a task in the same queue: asio/detail/impl/scheduler.ipp,
+//   do_run_one). The slices they completed are printed when stdin ends (serve.hpp).
 // - TCP_NODELAY on every connection (asio::ip::tcp::no_delay).
 // - Boost 1.74's Asio (libboost-dev), its default reactor on Linux: epoll.
 // The end of stdin stops every context.
@@ -143,6 +151,23 @@ class Server {
     std::size_t next_ = 0;
 };
 
+// Hog — a compute-bound handler that re-posts itself after each slice, until stopped; its
+// counts are its context thread's own (read after that thread's join).
+struct Hog {
+    asio::io_context* ctx;
+    std::uint64_t rounds;
+    const std::atomic<bool>* stop;
+    std::uint64_t slices = 0;
+    std::uint64_t x = 0;  // the work's result, kept so that the work is not dead code
+    void run() {
+        // relaxed: the flag carries no data (the counts are read after the join).
+        if (stop->load(std::memory_order_relaxed)) return;
+        x = coopbench::loadgen::rpc_work(x + 0x9E3779B97F4A7C15ull, rounds);
+        ++slices;
+        asio::post(*ctx, [this] { run(); });
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,7 +177,8 @@ int main(int argc, char** argv) {
                                               std::to_string(BOOST_VERSION / 100 % 1000) + " (libboost-dev)"},
                                  {"server", "io_context per thread (one thread per processor), completion handlers, "
                                             "async_read/async_write of whole messages, TCP_NODELAY; http-hello: async_read_some, "
-                                            "every complete request head answered by one async_write"}})
+                                            "every complete request head answered by one async_write; echo-hogs: hogs as "
+                                            "handlers that re-post themselves (asio::post) after each slice"}})
                   << std::endl;
         return 0;
     }
@@ -166,10 +192,23 @@ int main(int argc, char** argv) {
         Server server(pool, req.protocol() == Protocol::http ? 0 : req.size(), req.protocol());
         std::vector<std::thread> threads;
         for (auto& c : pool) threads.emplace_back([&c] { c->run(); });
+        std::atomic<bool> stop_hogs{false};
+        std::vector<std::unique_ptr<Hog>> hogs;
+        if (!req.lazy_hogs())
+            for (unsigned i = 0; i < req.hogs(); ++i) {
+                hogs.push_back(std::make_unique<Hog>(Hog{pool[i % pool.size()].get(), req.slice_rounds(), &stop_hogs}));
+                asio::post(*hogs.back()->ctx, [h = hogs.back().get()] { h->run(); });
+            }
         say_listening(server.port());
         wait_for_stdin_end();
+        stop_hogs.store(true, std::memory_order_relaxed);
         for (auto& c : pool) c->stop();
         for (auto& t : threads) t.join();
+        if (req.workload == "echo-hogs") {
+            std::uint64_t total = 0;
+            for (auto& h : hogs) total += h->slices;
+            say_hog_slices(req.hogs(), total);
+        }
         return 0;
     } catch (const std::exception& e) {
         reply_failed(e.what());

@@ -18,6 +18,12 @@
 // TechEmpower plaintext servers written on epoll do), and the rest is kept for the next read.
 // rpc: echo's loop, the work (protocol.hpp's rpc_answer) done on the whole message before
 // it is written back, on the thread that read it.
+// echo-hogs: echo's loop, and K more OS threads beside it, each computing slices of
+// protocol.hpp's rpc_work and calling sched_yield(2) between two: there is nothing to yield
+// to cooperatively here, so the kernel's scheduler shares the CPUs between the hogs and the
+// serving threads (CFS preempts a hog at the end of its time slice, and a serving thread
+// woken by epoll is placed ahead of one that has run long): a preemptive baseline, not a
+// ceiling. The slices they completed are printed when stdin ends (serve.hpp, say_hog_slices).
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -211,11 +217,36 @@ int main(int argc, char** argv) {
                 }
                 serve_thread(listeners[t], stopfd, size, req.protocol());
             });
+        // echo-hogs' hogs, on the process's CPUs (not pinned: the kernel places them).
+        const unsigned k = req.lazy_hogs() ? 0 : req.hogs();
+        const std::uint64_t rounds = req.slice_rounds();
+        std::atomic<bool> stop_hogs{false};
+        std::vector<std::uint64_t> slices(k, 0), sinks(k, 0);  // hog i's own, read after its join
+        std::vector<std::thread> hogs;
+        for (unsigned i = 0; i < k; ++i)
+            hogs.emplace_back([&, i] {
+                std::uint64_t x = 0x9E3779B97F4A7C15ull + i, n = 0;
+                // relaxed: the flag carries no data (the counts are read after the join).
+                while (!stop_hogs.load(std::memory_order_relaxed)) {
+                    x = coopbench::loadgen::rpc_work(x, rounds);
+                    ++n;
+                    sched_yield();
+                }
+                slices[i] = n;
+                sinks[i] = x;  // the work's result kept: it is not dead code
+            });
         say_listening(port);
         wait_for_stdin_end();
+        stop_hogs.store(true, std::memory_order_relaxed);
         const std::uint64_t one = 1;
         if (write(stopfd, &one, sizeof one) != sizeof one) return 1;
         for (auto& th : threads) th.join();
+        for (auto& h : hogs) h.join();
+        if (req.workload == "echo-hogs") {
+            std::uint64_t total = 0;
+            for (auto n : slices) total += n;
+            say_hog_slices(req.hogs(), total);
+        }
         return 0;
     } catch (const std::exception& e) {
         reply_failed(e.what());

@@ -17,6 +17,16 @@
 //
 // rpc, rpc-open: echo's goroutine, the work (rpcWork, protocol.hpp's rpc_work) done in the
 // handler's goroutine before the Write, as a Go server does short CPU work (no pool).
+//
+// echo-hogs: echo's server, and K goroutines beside it, each a loop of { one slice of rpcWork
+// (hogSliceRounds: protocol.hpp's hog_slice_rounds); runtime.Gosched() } until stdin ends.
+// Gosched "yields the processor, allowing other goroutines to run" (pkg.go.dev/runtime#Gosched):
+// the goroutine goes to the global run queue (runtime/proc.go, goschedImpl → globrunqput), and
+// the scheduler's next pick (findRunnable) takes the local queue, the global one every 61st
+// tick, and polls the network only when it finds nothing else, or from sysmon when no P has
+// polled for 10 ms (runtime/proc.go, sysmon; Go 1.19): what the workload measures. Go also
+// preempts a goroutine that runs 10 ms without a yield (async preemption, Go 1.14), which a
+// slice of 10 ms meets. The slices they completed are printed when stdin ends.
 package main
 
 import (
@@ -26,7 +36,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -39,10 +51,15 @@ const (
 var headEnd = []byte("\r\n\r\n")
 
 func isIO(workload string) bool {
-	return workload == "echo" || workload == "echo-open" || workload == "churn" || workload == "echo-idle" || isHTTP(workload) || isRPC(workload)
+	return workload == "echo" || workload == "echo-open" || workload == "churn" || workload == "echo-idle" || workload == "echo-hogs" || isHTTP(workload) || isRPC(workload)
 }
 
 func isRPC(workload string) bool { return workload == "rpc" || workload == "rpc-open" }
+
+var hogSink atomic.Uint64
+
+// hogSliceRounds — harness/loadgen/protocol.hpp's hog_slice_rounds: 600 rounds of rpcWork a µs.
+func hogSliceRounds(sliceUs uint64) uint64 { return sliceUs * 600 }
 
 // rpcWork — harness/loadgen/protocol.hpp's rpc_work: rounds dependent LCG steps (Knuth's MMIX
 // constants), each followed by an xorshift.
@@ -153,8 +170,45 @@ func serveEcho(req *Request, stdin *bufio.Reader) {
 			}(c)
 		}
 	}()
+	// echo-hogs' hogs (none with the test-only COOPBENCH_TEST_LAZY_HOGS: protocol.hpp).
+	hogs := 0
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var slices atomic.Uint64
+	if req.Workload == "echo-hogs" {
+		hogs = 2 * runtime.GOMAXPROCS(0)
+		if v, err := strconv.Atoi(req.Params["hogs"]); err == nil && v > 0 {
+			hogs = v
+		}
+		sliceUs := uint64(1000)
+		if v, err := strconv.ParseUint(req.Params["slice_us"], 10, 64); err == nil {
+			sliceUs = v
+		}
+		rounds := hogSliceRounds(sliceUs)
+		if os.Getenv("COOPBENCH_TEST_LAZY_HOGS") == "" {
+			for i := 0; i < hogs; i++ {
+				wg.Add(1)
+				go func(x uint64) {
+					defer wg.Done()
+					n := uint64(0)
+					for !stop.Load() {
+						x = rpcWork(x, rounds)
+						n++
+						runtime.Gosched()
+					}
+					slices.Add(n)
+					hogSink.Add(x) // the work's result kept: it is not dead code
+				}(0x9E3779B97F4A7C15 + uint64(i))
+			}
+		}
+	}
 	emit(map[string]any{"listening": ln.Addr().(*net.TCPAddr).Port})
 	io.Copy(io.Discard, stdin) // the load generator closes stdin when it is done
 	ln.Close()
+	if req.Workload == "echo-hogs" {
+		stop.Store(true)
+		wg.Wait()
+		emit(map[string]any{"hogs": hogs, "hog_slices": slices.Load()})
+	}
 	os.Exit(0)
 }

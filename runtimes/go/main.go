@@ -150,7 +150,7 @@ func context() map[string]string {
 		"GOMEMLIMIT": memlimit,
 		"gomaxprocs": "the point's processors",
 		"build":      buildProfile(),
-		"io_server":  "echo, echo-open: net.Listen, a goroutine per connection, io.ReadFull + Write; http-hello: the same on raw TCP, every complete request head answered by one Write; rpc: echo with the work in the handler (io.go)",
+		"io_server":  "echo, echo-open: net.Listen, a goroutine per connection, io.ReadFull + Write; http-hello: the same on raw TCP, every complete request head answered by one Write; rpc: echo with the work in the handler; echo-hogs: echo beside goroutines that compute and runtime.Gosched (io.go)",
 	}
 }
 
@@ -169,7 +169,7 @@ func main() {
 		for n := range workloads {
 			names = append(names, n)
 		}
-		names = append(names, "echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle") // io.go
+		names = append(names, "echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle", "echo-hogs") // io.go
 		sort.Strings(names)
 		emit(map[string]any{"protocol": 1, "iterations": true, "workloads": names, "context": context()})
 		return

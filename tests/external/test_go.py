@@ -12,10 +12,10 @@ from program_backend import params, rows, run
 
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
              "news", "producer", "tokenring", "skynet", "channel", "echo", "echo-open", "http-hello",
-             "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}
+             "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle", "echo-hogs"}
 # The I/O workloads (io.go): served by the program, measured by the harness's load generator,
 # whose counters they carry (not the program's gomaxprocs).
-IO_WORKLOADS = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}
+IO_WORKLOADS = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle", "echo-hogs"}
 # The apps with the parameter via, each run in both variants by the tiny plan.
 VIA_APPS = {(w, v) for w in ("city", "eratosthenes", "producer", "tokenring") for v in ("monitor", "channel")}
 

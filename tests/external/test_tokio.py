@@ -17,10 +17,10 @@ from program_backend import params, rows
 
 WORKLOADS = {"create", "switch", "lock-local", "lock-global", "city", "eratosthenes", "mandelbrot", "matrix",
              "news", "producer", "tokenring", "echo", "echo-open", "http-hello", "http-hello-open", "rpc",
-             "rpc-open", "churn", "echo-idle"}
+             "rpc-open", "churn", "echo-idle", "echo-hogs"}
 # The I/O workloads (src/io.rs): served by the program, measured by the harness's load
 # generator, whose counters they carry (not the program's worker_threads).
-IO_WORKLOADS = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}
+IO_WORKLOADS = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle", "echo-hogs"}
 # tokio-std-mutex lists only the workloads that lock a mutex (runtimes/tokio/src/main.rs).
 STD_MUTEX_WORKLOADS = {"lock-local", "lock-global", "city", "eratosthenes", "news", "producer"}
 VIAS = {"monitor", "channel"}

@@ -1,4 +1,4 @@
-"""test_io.py COOPBENCH — the I/O workloads (workloads/io/: echo.hpp, http.hpp, rpc.hpp, churn.hpp, idle.hpp) through
+"""test_io.py COOPBENCH — the I/O workloads (workloads/io/: echo.hpp, http.hpp, rpc.hpp, churn.hpp, idle.hpp, hogs.hpp) through
 the real binary: the tiny plan of echo, http-hello and rpc, closed and open loop, on every
 backend that serves them in this build (C++ backends
 with their in-process server, external programs through coopbench-loadgen host), every point ok
@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 BIN = None
-IO = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle"}
+IO = {"echo", "echo-open", "http-hello", "http-hello-open", "rpc", "rpc-open", "churn", "echo-idle", "echo-hogs"}
 HTTP_RESPONSE = 78  # bytes (harness/loadgen/protocol.hpp; docs/io-workloads.md)
 
 
@@ -68,6 +68,13 @@ class Io(unittest.TestCase):
                 self.assertGreaterEqual(c["rss_after_kib"], c["rss_before_kib"], r["point"])
                 self.assertAlmostEqual(c["rss_per_idle_kib"], (c["rss_after_kib"] - c["rss_before_kib"]) / c["idle"],
                                        delta=1e-9, msg=r["point"])
+            if r["workload"] == "echo-hogs":
+                # The hogs ran beside the server (else the point would have failed) and the
+                # counters say how many and with what slice.
+                self.assertEqual(c["hogs"], float(r["param.hogs"]), r["point"])
+                self.assertGreater(c["hog_slices"], 0, r["point"])
+                self.assertEqual(c["slice_us"], float(r["param.slice_us"]), r["point"])
+                self.assertGreater(c["slice_timed_us"], 0, r["point"])
             if r["workload"] == "churn":
                 self.assertEqual(r["unit"], "connections/s")
                 self.assertAlmostEqual(float(r["value"]), c["rate_rps"], delta=1e-6 * c["rate_rps"] + 1e-9)

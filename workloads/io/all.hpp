@@ -8,9 +8,10 @@
 #include "workloads/io/churn.hpp"
 #include "workloads/io/rpc.hpp"
 #include "workloads/io/idle.hpp"
+#include "workloads/io/hogs.hpp"
 
 namespace coopbench {
 
-using IoWorkloads = TypeList<Echo, EchoOpen, HttpHello, HttpHelloOpen, Rpc, RpcOpen, Churn, EchoIdle>;
+using IoWorkloads = TypeList<Echo, EchoOpen, HttpHello, HttpHelloOpen, Rpc, RpcOpen, Churn, EchoIdle, EchoHogs>;
 
 }  // namespace coopbench

@@ -420,14 +420,29 @@ inline Outcome outcome_of(const nlohmann::json& r, const std::string& server_err
     return o;
 }
 
-// run_server — one point of an I/O workload on a C++ backend: the protocol's server in this
-// process, the load generator as its child.
+// Beside — threads a point runs beside its server (echo-hogs' hogs, hogs.hpp): `threads()`
+// more of the backend's, started once the server listens (start: false and error() when one
+// cannot be), told to end after the load (stop), joined with the acceptor, and then given the
+// Outcome (finish: their counters, or the point's failure).
 template <Backend B>
-Outcome run_server(const std::string& workload, Protocol proto, const Context& ctx) {
+struct Beside {
+    virtual ~Beside() = default;
+    virtual std::size_t threads() const = 0;
+    virtual bool start(Group<B>& group) = 0;
+    virtual void stop() = 0;
+    virtual void finish(Outcome& o) = 0;
+};
+
+// run_server — one point of an I/O workload on a C++ backend: the protocol's server in this
+// process, the load generator as its child (and, with `beside`, more threads of the backend
+// beside the server).
+template <Backend B>
+Outcome run_server(const std::string& workload, Protocol proto, const Context& ctx, Beside<B>* beside = nullptr) {
     const std::size_t conns = ctx.size("connections");
-    Group<B> group(1);
-    // The acceptor and one thread per connection may be alive at once.
-    if (!group.check_capacity(ctx, conns + 1)) return Outcome::failed(group.error());
+    const std::size_t more = beside ? beside->threads() : 0;
+    Group<B> group(1 + more);
+    // The acceptor and one thread per connection may be alive at once (and those beside).
+    if (!group.check_capacity(ctx, conns + 1 + more)) return Outcome::failed(group.error());
     std::map<std::string, std::string> params(ctx.params.begin(), ctx.params.end());
     const auto split = loadgen::split_cpus(ctx.options.processors, loadgen::client_threads(params));
     loadgen::pin_tasks_of_self(split.server);
@@ -435,10 +450,19 @@ Outcome run_server(const std::string& workload, Protocol proto, const Context& c
     const int port = server.listen();
     if (port == 0) return Outcome::failed(server.error());
     if (!group.spawn([&] { server.accept_loop(); })) return Outcome::failed(group.error());
+    if (beside && !beside->start(group)) {
+        beside->stop();
+        server.stop();
+        group.join_all();
+        return Outcome::failed(group.error());
+    }
     const nlohmann::json reply = run_loadgen<B>(workload, ctx.params, port, split);
+    if (beside) beside->stop();
     server.stop();
     group.join_all();
-    return outcome_of(reply, server.error());
+    Outcome o = outcome_of(reply, server.error());
+    if (beside) beside->finish(o);
+    return o;
 }
 
 inline std::vector<ParamSpec> load_params(const char* connections) {

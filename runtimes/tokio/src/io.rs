@@ -22,7 +22,17 @@
 // write_all, as a tokio user does work this short (no spawn_blocking: A. Ryhl, "Async: What
 // is blocking?", 2020, the tokio maintainers' rule of thumb: "no more than 10 to 100
 // microseconds between each .await"; the workload's sizes sit on that line).
-use std::sync::atomic::{AtomicBool, Ordering};
+//
+// echo-hogs: echo's server, and K tasks beside it (tokio::spawn), each a loop of { one slice
+// of rpc_work (hog_slice_rounds: protocol.hpp's); tokio::task::yield_now().await } until stdin
+// ends. In tokio 1.24 (Debian's) yield_now defers the task's wake-up until the worker has
+// polled its I/O driver (task/yield_now.rs: `context::with_defer`; the multi-thread worker
+// wakes the deferred tasks after park_timeout(0), runtime/scheduler/multi_thread/worker.rs),
+// so a yielding hog lets the sockets be polled; a task that computes without yielding is not
+// stopped by tokio's coop budget (128 units per poll, task/coop.rs: only tokio's own
+// resources spend it), which is why the hogs yield themselves. The slices they completed are
+// printed when stdin ends.
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,7 +42,7 @@ const HTTP_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nCo
 const HTTP_MAX_HEAD: usize = 8192;
 
 pub fn is_io(workload: &str) -> bool {
-    workload == "echo" || workload == "echo-open" || workload == "churn" || workload == "echo-idle" || is_http(workload) || is_rpc(workload)
+    workload == "echo" || workload == "echo-open" || workload == "churn" || workload == "echo-idle" || workload == "echo-hogs" || is_http(workload) || is_rpc(workload)
 }
 
 pub fn is_rpc(workload: &str) -> bool {
@@ -48,6 +58,11 @@ fn rpc_work(seed: u64, rounds: u64) -> u64 {
         x ^= x >> 29;
     }
     x
+}
+
+/// hog_slice_rounds — harness/loadgen/protocol.hpp's: 600 rounds of rpc_work a µs.
+pub fn hog_slice_rounds(slice_us: u64) -> u64 {
+    slice_us * 600
 }
 
 pub fn is_http(workload: &str) -> bool {
@@ -89,7 +104,17 @@ async fn http_conn(mut s: tokio::net::TcpStream, corrupt: Arc<AtomicBool>) {
     }
 }
 
-pub fn serve(rt: &tokio::runtime::Runtime, size: usize, http: bool, rpc: bool, inject_fault: bool) {
+static HOG_SINK: AtomicU64 = AtomicU64::new(0);
+
+/// Hogs — echo-hogs' hogs: `count` tasks (none when `start` is false: the test-only
+/// COOPBENCH_TEST_LAZY_HOGS) of `rounds` per slice; `count` 0 for every other workload.
+pub struct Hogs {
+    pub count: usize,
+    pub rounds: u64,
+    pub start: bool,
+}
+
+pub fn serve(rt: &tokio::runtime::Runtime, size: usize, http: bool, rpc: bool, inject_fault: bool, hogs: Hogs) {
     rt.block_on(async move {
         let ln = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
             Ok(l) => l,
@@ -131,9 +156,36 @@ pub fn serve(rt: &tokio::runtime::Runtime, size: usize, http: bool, rpc: bool, i
                 });
             }
         });
+        // Relaxed: the flag carries no data (each hog's count comes back through its
+        // JoinHandle, which orders it), and the counter is summed once they have ended.
+        let stop = Arc::new(AtomicBool::new(false));
+        let slices = Arc::new(AtomicU64::new(0));
+        let mut tasks = Vec::new();
+        if hogs.start {
+            for i in 0..hogs.count {
+                let (stop, slices, rounds) = (stop.clone(), slices.clone(), hogs.rounds);
+                tasks.push(tokio::spawn(async move {
+                    let (mut x, mut n) = (0x9E3779B97F4A7C15u64 + i as u64, 0u64);
+                    while !stop.load(Ordering::Relaxed) {
+                        x = rpc_work(x, rounds);
+                        n += 1;
+                        tokio::task::yield_now().await;
+                    }
+                    slices.fetch_add(n, Ordering::Relaxed);
+                    HOG_SINK.fetch_xor(x, Ordering::Relaxed); // the work's result kept: it is not dead code
+                }));
+            }
+        }
         crate::emit(&serde_json::json!({ "listening": port }));
         // The load generator closes stdin when it is done: wait for that off the workers.
         let _ = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink())).await;
+        if hogs.count > 0 {
+            stop.store(true, Ordering::Relaxed);
+            for t in tasks {
+                let _ = t.await;
+            }
+            crate::emit(&serde_json::json!({ "hogs": hogs.count, "hog_slices": slices.load(Ordering::Relaxed) }));
+        }
     });
     std::process::exit(0);
 }

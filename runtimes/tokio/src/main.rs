@@ -166,6 +166,7 @@ const WORKLOADS: &[(&str, bool)] = &[
     ("rpc-open", false),        // io.rs
     ("churn", false),           // io.rs
     ("echo-idle", false),       // io.rs (echo's server: idle connections never send)
+    ("echo-hogs", false),       // io.rs (echo's server, tasks that compute and yield_now beside it)
 ];
 
 async fn run_workload(name: &str, c: Ctx) -> Result<Outcome, String> {
@@ -386,7 +387,18 @@ fn main() {
             emit(&failed(format!("size {size} is too small for {}", req.workload)));
             return;
         }
-        io::serve(&rt, size, io::is_http(&req.workload), rpc, req.inject_fault);
+        // echo-hogs: `hogs` tasks (0: two per worker), slices of `slice_us` (protocol.hpp).
+        let param = |k: &str| req.params.get(k).and_then(|v| v.parse::<u64>().ok());
+        let hogs = io::Hogs {
+            count: if req.workload != "echo-hogs" {
+                0
+            } else {
+                param("hogs").filter(|&k| k > 0).map(|k| k as usize).unwrap_or(2 * workers)
+            },
+            rounds: io::hog_slice_rounds(param("slice_us").unwrap_or(1000)),
+            start: std::env::var_os("COOPBENCH_TEST_LAZY_HOGS").is_none(),
+        };
+        io::serve(&rt, size, io::is_http(&req.workload), rpc, req.inject_fault, hogs);
         return;
     }
     // The parameter `via` (monitor | channel) of the apps that pass values; absent: monitor.

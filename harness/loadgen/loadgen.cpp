@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -248,6 +249,37 @@ struct IdleSet {
     }
 };
 
+// client_ports — the local (client) ports of connections `conns`, sorted.
+std::vector<int> client_ports(const std::vector<Conn>& conns) {
+    std::vector<int> ports;
+    for (const Conn& c : conns) {
+        sockaddr_in a{};
+        socklen_t len = sizeof a;
+        getsockname(c.fd, reinterpret_cast<sockaddr*>(&a), &len);
+        ports.push_back(ntohs(a.sin_port));
+    }
+    std::sort(ports.begin(), ports.end());
+    return ports;
+}
+
+// wait_held — wait (at most 30 s) until the server, process spec.server_pid, holds every one
+// of `conns` (server_sockets_of); "" or the failure. `held_s`: how long it took.
+std::string wait_held(const Spec& spec, const std::vector<Conn>& conns, double& held_s) {
+    const std::vector<int> ports = client_ports(conns);
+    const std::string tcp = "/proc/" + std::to_string(spec.server_pid) + "/net/tcp";
+    const ns_t connected = now_ns();
+    for (const ns_t until = connected + 30 * ns_t{1000000000};;) {
+        const std::size_t held = server_sockets_of(slurp(tcp), spec.port, ports, server_fd_inodes(spec.server_pid));
+        if (held == conns.size()) break;
+        if (now_ns() > until)
+            return "the server accepted " + std::to_string(held) + " of " + std::to_string(conns.size()) +
+                   " connections in 30 s";
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    held_s = static_cast<double>(now_ns() - connected) * 1e-9;
+    return {};
+}
+
 // open_idle — connect spec.idle connections that send nothing; sample the server's RSS
 // before, and after the server holds them all and its RSS has settled. "" or the failure.
 //
@@ -270,18 +302,13 @@ std::string open_idle(const Spec& spec, IdleSet& set, Result& res) {
     if (auto err = connect_all(set.conns, spec.port, spec.connections); !err.empty()) return err;
     set.ep = epoll_create1(EPOLL_CLOEXEC);
     if (set.ep < 0) return std::string("epoll_create1: ") + std::strerror(errno);
-    std::vector<int> ports;
     for (std::size_t i = 0; i < set.conns.size(); ++i) {
         epoll_event ev{};
         ev.events = EPOLLIN | EPOLLRDHUP;  // level-triggered: seen at every check
         ev.data.u64 = i;
         epoll_ctl(set.ep, EPOLL_CTL_ADD, set.conns[i].fd, &ev);
-        sockaddr_in a{};
-        socklen_t len = sizeof a;
-        getsockname(set.conns[i].fd, reinterpret_cast<sockaddr*>(&a), &len);
-        ports.push_back(ntohs(a.sin_port));
     }
-    std::sort(ports.begin(), ports.end());
+    const std::vector<int> ports = client_ports(set.conns);
     const ns_t connected = now_ns();
     const std::string tcp = "/proc/" + std::to_string(pid) + "/net/tcp";
     std::size_t held = 0;
@@ -789,6 +816,14 @@ Result run(const Spec& spec) {
             if (c.fd >= 0) close(c.fd);
         res.check = err;
         return res;
+    }
+    if (spec.held_first && spec.server_pid > 0 && !spec.churn) {
+        if (auto err = wait_held(spec, conns, res.held_s); !err.empty()) {
+            for (auto& c : conns)
+                if (c.fd >= 0) close(c.fd);
+            res.check = err;
+            return res;
+        }
     }
     RpcTable rpc;
     if (spec.protocol == Protocol::rpc) {

@@ -42,6 +42,13 @@
 // An open-loop window in which no request is intended (a rate below one request per window
 // and thread) waits for the next intended time the same way and measures that one request.
 //
+// Held first (spec.held_first, the workload echo-hogs): after the loaded connections connect,
+// the warm-up starts only once the server holds every one of them (the kernel's view, as for
+// the idle connections below). A server whose accept completes through its scheduler's queue
+// (Asio posts every completion, a speculative accept's too: one connection per pass over its
+// handlers) takes seconds to accept 100 while hogs hold that queue for 10 ms a slice; the window
+// would then measure the accept backlog, which churn measures, not the I/O latency under hogs.
+//
 // Idle connections (spec.idle > 0, the workload echo-idle): before the loaded connections are
 // made, `idle` more connect and send nothing. The server's RSS is read (rss_kib) before they
 // connect and again once the server holds every one of them (idle_accepted: each idle
@@ -83,6 +90,8 @@ struct Spec {
     std::vector<int> cpus;             // the CPUs the client may run on (empty: as it is)
     unsigned idle = 0;                 // connections that never send, open through the run
                                        // (needs server_pid: its RSS is read)
+    bool held_first = false;           // the warm-up starts once the server holds every loaded
+                                       // connection (needs server_pid; see run())
 };
 
 struct Result {
@@ -101,6 +110,7 @@ struct Result {
     std::int64_t rss_after_kib = -1;    // idle: ... once it holds all of them (-1: unknown)
     double idle_accept_s = 0;           // idle: from the last connect until the server held all
     double idle_settle_s = 0;           // idle: from the last connect to the after sample
+    double held_s = -1;                 // held_first: from the last connect until the server held all
 };
 
 // rss_kib_of — the resident set size in KiB from the text of /proc/PID/smaps_rollup (its

@@ -51,6 +51,9 @@ nlohmann::json counters_of(const Result& r, const Spec& spec, const CpuSplit& sp
         c["idle_accept_ms"] = r.idle_accept_s * 1e3;
         c["idle_settle_ms"] = r.idle_settle_s * 1e3;
     }
+    if (spec.held_first && r.held_s >= 0) {
+        c["held_ms"] = r.held_s * 1e3;  // from the last connect until the server held them all
+    }
     return c;
 }
 
@@ -79,6 +82,9 @@ nlohmann::json measure_point(const std::string& workload, const std::map<std::st
     // echo-idle: echo-open's load on `connections`, with `idle` more connections that never
     // send, opened (and the server's RSS read around them) before the load.
     if (workload == "echo-idle") spec.idle = static_cast<unsigned>(param(params, "idle", 10000));
+    // echo-hogs: the window starts once the server holds every connection (loadgen.hpp,
+    // "Held first"): an accept backlog behind the hogs is churn's question, not this one's.
+    spec.held_first = hogs;
     if (http) spec.protocol = Protocol::http;
     if (rpc) {
         spec.protocol = Protocol::rpc;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -60,6 +61,7 @@ enum class Misbehaving {
     close_idle,       // closes the second connection it accepts at once
     greet_idle,       // sends one byte on the second connection it accepts
     close_idle_late,  // shuts the first connection it accepted down when a message first comes
+    slow_accept,      // waits 30 ms before each accept, and notes whether a byte was waiting
 };
 
 // TestServer — a thread per connection echoing messages of `size` bytes, misbehaving once.
@@ -80,9 +82,15 @@ class TestServer {
         port_ = ntohs(a.sin_port);
         acceptor_ = std::thread([this] {
             for (;;) {
+                if (how_ == Misbehaving::slow_accept) std::this_thread::sleep_for(std::chrono::milliseconds(30));
                 const int fd = accept(lfd_, nullptr, nullptr);
                 if (fd < 0) return;
                 const std::size_t k = accepted_.fetch_add(1, std::memory_order_relaxed);  // a count read after the run
+                if (how_ == Misbehaving::slow_accept && k < early_.size()) {
+                    char c;
+                    // relaxed: read after the run, which this accept happened before
+                    early_[k].store(recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1, std::memory_order_relaxed);
+                }
                 if (k == 0) first_fd_.store(fd);
                 if (k == 1 && how_ == Misbehaving::close_idle) {
                     close(fd);
@@ -94,6 +102,12 @@ class TestServer {
         });
     }
     std::size_t accepted() const { return accepted_.load(std::memory_order_relaxed); }
+    // early — slow_accept: how many of the first n connections had a byte waiting when accepted.
+    std::size_t early(std::size_t n) const {
+        std::size_t e = 0;
+        for (std::size_t k = 0; k < n && k < early_.size(); ++k) e += early_[k].load(std::memory_order_relaxed);
+        return e;
+    }
     ~TestServer() {
         shutdown(lfd_, SHUT_RDWR);
         acceptor_.join();
@@ -144,6 +158,7 @@ class TestServer {
     std::atomic<bool> done_{false}, late_done_{false};
     std::atomic<int> first_fd_{-1};
     std::atomic<std::size_t> accepted_{0};
+    std::array<std::atomic<bool>, 16> early_{};
     std::thread acceptor_;
     std::vector<std::thread> conns_;  // the acceptor's own
 };
@@ -536,6 +551,30 @@ TEST(Loadgen, IdleConnectionsNeedTheServersPid) {
     const Result r = run(s);
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.check.find("need the server's pid"), std::string::npos) << r.check;
+}
+
+// held_first (echo-hogs): no request is sent before the server holds every connection. The
+// server accepts one connection every 30 ms; of the first three of four (the last one's accept
+// and the load's start race with the server's look), none has a byte waiting when accepted.
+// Without held_first the same server finds requests waiting at its later accepts (the control:
+// the test can tell the two apart).
+TEST(Loadgen, HeldFirstSendsNothingBeforeTheServerHoldsEveryConnection) {
+    coopbench::test::Watchdog dog("held first", 60);
+    for (const bool held : {true, false}) {
+        TestServer srv(64, Misbehaving::slow_accept);
+        Spec s = quick(srv.port(), Mode::open);
+        s.server_pid = getpid();  // the test server is this process
+        s.held_first = held;
+        const Result r = run(s);
+        ASSERT_TRUE(r.ok) << r.check;
+        if (held) {
+            EXPECT_EQ(srv.early(3), 0u) << "a request came before the server held every connection";
+            EXPECT_GE(r.held_s, 0.0);
+        } else {
+            EXPECT_GT(srv.early(3), 0u) << "control: without held_first the later accepts should find requests";
+            EXPECT_LT(r.held_s, 0.0);
+        }
+    }
 }
 
 TEST(Loadgen, NoServerIsAFailureThatSaysSo) {

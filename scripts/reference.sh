@@ -21,10 +21,11 @@ all=$(nproc)
 # The I/O backends (docs/io-workloads.md): coop's three algorithms, a thread per connection, Boost.Asio, the
 # epoll ceiling, Go's net, tokio's two runtimes.
 io_backends=native,native-ws,native-parasail,pthreads,stdthread,asio,epoll,go,tokio,tokio/current_thread
-# The I/O workloads of the io run (echo-hogs: p99 under CPU hogs, by slice_us). TO ADD when it is on main:
-# echo-idle (idle connections: RSS per idle connection, the active ones' p99) — append ",echo-idle" here and
-# check the cost again with `coopbench run ... --dry-run`.
-io_workloads=echo,echo-open,http-hello,rpc,churn,echo-hogs
+# The I/O workloads of the io run, and of io-extra (echo-hogs: p99 under CPU hogs, by slice_us; echo-idle: RSS
+# per idle connection, the active ones' p99 at 50 % load), a run of its own because the io run's four loads would
+# multiply them.
+io_workloads=echo,echo-open,http-hello,rpc,churn
+io_extra=echo-hogs,echo-idle
 
 # name | rough duration on a 2-core machine | coopbench run arguments (without --out)
 refs=(
@@ -52,7 +53,10 @@ refs=(
   # windows measured 1 request at 10,000 connections, as a round of 10,000 requests did not fit). --dry-run:
   # 570 points, ~1562 s by the cost model on 2 CPUs; 10,000 connections cost more than it says (their
   # connects: ~3 s a fork measured on a busy 2-CPU VM).
-  "io|30 min|--plan anchors -w $io_workloads -b $io_backends -P 1,$all -p load=25,50,75,90 -p duration_ms=500 -p warmup_ms=250 -p calibrate_ms=250 -W 0 -I 1 -r 3 --timeout 120"
+  "io|26 min|--plan anchors -w $io_workloads -b $io_backends -P 1,$all -p load=25,50,75,90 -p duration_ms=500 -p warmup_ms=250 -p calibrate_ms=250 -W 0 -I 1 -r 3 --timeout 120"
+  # echo-hogs at slice_us 100/1000/10000 and echo-idle's 10,000 idle connections beside 100 at 50 % load, the same
+  # windows and forks; --dry-run: 76 points, ~361 s by the cost model (10,000 idle connects cost more than it says).
+  "io-extra|12 min|--plan anchors -w $io_extra -b $io_backends -P 1,$all -p duration_ms=500 -p warmup_ms=250 -p calibrate_ms=250 -W 0 -I 1 -r 3 --timeout 120"
 )
 
 usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }

@@ -205,7 +205,7 @@ def pname(p) -> str:
 NAMES = {"param.size": lambda v: f"{int(v)} B", "param.connections": lambda v: f"{label(v)} connections",
          "param.work": lambda v: f"work {label(v)}", "param.client_threads": lambda v: f"{label(v)} client threads",
          "param.idle": lambda v: f"{label(v)} idle", "param.rate": lambda v: f"{label(v)} requests/s",
-         "param.hogs": lambda v: "a hog per processor" if v < 0 else "no hog" if v == 0 else f"{label(v)} hogs",
+         "param.hogs": lambda v: "two hogs per processor" if v <= 0 else f"{label(v)} hogs",  # 0: the default
          "param.slice_us": lambda v: f"slice {label(v)} µs", "param.load": lambda v: f"load {label(v)} %"}
 
 

@@ -29,7 +29,7 @@ def make(res, outdir):
                             panel_height=2.6)
     return [io.figure_item(
         res, outdir, df, fig, "io_echo_hogs_latency", title,
-        "The server runs `hogs` compute-bound activities (a hog per processor by default) that yield to their "
+        "The server runs `hogs` compute-bound activities (two per processor by default) that yield to their "
         "runtime every `slice_us` of work, while the load generator offers a fixed rate of echo requests (latency "
         "from each request's intended send time). A runtime that polls its sockets only between activities, or "
         "only every so many ticks, makes a request wait for slices to end: its latency rises with the slice. "

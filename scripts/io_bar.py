@@ -100,11 +100,20 @@ def closed_echo(df: pd.DataFrame) -> str:
                 ok = c["v"] >= peer["v"]
                 verdict = "ahead" if ok else "behind"
             met += ok
+        # Server CPU per request, each side's lowest (shown everywhere: near the generator's bound the rates
+        # say little, and a reader sees where the verdict would turn).
+        cpu = "—"
+        if "cpu" in grp.columns:
+            cmin = best(grp, "coop", False, "cpu")
+            pmin = min((r for r in (best(grp, f, False, "cpu") for f in PEERS) if r is not None),
+                       key=lambda r: r["cpu"], default=None)
+            if cmin is not None and pmin is not None:
+                cpu = f"{cmin['cpu']:.2f} / {pmin['cpu']:.2f} {pmin['backend']}"
         rows.append([int(p), int(size), int(conns), cell(c)] + [cell(r) for r in peers] +
-                    [ratio(c["v"] if c is not None else None, peer["v"] if peer is not None else None),
+                    [ratio(c["v"] if c is not None else None, peer["v"] if peer is not None else None), cpu,
                      cell(e), ratio(c["v"] if c is not None else None, e["v"] if e is not None else None), verdict])
-    head = ["P", "size (B)", "conns", "coop best", "Go", "tokio", "Asio", "coop / best peer", "epoll",
-            "coop / epoll", "verdict"]
+    head = ["P", "size (B)", "conns", "coop best", "Go", "tokio", "Asio", "coop / best peer",
+            "CPU us/request: coop / best peer", "epoll", "coop / epoll", "verdict"]
     return (f"Closed-loop echo, requests/s (median over forks; the forks in brackets): coop's best ahead at "
             f"{met} of {judged} points.\n\n" + table(head, rows) + "\n")
 

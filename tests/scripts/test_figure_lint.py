@@ -23,7 +23,7 @@ REFERENCE = HERE.parent.parent / "results" / "reference"
 # Small folders that between them reach every module of scripts/figures/ (tiny: the tiny plan on every backend,
 # the only committed folder with `channel`; quick: the quick plan, what scripts/run.sh draws; the others as the
 # paper plans wrote them).
-FOLDERS = ("tiny", "quick", "ws-paper", "skynet", "locks-owner_access", "locks-fig3_scalability", "units-quirk")
+FOLDERS = ("tiny", "quick", "ws-paper", "skynet", "locks-owner_access", "locks-fig3_scalability", "units-quirk", "io", "io-extra")
 
 
 class ChecksCanFail(unittest.TestCase):

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
@@ -262,8 +263,28 @@ std::vector<int> client_ports(const std::vector<Conn>& conns) {
     return ports;
 }
 
+// silent — "" while the server has neither sent anything nor closed on any of `conns` (the
+// client has sent nothing yet, so any readiness is one of those), else the failure.
+std::string silent(const std::vector<Conn>& conns) {
+    std::vector<pollfd> pf(conns.size());
+    for (std::size_t i = 0; i < conns.size(); ++i) pf[i] = {conns[i].fd, POLLIN | POLLRDHUP, 0};
+    if (::poll(pf.data(), pf.size(), 0) <= 0) return {};
+    for (std::size_t i = 0; i < pf.size(); ++i) {
+        if (pf[i].revents == 0) continue;
+        char b[64];
+        const ssize_t r = ::recv(pf[i].fd, b, sizeof b, MSG_DONTWAIT | MSG_PEEK);
+        const std::string which = "connection " + std::to_string(conns[i].id);
+        if (r > 0) return "self-check failed: the server sent " + std::to_string(r) + " bytes on " + which + " before any request";
+        if (r == 0) return "the server closed " + which + " before the load began";
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return which + ": " + std::strerror(errno);
+    }
+    return {};
+}
+
 // wait_held — wait (at most 30 s) until the server, process spec.server_pid, holds every one
-// of `conns` (server_sockets_of); "" or the failure. `held_s`: how long it took.
+// of `conns` (server_sockets_of); "" or the failure, at once when the server closes one of them
+// (a server that could not serve a connection, a refused spawn, closes it: that connection is
+// never held). `held_s`: how long it took.
 std::string wait_held(const Spec& spec, const std::vector<Conn>& conns, double& held_s) {
     const std::vector<int> ports = client_ports(conns);
     const std::string tcp = "/proc/" + std::to_string(spec.server_pid) + "/net/tcp";
@@ -271,6 +292,7 @@ std::string wait_held(const Spec& spec, const std::vector<Conn>& conns, double& 
     for (const ns_t until = connected + 30 * ns_t{1000000000};;) {
         const std::size_t held = server_sockets_of(slurp(tcp), spec.port, ports, server_fd_inodes(spec.server_pid));
         if (held == conns.size()) break;
+        if (auto err = silent(conns); !err.empty()) return err;
         if (now_ns() > until)
             return "the server accepted " + std::to_string(held) + " of " + std::to_string(conns.size()) +
                    " connections in 30 s";

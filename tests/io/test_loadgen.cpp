@@ -577,6 +577,19 @@ TEST(Loadgen, HeldFirstSendsNothingBeforeTheServerHoldsEveryConnection) {
     }
 }
 
+// held_first: a server that closes a connection before the load (as one whose spawn for it was
+// refused does) fails the run at once, not after the 30 s wait for it to be held.
+TEST(Loadgen, HeldFirstFailsAtOnceWhenTheServerClosesAConnection) {
+    coopbench::test::Watchdog dog("held first, a connection closed", 20);
+    TestServer srv(64, Misbehaving::close_idle);  // closes the second connection it accepts
+    Spec s = quick(srv.port(), Mode::open);
+    s.server_pid = getpid();
+    s.held_first = true;
+    const Result r = run(s);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.check.find("the server closed connection 1 before the load began"), std::string::npos) << r.check;
+}
+
 TEST(Loadgen, NoServerIsAFailureThatSaysSo) {
     Spec s = quick(1);  // nothing listens on port 1
     const Result r = run(s);

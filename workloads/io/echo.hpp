@@ -409,7 +409,10 @@ nlohmann::json run_loadgen(const std::string& workload, const Params& params, in
 inline Outcome outcome_of(const nlohmann::json& r, const std::string& server_error) {
     const std::string status = r.value("status", "failed");
     if (status == "refused") return Outcome::failed("system limit: " + r.value("reason", std::string("refused")));
-    if (status != "ok") return Outcome::failed(r.value("reason", std::string("the load generator failed")));
+    if (status != "ok") {
+        const std::string why = r.value("reason", std::string("the load generator failed"));
+        return Outcome::failed(server_error.empty() ? why : server_error + "; " + why);
+    }
     const std::string check = r.value("check", std::string("no check"));
     if (check != "passed") return Outcome::failed(server_error.empty() ? check : server_error + "; " + check);
     if (!server_error.empty()) return Outcome::failed(server_error);

@@ -94,8 +94,8 @@ struct EchoHogs : io::ServedOverSockets {
     static WorkloadInfo info(const Machine& m) {
         WorkloadInfo w;
         w.name = "echo-hogs";
-        w.origin = "issue 55, I/O under CPU hogs: echo latency at a fixed rate while K activities compute and yield "
-                   "every 0.1 / 1 / 10 ms (poll starvation)";
+        w.origin = "io-anchors review §5.2 #5 (I/O latency under CPU hogs: K activities compute and yield every "
+                   "0.1 / 1 / 10 ms; poll starvation, golang/go PR #51651)";
         w.description = "TCP echo, open loop at a fixed rate, while `hogs` compute-bound activities yield to the runtime "
                         "after every slice of `slice_us`";
         w.unit = "us (p99)";

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <queue>
@@ -282,24 +283,34 @@ std::string silent(const std::vector<Conn>& conns) {
 }
 
 // wait_held — wait (at most 30 s) until the server, process spec.server_pid, holds every one
-// of `conns` (server_sockets_of); "" or the failure, at once when the server closes one of them
-// (a server that could not serve a connection, a refused spawn, closes it: that connection is
-// never held). `held_s`: how long it took.
-std::string wait_held(const Spec& spec, const std::vector<Conn>& conns, double& held_s) {
+// of `conns` (server_sockets_of, "holds" as open_idle reads it below); "" or the failure, at once
+// when `no_sign` reports one: it checks that the server has neither written on nor closed any of
+// them (a server that could not serve a connection, a refused spawn, closes it: that connection
+// is never held), and paces the wait. `what` names the connections in the failure; `held_s`:
+// how long it took.
+std::string wait_held(const Spec& spec, const std::vector<Conn>& conns, const char* what,
+                      const std::function<std::string()>& no_sign, double& held_s) {
     const std::vector<int> ports = client_ports(conns);
     const std::string tcp = "/proc/" + std::to_string(spec.server_pid) + "/net/tcp";
     const ns_t connected = now_ns();
     for (const ns_t until = connected + 30 * ns_t{1000000000};;) {
         const std::size_t held = server_sockets_of(slurp(tcp), spec.port, ports, server_fd_inodes(spec.server_pid));
         if (held == conns.size()) break;
-        if (auto err = silent(conns); !err.empty()) return err;
         if (now_ns() > until)
-            return "the server accepted " + std::to_string(held) + " of " + std::to_string(conns.size()) +
-                   " connections in 30 s";
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return "the server accepted " + std::to_string(held) + " of " + std::to_string(conns.size()) + " " +
+                   what + " in 30 s";
+        if (auto err = no_sign(); !err.empty()) return err;
     }
     held_s = static_cast<double>(now_ns() - connected) * 1e-9;
     return {};
+}
+// wait_held for the load's own connections, before any request: silent() every 5 ms.
+std::string wait_held(const Spec& spec, const std::vector<Conn>& conns, double& held_s) {
+    return wait_held(spec, conns, "connections", [&conns]() {
+        auto err = silent(conns);
+        if (err.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return err;
+    }, held_s);
 }
 
 // open_idle — connect spec.idle connections that send nothing; sample the server's RSS
@@ -330,19 +341,11 @@ std::string open_idle(const Spec& spec, IdleSet& set, Result& res) {
         ev.data.u64 = i;
         epoll_ctl(set.ep, EPOLL_CTL_ADD, set.conns[i].fd, &ev);
     }
-    const std::vector<int> ports = client_ports(set.conns);
     const ns_t connected = now_ns();
-    const std::string tcp = "/proc/" + std::to_string(pid) + "/net/tcp";
-    std::size_t held = 0;
-    for (const ns_t until = connected + 30 * ns_t{1000000000};;) {
-        held = server_sockets_of(slurp(tcp), spec.port, ports, server_fd_inodes(pid));
-        if (held == spec.idle) break;
-        if (now_ns() > until)
-            return "the server accepted " + std::to_string(held) + " of " + std::to_string(spec.idle) +
-                   " idle connections in 30 s";
-        if (auto err = set.check(20); !err.empty()) return err;
-    }
-    res.idle_accept_s = static_cast<double>(now_ns() - connected) * 1e-9;
+    if (auto err = wait_held(spec, set.conns, "idle connections", [&set]() { return set.check(20); },
+                             res.idle_accept_s);
+        !err.empty())
+        return err;
     std::int64_t prev = rss_kib(pid);
     for (const ns_t until = now_ns() + 5 * ns_t{1000000000}; now_ns() < until;) {
         if (auto err = set.check(100); !err.empty()) return err;

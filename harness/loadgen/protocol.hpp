@@ -68,6 +68,13 @@ inline void rpc_answer(unsigned char* msg) {
 // io.go and tokio's io.rs hold the same function.
 inline constexpr std::uint64_t kHogRoundsPerUs = 600;
 inline std::uint64_t hog_slice_rounds(std::uint64_t slice_us) { return slice_us * kHogRoundsPerUs; }
+// hog_count — the hogs echo-hogs runs for its parameter `hogs` on `processors` processors:
+// the parameter, or two per processor when it is 0 (the default), so that every processor
+// has a hog to switch to whichever one a handler runs on. Go's io.go and tokio's main.rs
+// hold the same rule (their processors: GOMAXPROCS, the runtime's workers).
+inline unsigned hog_count(std::uint64_t hogs, unsigned processors) {
+    return hogs > 0 ? static_cast<unsigned>(hogs) : 2 * (processors > 0 ? processors : 1);
+}
 // The line an external server prints when its stdin ends (echo-hogs): {"hogs": K,
 // "hog_slices": N}, the hogs it ran and the slices they completed over its life.
 inline constexpr const char* kHogSlicesKey = "hog_slices";

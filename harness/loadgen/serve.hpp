@@ -57,8 +57,7 @@ struct Request {
     // of each slice (protocol.hpp); none when the test-only kLazyHogsEnv is set.
     unsigned hogs() const {
         if (workload != "echo-hogs") return 0;
-        const auto k = param_or("hogs", 0);
-        return k > 0 ? static_cast<unsigned>(k) : 2 * processors;
+        return loadgen::hog_count(param_or("hogs", 0), processors);
     }
     bool lazy_hogs() const { return std::getenv(loadgen::kLazyHogsEnv) != nullptr; }
     std::uint64_t slice_rounds() const { return loadgen::hog_slice_rounds(param_or("slice_us", 1000)); }

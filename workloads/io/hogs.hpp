@@ -123,7 +123,7 @@ struct EchoHogs : io::ServedOverSockets {
     }
     template <Backend B>
     static Outcome run(const Context& ctx) {
-        const std::size_t k = ctx.size("hogs") > 0 ? ctx.size("hogs") : 2 * std::max(1u, ctx.options.processors);
+        const std::size_t k = loadgen::hog_count(ctx.size("hogs"), ctx.options.processors);
         io::HogThreads<B> hogs(k, loadgen::hog_slice_rounds(ctx.size("slice_us")),
                                std::getenv(loadgen::kLazyHogsEnv) != nullptr);
         return io::run_server<B>("echo-hogs", io::Protocol::echo, ctx, &hogs);

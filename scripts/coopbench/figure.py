@@ -2,8 +2,9 @@
 
 save_figure writes PNG and SVG reproducibly; plot_lines draws a workload's points in the
 paper's style (Fig. 7-9): one line per series (series_labels), the median of the timed
-iterations with its interval as a band (coopbench.stats: a hierarchical bootstrap over forks,
-then iterations; with 1 fork the band is the variation within one process only), optionally a
+iterations with its interval as a band (coopbench.stats: the order-statistic confidence interval
+of the median over forks, its exact coverage in the caption; with 1 fork the band is the
+variation within one process only), optionally a
 cold line (iteration 0 of each fork) beside the warm one, failed points as ×;
 figure_note and add_caption put the method and the machine under a figure.
 """
